@@ -1,0 +1,161 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// guarded returns a slice of n random values followed by guard values that
+// a kernel must not touch.
+const guard = 16
+
+func guarded(rng *rand.Rand, n int) []float32 {
+	b := make([]float32, n+guard)
+	for k := range b {
+		b[k] = 12345
+	}
+	for k := 0; k < n; k++ {
+		b[k] = float32(rng.NormFloat64())
+	}
+	return b[:n:n+guard]
+}
+
+func checkGuard(t *testing.T, name string, b []float32) {
+	t.Helper()
+	full := b[:cap(b)]
+	for k := len(b); k < len(full); k++ {
+		if full[k] != 12345 {
+			t.Fatalf("%s: write past the end at %d", name, k)
+		}
+	}
+}
+
+func closeTo(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+type impl struct {
+	name     string
+	scores   func(jt, xh, xi, v, s []float32, d, np int)
+	wsum     func(a, v, out []float32, d, np int)
+	grad     func(g, xh, a, c []float32, d, np int)
+	expShift func(dst, s []float32, lambda, shift float32) float32
+}
+
+func impls(t *testing.T) []impl {
+	out := []impl{{"go", scoresGo, wsumGo, gradGo, expShiftGo}}
+	if hasAVX512() {
+		out = append(out, impl{"avx512", scoresAVX512, wsumAVX512, gradAVX512, expShiftAVX512})
+	} else {
+		t.Logf("AVX-512 kernels not built or not supported (kernel in use: %s)", kernelName)
+	}
+	return out
+}
+
+func TestKernelsMatchNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, k := range impls(t) {
+		for _, sz := range []struct{ d, np int }{{1, 16}, {3, 16}, {8, 208}, {5, 48}, {32, 64}} {
+			d, np := sz.d, sz.np
+			jt := guarded(rng, d*d*np)
+			xh := guarded(rng, d*np)
+			xi := guarded(rng, d)
+			v1, s1 := guarded(rng, d*np), guarded(rng, np)
+			v2, s2 := make([]float32, d*np), make([]float32, np)
+			k.scores(jt, xh, xi, v1, s1, d, np)
+			scoresNaive(jt, xh, xi, v2, s2, d, np)
+			checkGuard(t, k.name+" scores v", v1)
+			checkGuard(t, k.name+" scores s", s1)
+			for j := range s2 {
+				if !closeTo(float64(s1[j]), float64(s2[j]), 1e-4) {
+					t.Fatalf("%s scores d=%d np=%d: s[%d]=%g want %g", k.name, d, np, j, s1[j], s2[j])
+				}
+			}
+			for j := range v2 {
+				if !closeTo(float64(v1[j]), float64(v2[j]), 1e-4) {
+					t.Fatalf("%s scores d=%d: v[%d]=%g want %g", k.name, d, j, v1[j], v2[j])
+				}
+			}
+			a := guarded(rng, np)
+			o1, o2 := guarded(rng, d), make([]float32, d)
+			k.wsum(a, v2, o1, d, np)
+			wsumNaive(a, v2, o2, d, np)
+			checkGuard(t, k.name+" wsum", o1)
+			for r := range o2 {
+				if !closeTo(float64(o1[r]), float64(o2[r]), 1e-4) {
+					t.Fatalf("%s wsum d=%d: out[%d]=%g want %g", k.name, d, r, o1[r], o2[r])
+				}
+			}
+			g1 := guarded(rng, d*d*np)
+			g2 := append([]float32(nil), g1...)
+			c := guarded(rng, d)
+			k.grad(g1, xh, a, c, d, np)
+			gradNaive(g2, xh, a, c, d, np)
+			checkGuard(t, k.name+" grad", g1)
+			for j := range g2 {
+				if !closeTo(float64(g1[j]), float64(g2[j]), 1e-5) {
+					t.Fatalf("%s grad d=%d: g[%d]=%g want %g", k.name, d, j, g1[j], g2[j])
+				}
+			}
+		}
+	}
+}
+
+func TestExpShiftMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, k := range impls(t) {
+		for _, n := range []int{1, 15, 16, 17, 208} {
+			s := guarded(rng, n)
+			for j := range s {
+				s[j] *= 10
+				if rng.IntN(7) == 0 {
+					s[j] = invalidScore
+				}
+			}
+			s[0] = 25 // a large valid score
+			for _, lam := range []float32{0.3, 1, 5} {
+				shift := lam * 25
+				d1, d2 := guarded(rng, n), make([]float32, n)
+				s1 := k.expShift(d1, s, lam, shift)
+				s2 := expShiftNaive(d2, s, lam, shift)
+				checkGuard(t, k.name+" expShift", d1)
+				if !closeTo(float64(s1), float64(s2), 1e-5) {
+					t.Fatalf("%s expShift n=%d λ=%g: sum %g want %g", k.name, n, lam, s1, s2)
+				}
+				for j := range d2 {
+					if s[j] <= invalidBelow && d1[j] != 0 {
+						t.Fatalf("%s expShift: invalid key %d got %g", k.name, j, d1[j])
+					}
+					if math.Abs(float64(d1[j]-d2[j])) > 1e-6*float64(d2[j])+1e-37 {
+						t.Fatalf("%s expShift n=%d: dst[%d]=%g want %g", k.name, n, j, d1[j], d2[j])
+					}
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkKernelScores(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, sz := range []struct{ d, np int }{{8, 208}, {32, 64}} {
+		d, np := sz.d, sz.np
+		jt, xh, xi := guarded(rng, d*d*np), guarded(rng, d*np), guarded(rng, d)
+		v, s := make([]float32, d*np), make([]float32, np)
+		for _, k := range []struct {
+			name string
+			f    func(jt, xh, xi, v, s []float32, d, np int)
+		}{{"naive", scoresNaive}, {"go", scoresGo}, {"dispatch-" + kernelName, scores}} {
+			b.Run(k.name+"/d="+itoa(d), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					k.f(jt, xh, xi, v, s, d, np)
+				}
+			})
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
