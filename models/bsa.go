@@ -286,23 +286,17 @@ func (m *BSA) rowScores(w *Workspace, xh []float32, i int, keyMasked []bool) {
 	}
 }
 
-// softmaxRow turns w.s into α = softmax(λ s) in w.a and returns the row's
-// log-sum-exp (1/λ) log Σ_j exp(λ s_j); ok is false when no key is valid.
-func (w *Workspace) softmaxRow(lambda float32) (lse float64, ok bool) {
-	mx := float32(invalidScore)
-	for _, v := range w.s {
-		mx = max(mx, v)
-	}
+// softmaxRow sets w.a to the unnormalised weights exp(λ(s_j − max)) and
+// returns their sum and the row's log-sum-exp (1/λ) log Σ_j exp(λ s_j); ok
+// is false when no key is valid. α = w.a / sum.
+func (w *Workspace) softmaxRow(lambda float32) (sum float32, lse float64, ok bool) {
+	mx := maxf(w.s)
 	if mx <= invalidBelow {
 		clear(w.a)
-		return 0, false
+		return 0, 0, false
 	}
-	sum := expShift(w.a, w.s, lambda, lambda*mx)
-	inv := 1 / sum
-	for j := range w.a {
-		w.a[j] *= inv
-	}
-	return float64(mx) + math.Log(float64(sum))/float64(lambda), true
+	sum = expShift(w.a, w.s, lambda, lambda*mx)
+	return sum, float64(mx) + math.Log(float64(sum))/float64(lambda), true
 }
 
 // Step advances every state by one step of the dynamics (§4) and returns
@@ -332,7 +326,7 @@ func (m *BSA) pass(w *Workspace, states []*State, dy Dynamics, alpha [][]float32
 		for b, st := range states {
 			xh := w.xh[b]
 			m.rowScores(w, xh, i, firstMask(st))
-			lse, ok := w.softmaxRow(dy.Lambda)
+			sum, lse, ok := w.softmaxRow(dy.Lambda)
 			if energy != nil {
 				if ok {
 					energy[b] -= lse
@@ -343,20 +337,29 @@ func (m *BSA) pass(w *Workspace, states []*State, dy Dynamics, alpha [][]float32
 			if !update {
 				continue
 			}
-			if dy.Attn == ReluSeqlen {
-				inv := 1 / float32(n)
+			// α = w.a·norm: softmax weights are left unnormalised until here.
+			var norm float32
+			switch {
+			case dy.Attn == ReluSeqlen:
 				for j, s := range w.s {
-					w.a[j] = max(dy.Lambda*s, 0) * inv
+					w.a[j] = max(dy.Lambda*s, 0)
 				}
+				norm = 1 / float32(n)
+			case ok:
+				norm = 1 / sum
 			}
 			if alpha != nil && alpha[b] != nil {
-				copy(alpha[b][i*n:(i+1)*n], w.a[:n])
+				ar := alpha[b][i*n : (i+1)*n]
+				for j := range ar {
+					ar[j] = w.a[j] * norm
+				}
 			}
 			wsum(w.a, w.v, w.out, d, m.NP)
 			xn := w.xnew[b][i*d : (i+1)*d]
 			xo := st.X[i*d : (i+1)*d]
+			g := dy.Gamma * norm
 			for r := range xn {
-				xn[r] = dy.Gamma*w.out[r] + xo[r]
+				xn[r] = g*w.out[r] + xo[r]
 			}
 		}
 	}

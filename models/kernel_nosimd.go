@@ -13,4 +13,7 @@ var (
 	wsumAVX512     = wsumGo
 	gradAVX512     = gradGo
 	expShiftAVX512 = expShiftGo
+	maxfAVX512     = maxfGo
 )
+
+var dots4x32AVX512 = dots4x32Go

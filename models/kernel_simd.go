@@ -2,7 +2,10 @@
 
 package models
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+	"unsafe"
+)
 
 func init() {
 	if archsimd.X86.AVX512() {
@@ -10,6 +13,7 @@ func init() {
 		wsum = wsumAVX512
 		grad = gradAVX512
 		expShift = expShiftAVX512
+		maxf = maxfAVX512
 		kernelName = "avx512"
 	}
 }
@@ -18,6 +22,10 @@ func init() {
 func hasAVX512() bool { return archsimd.X86.AVX512() }
 
 func scoresAVX512(jt, xh, xi, v, s []float32, d, np int) {
+	if d == 8 {
+		scores8AVX512(jt, xh, xi, v, s, np)
+		return
+	}
 	_ = jt[d*d*np-1]
 	_ = xh[d*np-1]
 	_ = v[d*np-1]
@@ -131,4 +139,96 @@ func expShiftAVX512(dst, s []float32, lambda, shift float32) float32 {
 		sum += expShiftGo(dst[j:], s[j:n], lambda, shift)
 	}
 	return sum
+}
+
+func init() {
+	if archsimd.X86.AVX512() {
+		dots4x32 = dots4x32AVX512
+	}
+}
+
+func dots4x32AVX512(y *[4][]float32, tb []float32, stride, q int, out *[128]float32) {
+	y0, y1, y2, y3 := y[0][:q], y[1][:q], y[2][:q], y[3][:q]
+	_ = tb[(q-1)*stride+31]
+	var a00, a01, a10, a11, a20, a21, a30, a31 archsimd.Float32x16
+	for k := 0; k < q; k++ {
+		t0 := archsimd.LoadFloat32x16Slice(tb[k*stride:])
+		t1 := archsimd.LoadFloat32x16Slice(tb[k*stride+16:])
+		b0 := archsimd.BroadcastFloat32x16(y0[k])
+		b1 := archsimd.BroadcastFloat32x16(y1[k])
+		b2 := archsimd.BroadcastFloat32x16(y2[k])
+		b3 := archsimd.BroadcastFloat32x16(y3[k])
+		a00 = b0.MulAdd(t0, a00)
+		a01 = b0.MulAdd(t1, a01)
+		a10 = b1.MulAdd(t0, a10)
+		a11 = b1.MulAdd(t1, a11)
+		a20 = b2.MulAdd(t0, a20)
+		a21 = b2.MulAdd(t1, a21)
+		a30 = b3.MulAdd(t0, a30)
+		a31 = b3.MulAdd(t1, a31)
+	}
+	a00.StoreSlice(out[0:])
+	a01.StoreSlice(out[16:])
+	a10.StoreSlice(out[32:])
+	a11.StoreSlice(out[48:])
+	a20.StoreSlice(out[64:])
+	a21.StoreSlice(out[80:])
+	a30.StoreSlice(out[96:])
+	a31.StoreSlice(out[112:])
+}
+
+// vec loads 16 floats at p[k] without a bounds check; callers check the
+// extent of their slices once.
+func vec(p []float32, k int) archsimd.Float32x16 {
+	return archsimd.LoadFloat32x16((*[16]float32)(unsafe.Pointer(unsafe.SliceData(p[k:]))))
+}
+
+func store(x archsimd.Float32x16, p []float32, k int) {
+	x.Store((*[16]float32)(unsafe.Pointer(unsafe.SliceData(p[k:]))))
+}
+
+// scores8AVX512 is scoresAVX512 for d = 8: the eight x̂ vectors of a chunk
+// stay in registers across the rows r.
+func scores8AVX512(jt, xh, xi, v, s []float32, np int) {
+	_ = jt[64*np-1]
+	_ = xh[8*np-1]
+	_ = v[8*np-1]
+	_ = s[np-1]
+	_ = xi[7]
+	for c := 0; c < np; c += 16 {
+		x0, x1, x2, x3 := vec(xh, c), vec(xh, np+c), vec(xh, 2*np+c), vec(xh, 3*np+c)
+		x4, x5, x6, x7 := vec(xh, 4*np+c), vec(xh, 5*np+c), vec(xh, 6*np+c), vec(xh, 7*np+c)
+		var sacc archsimd.Float32x16
+		for r := 0; r < 8; r++ {
+			b := r*8*np + c
+			a0 := vec(jt, b).Mul(x0)
+			a1 := vec(jt, b+np).Mul(x1)
+			a0 = vec(jt, b+2*np).MulAdd(x2, a0)
+			a1 = vec(jt, b+3*np).MulAdd(x3, a1)
+			a0 = vec(jt, b+4*np).MulAdd(x4, a0)
+			a1 = vec(jt, b+5*np).MulAdd(x5, a1)
+			a0 = vec(jt, b+6*np).MulAdd(x6, a0)
+			a1 = vec(jt, b+7*np).MulAdd(x7, a1)
+			acc := a0.Add(a1)
+			store(acc, v, r*np+c)
+			sacc = archsimd.BroadcastFloat32x16(xi[r]).MulAdd(acc, sacc)
+		}
+		store(sacc, s, c)
+	}
+}
+
+func maxfAVX512(s []float32) float32 {
+	n := len(s)
+	m := archsimd.BroadcastFloat32x16(invalidScore)
+	j := 0
+	for ; j+16 <= n; j += 16 {
+		m = m.Max(vec(s, j))
+	}
+	var b [16]float32
+	m.Store(&b)
+	mx := maxfGo(s[j:])
+	for _, v := range b {
+		mx = max(mx, v)
+	}
+	return mx
 }

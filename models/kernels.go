@@ -20,6 +20,8 @@ var (
 	grad = gradGo
 	// expShift: dst[j] = exp(λ·s[j] − shift) where s[j] > invalidBelow, else 0; returns Σ dst.
 	expShift = expShiftGo
+	// maxf: the largest element (invalidScore for an empty slice).
+	maxf = maxfGo
 	// kernelName says which implementation the variables point at.
 	kernelName = "go"
 )
@@ -130,4 +132,12 @@ func expShiftNaive(dst, s []float32, lambda, shift float32) float32 {
 
 func expShiftGo(dst, s []float32, lambda, shift float32) float32 {
 	return expShiftNaive(dst, s, lambda, shift)
+}
+
+func maxfGo(s []float32) float32 {
+	mx := float32(invalidScore)
+	for _, v := range s {
+		mx = max(mx, v)
+	}
+	return mx
 }

@@ -19,7 +19,7 @@ func guarded(rng *rand.Rand, n int) []float32 {
 	for k := 0; k < n; k++ {
 		b[k] = float32(rng.NormFloat64())
 	}
-	return b[:n:n+guard]
+	return b[: n : n+guard]
 }
 
 func checkGuard(t *testing.T, name string, b []float32) {
@@ -158,4 +158,3 @@ func BenchmarkKernelScores(b *testing.B) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-

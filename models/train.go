@@ -59,6 +59,7 @@ type Trainer struct {
 	Cfg     TrainConfig
 	g, m, v []float32
 	step    int
+	epochs  int
 	rms0    float64
 	xh      [][]float32
 	ws      []*Workspace
@@ -114,8 +115,12 @@ func (t *Trainer) Gradient(xs [][]float32) float64 {
 			for j := n; j < np; j++ {
 				w.s[j] = invalidScore
 			}
-			lse, _ := w.softmaxRow(lam)
+			sum, lse, _ := w.softmaxRow(lam)
 			losses[wk] -= lse
+			inv := 1 / sum
+			for j := range w.a {
+				w.a[j] *= inv
+			}
 			if clamped {
 				for j := 0; j < n; j++ {
 					if w.s[j] >= m.Clamp {
@@ -209,6 +214,7 @@ func (t *Trainer) Train(ctx context.Context, images [][]float32) error {
 		if c.Validate != nil {
 			st.ValMSE = c.Validate(m)
 		}
+		t.epochs = ep
 		st.Seconds = time.Since(start).Seconds()
 		if c.Progress != nil {
 			c.Progress(st)
@@ -243,3 +249,6 @@ func parallel(n, w int, f func(worker, k int)) {
 	}
 	wg.Wait()
 }
+
+// Epochs is the number of completed epochs.
+func (t *Trainer) Epochs() int { return t.epochs }

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"attractorlab/models"
+	"attractorlab/sim"
+)
+
+func newFlags(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: attractorlab %s\n\nflags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func runData(ctx context.Context, args []string) error {
+	fs := newFlags("data", "data [--data DIR]")
+	dir := fs.String("data", os.Getenv("ATTRACTORLAB_DATA"), "directory holding the four MNIST IDX files (plain or .gz); default $ATTRACTORLAB_DATA")
+	cache := fs.String("cache", "", "destination (default: the user cache, attractorlab/mnist)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cache == "" {
+		c, err := sim.DefaultCache()
+		if err != nil {
+			return err
+		}
+		*cache = c
+	}
+	f := &sim.Fetcher{
+		Dir: *dir, Cache: *cache, Mirrors: sim.DefaultMirrors,
+		Progress: progressPrinter(os.Stderr),
+		Log:      func(s string) { fmt.Fprintln(os.Stderr, s) },
+	}
+	if err := f.Fetch(ctx); err != nil {
+		return err
+	}
+	if _, err := sim.LoadMNIST(*cache); err != nil {
+		return err
+	}
+	fmt.Println("MNIST ready in", *cache)
+	return nil
+}
+
+func progressPrinter(w io.Writer) func(string, int64, int64) {
+	return func(name string, done, total int64) {
+		if total > 0 {
+			fmt.Fprintf(w, "\r%s: %5.1f%% of %.1f MB", name, 100*float64(done)/float64(total), float64(total)/1e6)
+		} else {
+			fmt.Fprintf(w, "\r%s: %.1f MB", name, float64(done)/1e6)
+		}
+		if done == total {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+func runTrain(ctx context.Context, args []string) error {
+	fs := newFlags("train", "train --patch 2|4 --out FILE [flags]")
+	patch := fs.Int("patch", 2, "patch side P (2 or 4)")
+	d := fs.Int("d", 0, "embedding dimension (default 8 for P=2, 32 for P=4)")
+	cfg := models.DefaultTrainConfig()
+	fs.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "epochs")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "batch size")
+	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "AdamW learning rate")
+	fs.IntVar(&cfg.HalveEvery, "halve-every", cfg.HalveEvery, "halve the learning rate every this many epochs (0: never)")
+	seed := fs.Uint64("seed", 0, "seed for the embedding, the initial couplings and the shuffling")
+	val := fs.Int("val", 200, "embedded test digits used for the validation masked-MSE")
+	out := fs.String("out", "", "output safetensors file")
+	force := fs.Bool("force", false, "overwrite --out if it exists")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("train: --out FILE is required")
+	}
+	if !*force {
+		if _, err := os.Stat(*out); err == nil {
+			return fmt.Errorf("%s exists: choose another --out or pass --force", *out)
+		}
+	}
+	if *d == 0 {
+		*d = 2 * (*patch) * (*patch)
+	}
+	train, test, err := sim.Sample()
+	if err != nil {
+		return err
+	}
+	m, err := models.NewBSA(*patch, *d, *seed)
+	if err != nil {
+		return err
+	}
+	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
+	m.Meta["pixel_gain"] = fmt.Sprint(sim.PixelGain)
+	m.Meta["train_images"] = fmt.Sprint(train.Len())
+	images := make([][]float32, train.Len())
+	for k := range images {
+		images[k] = train.Clean(k, sim.PixelGain)
+	}
+	cfg.Seed = *seed
+	cfg.Validate = func(m *models.BSA) float64 { return sim.ValidateBSA(m, test, *val, 1) }
+	cfg.Progress = func(s models.EpochStats) { fmt.Println(s) }
+	fmt.Printf("training BSA P=%d d=%d on %d images, %d epochs, batch %d\n", *patch, *d, len(images), cfg.Epochs, cfg.Batch)
+	start := time.Now()
+	tr := models.NewTrainer(m, cfg)
+	err = tr.Train(ctx, images)
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	m.Meta["epochs_done"] = fmt.Sprint(tr.Epochs())
+	if serr := models.SaveFile(*out, *force, m.WriteBSA); serr != nil {
+		return serr
+	}
+	fmt.Printf("wrote %s after %.0fs\n", *out, time.Since(start).Seconds())
+	return err
+}
+
+func runGUI(args []string) error {
+	return fmt.Errorf("gui: not built yet")
+}
+
+func runReproduce(ctx context.Context, args []string) error {
+	fs := newFlags("reproduce", "reproduce --model bsa --patch 2|4 --task mask|noise --out DIR [flags]")
+	model := fs.String("model", "bsa", "model: bsa")
+	patch := fs.Int("patch", 2, "patch side P (2 or 4)")
+	task := fs.String("task", "mask", "corruption: mask or noise")
+	n := fs.Int("n", 1000, "number of test digits (the first n)")
+	steps := fs.Int("steps", 100, "iterations")
+	seed := fs.Uint64("seed", 0, "corruption seed")
+	frac := fs.Float64("mask", sim.DefaultMask.Fraction, "masked fraction of tokens")
+	sigma2 := fs.Float64("sigma2", sim.DefaultNoise.Sigma2, "noise variance σ²")
+	weights := fs.String("weights", "", "safetensors weights (default: the embedded pretrained ones)")
+	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
+	out := fs.String("out", "", "output directory (created; existing curve.csv/mse.png are not overwritten)")
+	workers := fs.Int("workers", 0, "goroutines (default: every core)")
+	dy := models.DefaultDynamics()
+	lambda := fs.Float64("lambda", float64(dy.Lambda), "λ at evaluation")
+	gamma := fs.Float64("gamma", float64(dy.Gamma), "γ")
+	attn := fs.String("attn", "softmax", "attention: softmax or relu")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("reproduce: --out DIR is required")
+	}
+	if *model != "bsa" {
+		return fmt.Errorf("reproduce: unknown model %q (available: bsa)", *model)
+	}
+	kind, err := sim.ParseKind(*task)
+	if err != nil {
+		return err
+	}
+	dy.Lambda, dy.Gamma = float32(*lambda), float32(*gamma)
+	switch *attn {
+	case "softmax":
+	case "relu", "relu/seqlen":
+		dy.Attn = models.ReluSeqlen
+	default:
+		return fmt.Errorf("reproduce: unknown attention %q (softmax or relu)", *attn)
+	}
+	if err := dy.Validate(); err != nil {
+		return err
+	}
+	m, err := sim.LoadBSA(*patch, *weights)
+	if err != nil {
+		return err
+	}
+	if *dataDir == "" {
+		*dataDir = sim.DataDir()
+	}
+	data, err := sim.LoadData(*dataDir)
+	if err != nil {
+		return err
+	}
+	csvPath, pngPath := filepath.Join(*out, "curve.csv"), filepath.Join(*out, "mse.png")
+	for _, p := range []string{csvPath, pngPath} {
+		if _, err := os.Stat(p); err == nil {
+			return fmt.Errorf("%s exists: choose another --out", p)
+		}
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	corr := sim.Corruption{Kind: kind, Fraction: *frac, Sigma2: *sigma2, Seed: *seed}
+	name := fmt.Sprintf("bsa-p%d", m.P)
+	fmt.Fprintf(os.Stderr, "%s on %d test digits from %s, %s, %d steps\n", name, min(*n, data.Test.Len()), data.Source, kind, *steps)
+	start := time.Now()
+	mem := sim.NewMemories(data.Train)
+	last := time.Time{}
+	c, err := sim.Reproduce(ctx, data, mem, sim.ReproduceConfig{
+		Model: m, Name: name, Dyn: dy, Corruption: corr, N: *n, Steps: *steps, Workers: *workers,
+		Progress: func(done, total int) {
+			if time.Since(last) > time.Second || done == total {
+				last = time.Now()
+				fmt.Fprintf(os.Stderr, "\r%d/%d digits, %.1fs", done, total, time.Since(start).Seconds())
+				if done == total {
+					fmt.Fprintln(os.Stderr)
+				}
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	if err := models.SaveFile(csvPath, false, c.WriteCSV); err != nil {
+		return err
+	}
+	p, err := sim.CurvePlot(c)
+	if err != nil {
+		return err
+	}
+	if err := models.SaveFile(pngPath, false, func(w io.Writer) error { return sim.WritePNG(w, p, 900, 560) }); err != nil {
+		return err
+	}
+	ts, best := c.Best()
+	last100 := c.Rows[len(c.Rows)-1]
+	fmt.Printf("t* = %d  MSE(t*) = %.5f  MSE(0) = %.5f  MSE(%d) = %.5f  corr_mean_digit(%d) = %.4f\n",
+		ts, best, c.Rows[0].MSE, last100.T, last100.MSE, last100.T, last100.CorrMean)
+	fmt.Printf("%d digits × %d steps in %.1fs (%.0f image-steps/s); wrote %s and %s\n",
+		min(*n, data.Test.Len()), *steps, elapsed.Seconds(), float64(min(*n, data.Test.Len())**steps)/elapsed.Seconds(), csvPath, pngPath)
+	return nil
+}

@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"attractorlab/models"
+)
+
+// Set is a labelled collection of 28×28 digits.
+type Set struct {
+	Images []byte  // n×784 raw bytes
+	Labels []uint8 // n labels 0..9
+	Index  []int   // position of each image in its MNIST file (for display)
+}
+
+// Len is the number of digits.
+func (s *Set) Len() int { return len(s.Labels) }
+
+// Raw returns the bytes of digit k.
+func (s *Set) Raw(k int) []byte { return s.Images[k*models.Pixels : (k+1)*models.Pixels] }
+
+// Clean returns digit k as gain-adjusted pixels: min(g·b/255, 1) (§1).
+func (s *Set) Clean(k int, gain float32) []float32 {
+	out := make([]float32, models.Pixels)
+	for q, b := range s.Raw(k) {
+		out[q] = min(gain*float32(b)/255, 1)
+	}
+	return out
+}
+
+// PixelGain is the authors' preprocessing gain (§1).
+const PixelGain = 2
+
+// SetFromIDX pairs an image and a label IDX file, checking their shapes.
+func SetFromIDX(images, labels *IDX) (*Set, error) {
+	if images.Type != 0x08 || len(images.Dims) != 3 || images.Dims[1] != 28 || images.Dims[2] != 28 {
+		return nil, fmt.Errorf("%w: images have type 0x%02x and dims %v, want bytes [n,28,28]", ErrIDX, images.Type, images.Dims)
+	}
+	if labels.Type != 0x08 || len(labels.Dims) != 1 || labels.Dims[0] != images.Dims[0] {
+		return nil, fmt.Errorf("%w: labels dims %v do not match %d images", ErrIDX, labels.Dims, images.Dims[0])
+	}
+	s := &Set{Images: images.Data, Labels: labels.Data, Index: make([]int, images.Dims[0])}
+	for k := range s.Index {
+		s.Index[k] = k
+		if s.Labels[k] > 9 {
+			return nil, fmt.Errorf("%w: label %d of image %d is not a digit", ErrIDX, s.Labels[k], k)
+		}
+	}
+	return s, nil
+}
+
+// MNIST file names and the md5 of their uncompressed contents.
+var MNISTFiles = []struct{ Name, MD5 string }{
+	{"train-images-idx3-ubyte", "6bbc9ace898e44ae57da46a324031adb"},
+	{"train-labels-idx1-ubyte", "a25bea736e30d166cdddb491f175f624"},
+	{"t10k-images-idx3-ubyte", "2646ac647ad5339dbf082846283269ea"},
+	{"t10k-labels-idx1-ubyte", "27ae3e4e09519cfbb04c329615203637"},
+}
+
+// MNIST is the full dataset.
+type MNIST struct {
+	Train, Test *Set
+}
+
+// readIDXFile opens path (or path.gz) and decodes it, naming the file in errors.
+func readIDXFile(path string) (*IDX, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var err2 error
+		f, err2 = os.Open(path + ".gz")
+		if err2 != nil {
+			return nil, err
+		}
+		path += ".gz"
+	}
+	defer f.Close()
+	x, err := ReadIDX(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return x, nil
+}
+
+// LoadMNIST reads the four files from dir (plain or .gz) and verifies their
+// checksums.
+func LoadMNIST(dir string) (*MNIST, error) {
+	var xs [4]*IDX
+	for k, f := range MNISTFiles {
+		x, err := readIDXFile(filepath.Join(dir, f.Name))
+		if err != nil {
+			return nil, err
+		}
+		if got := idxMD5(x); got != f.MD5 {
+			return nil, fmt.Errorf("%s: md5 %s, want %s (corrupt or not MNIST)", filepath.Join(dir, f.Name), got, f.MD5)
+		}
+		xs[k] = x
+	}
+	train, err := SetFromIDX(xs[0], xs[1])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	test, err := SetFromIDX(xs[2], xs[3])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return &MNIST{Train: train, Test: test}, nil
+}
+
+// idxMD5 is the md5 of the uncompressed file contents.
+func idxMD5(x *IDX) string {
+	h := md5.New()
+	WriteIDX(h, x)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func fileMD5(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := md5.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

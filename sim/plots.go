@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Palette is a colour-blind-safe qualitative palette (Okabe–Ito).
+var Palette = []color.RGBA{
+	{0, 114, 178, 255},   // blue
+	{230, 159, 0, 255},   // orange
+	{0, 158, 115, 255},   // green
+	{204, 121, 167, 255}, // purple
+	{86, 180, 233, 255},  // sky
+	{213, 94, 0, 255},    // vermillion
+	{0, 0, 0, 255},       // black
+}
+
+// Series is one line of an MSE-vs-t plot.
+type Series struct {
+	Name   string
+	Values []float64 // index t
+	Dashed bool
+}
+
+// MSEPlot draws MSE against t on a log-scaled t axis (t ≥ 1, as the paper's
+// Fig. 1), with the t = 0 input MSE as a dotted line and t* marked.
+func MSEPlot(title string, series []Series, input float64, tstar int) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "iteration t"
+	p.Y.Label.Text = "MSE"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	maxT := 1
+	for k, s := range series {
+		var xy plotter.XYs
+		for t := 1; t < len(s.Values); t++ {
+			if !math.IsNaN(s.Values[t]) && !math.IsInf(s.Values[t], 0) {
+				xy = append(xy, plotter.XY{X: float64(t), Y: s.Values[t]})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		maxT = max(maxT, len(s.Values)-1)
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
+		}
+		l.Color = Palette[k%len(Palette)]
+		l.Width = vg.Points(2)
+		if s.Dashed {
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		}
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+	}
+	if !math.IsNaN(input) && !math.IsInf(input, 0) {
+		l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: input}, {X: float64(maxT), Y: input}})
+		if err == nil {
+			l.Color = color.RGBA{120, 120, 120, 255}
+			l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+			p.Add(l)
+			p.Legend.Add(fmt.Sprintf("input, t=0 (%.4f)", input), l)
+		}
+	}
+	if tstar >= 1 && len(series) > 0 && tstar < len(series[0].Values) {
+		sc, err := plotter.NewScatter(plotter.XYs{{X: float64(tstar), Y: series[0].Values[tstar]}})
+		if err == nil {
+			sc.GlyphStyle.Shape = draw.CircleGlyph{}
+			sc.GlyphStyle.Radius = vg.Points(5)
+			sc.GlyphStyle.Color = color.RGBA{200, 30, 30, 255}
+			p.Add(sc)
+			p.Legend.Add(fmt.Sprintf("t* = %d (%.4f)", tstar, series[0].Values[tstar]), sc)
+		}
+	}
+	return p, nil
+}
+
+// Render draws a plot into an image of w×h pixels at the given DPI.
+func Render(p *plot.Plot, w, h int, dpi float64) image.Image {
+	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)))
+	p.Draw(draw.New(c))
+	return c.Image()
+}
+
+// WritePNG renders a plot as a PNG.
+func WritePNG(w io.Writer, p *plot.Plot, width, height int) error {
+	return png.Encode(w, Render(p, width, height, 96))
+}
+
+// CurvePlot is the mse.png of `reproduce`: total MSE and, for masking, the
+// masked and unmasked MSE.
+func CurvePlot(c *Curve) (*plot.Plot, error) {
+	col := func(f func(Row) float64) []float64 {
+		v := make([]float64, len(c.Rows))
+		for t, r := range c.Rows {
+			v[t] = f(r)
+		}
+		return v
+	}
+	series := []Series{{Name: "MSE (all pixels)", Values: col(func(r Row) float64 { return r.MSE })}}
+	if c.Task == Mask {
+		series = append(series,
+			Series{Name: "MSE (masked pixels)", Values: col(func(r Row) float64 { return r.MSEMasked }), Dashed: true},
+			Series{Name: "MSE (unmasked pixels)", Values: col(func(r Row) float64 { return r.MSEUnmasked }), Dashed: true})
+	}
+	ts, _ := c.Best()
+	return MSEPlot(fmt.Sprintf("%s, %s task: MSE vs iteration", c.Model, c.Task), series, c.Rows[0].MSE, ts)
+}

@@ -1,0 +1,176 @@
+package sim
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"attractorlab/models"
+)
+
+// CurveColumns are the columns of curve.csv, in order.
+var CurveColumns = []string{"t", "mse", "mse_masked", "mse_unmasked", "energy", "corr_clean",
+	"nearest_train_corr", "nearest_label_match", "corr_mean_digit"}
+
+// Row is one step of a curve: means over images (§8).
+type Row struct {
+	T                                   int
+	MSE, MSEMasked, MSEUnmasked, Energy float64
+	CorrClean, NearestCorr, LabelMatch  float64
+	CorrMean                            float64
+}
+
+func (r Row) values() []float64 {
+	return []float64{float64(r.T), r.MSE, r.MSEMasked, r.MSEUnmasked, r.Energy, r.CorrClean, r.NearestCorr, r.LabelMatch, r.CorrMean}
+}
+
+// Curve is a mean trajectory.
+type Curve struct {
+	Model string
+	Task  Kind
+	Rows  []Row
+}
+
+// Best returns t* = argmin over t ≥ 1 of the MSE and the MSE there (§8).
+func (c *Curve) Best() (int, float64) {
+	bt, bm := 0, math.Inf(1)
+	for _, r := range c.Rows[1:] {
+		if r.MSE < bm {
+			bt, bm = r.T, r.MSE
+		}
+	}
+	return bt, bm
+}
+
+// WriteCSV writes the curve with a header row.
+func (c *Curve) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(CurveColumns)
+	for _, r := range c.Rows {
+		rec := make([]string, 0, len(CurveColumns))
+		for k, v := range r.values() {
+			if k == 0 {
+				rec = append(rec, strconv.Itoa(r.T))
+				continue
+			}
+			rec = append(rec, strconv.FormatFloat(v, 'g', 8, 64))
+		}
+		cw.Write(rec)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Memories is the stored training subset as the metrics use it.
+type Memories struct {
+	Set  *Set
+	Mem  *models.Memory
+	Mean []float32 // the mean training digit (the global attractor's look-alike)
+}
+
+// NewMemories prepares the nearest-memory search over a training set.
+func NewMemories(train *Set) *Memories {
+	rows := make([][]float32, train.Len())
+	mean := make([]float32, models.Pixels)
+	for k := range rows {
+		rows[k] = train.Clean(k, PixelGain)
+		for q, v := range rows[k] {
+			mean[q] += v / float32(len(rows))
+		}
+	}
+	return &Memories{Set: train, Mem: models.NewMemory(rows), Mean: mean}
+}
+
+// ReproduceConfig is one `reproduce` run of the bare self-attention.
+type ReproduceConfig struct {
+	Model      *models.BSA
+	Name       string
+	Dyn        models.Dynamics
+	Corruption Corruption
+	N, Steps   int
+	Workers    int
+	Progress   func(done, total int)
+}
+
+// Reproduce runs the model on the first N test digits and averages the
+// metrics of §8 over images for every t.
+func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConfig) (*Curve, error) {
+	n := min(cfg.N, data.Test.Len())
+	if n <= 0 {
+		return nil, fmt.Errorf("reproduce: no test digits")
+	}
+	m := cfg.Model
+	inputs := make([]*Corrupted, n)
+	for k := range inputs {
+		inputs[k] = cfg.Corruption.Apply(data.Test.Clean(k, PixelGain), m.Patches, k)
+	}
+	T := cfg.Steps + 1
+	const nv = 8
+	vals := make([]float64, T*n*nv) // [t][b][metric]
+	var bufs sync.Map               // b → [][]float32, the image's predictions per t
+	var done atomic.Int64
+	visit := func(t, b int, pred []float32, energy float64) {
+		in := inputs[b]
+		v := vals[(t*n+b)*nv : (t*n+b+1)*nv]
+		v[0], v[1], v[2] = MSE(pred, in.Clean, in.Pixel)
+		v[3] = energy
+		v[4] = Pearson(pred, in.Clean)
+		v[7] = Pearson(pred, mem.Mean)
+		var ps [][]float32
+		if t == 0 {
+			ps = make([][]float32, T)
+			bufs.Store(b, ps)
+		} else {
+			x, _ := bufs.Load(b)
+			ps = x.([][]float32)
+		}
+		ps[t] = append([]float32(nil), pred...)
+		if t == cfg.Steps {
+			bufs.Delete(b)
+			idx := make([]int, T)
+			corr := make([]float32, T)
+			mem.Mem.Nearest(ps, idx, corr)
+			label := data.Test.Labels[b]
+			for tt := range ps {
+				w := vals[(tt*n+b)*nv : (tt*n+b+1)*nv]
+				w[5] = float64(corr[tt])
+				if mem.Set.Labels[idx[tt]] == label {
+					w[6] = 1
+				}
+			}
+			if d := done.Add(1); cfg.Progress != nil {
+				cfg.Progress(int(d), n)
+			}
+		}
+	}
+	if err := RunBSA(ctx, m, cfg.Dyn, inputs, cfg.Steps, cfg.Workers, visit); err != nil {
+		return nil, err
+	}
+	c := &Curve{Model: cfg.Name, Task: cfg.Corruption.Kind, Rows: make([]Row, T)}
+	for t := range c.Rows {
+		var s [nv]float64
+		var cnt [nv]int
+		for b := 0; b < n; b++ {
+			for k, v := range vals[(t*n+b)*nv : (t*n+b+1)*nv] {
+				if !math.IsNaN(v) {
+					s[k] += v
+					cnt[k]++
+				}
+			}
+		}
+		mean := func(k int) float64 {
+			if cnt[k] == 0 {
+				return math.NaN()
+			}
+			return s[k] / float64(cnt[k])
+		}
+		c.Rows[t] = Row{T: t, MSE: mean(0), MSEMasked: mean(1), MSEUnmasked: mean(2), Energy: mean(3),
+			CorrClean: mean(4), NearestCorr: mean(5), LabelMatch: mean(6), CorrMean: mean(7)}
+	}
+	return c, nil
+}

@@ -1,0 +1,157 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"attractorlab/assets"
+)
+
+// Sizes of the embedded sample (§5): the training subset and the test digits.
+const (
+	SubsetPerClass = 1000 // training images per class in the subset
+	TestPerClass   = 100  // first test images per class embedded
+	SubsetSeed     = 0
+)
+
+// SubsetIndices chooses perClass images of every class, uniformly with the
+// given seed, and returns their indices in ascending order.
+func SubsetIndices(labels []uint8, perClass int, seed uint64) []int {
+	rng := rand.New(rand.NewPCG(seed, 0x5ab5e7))
+	var out []int
+	for c := uint8(0); c < 10; c++ {
+		var idx []int
+		for k, l := range labels {
+			if l == c {
+				idx = append(idx, k)
+			}
+		}
+		rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+		out = append(out, idx[:min(perClass, len(idx))]...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// FirstPerClass returns the indices of the first n images of every class,
+// in ascending order.
+func FirstPerClass(labels []uint8, n int) []int {
+	var cnt [10]int
+	var out []int
+	for k, l := range labels {
+		if cnt[l] < n {
+			cnt[l]++
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Pick returns the subset of s at the given indices.
+func (s *Set) Pick(idx []int) *Set {
+	out := &Set{Images: make([]byte, 0, len(idx)*784), Labels: make([]uint8, len(idx)), Index: make([]int, len(idx))}
+	for q, k := range idx {
+		out.Images = append(out.Images, s.Raw(k)...)
+		out.Labels[q] = s.Labels[k]
+		out.Index[q] = s.Index[k]
+	}
+	return out
+}
+
+// SampleIDX encodes a set as three IDX files: images, labels, indices.
+func SampleIDX(s *Set) (images, labels, index *IDX) {
+	n := s.Len()
+	images = &IDX{Type: 0x08, Dims: []int{n, 28, 28}, Data: s.Images}
+	labels = &IDX{Type: 0x08, Dims: []int{n}, Data: s.Labels}
+	ib := make([]byte, 4*n)
+	for k, v := range s.Index {
+		ib[4*k], ib[4*k+1], ib[4*k+2], ib[4*k+3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+	}
+	index = &IDX{Type: 0x0C, Dims: []int{n}, Data: ib}
+	return
+}
+
+func setFromEmbedded(prefix string) (*Set, error) {
+	read := func(name string) (*IDX, error) {
+		b, err := assets.Sample.ReadFile("sample/" + prefix + "-" + name + ".idx.gz")
+		if err != nil {
+			return nil, err
+		}
+		x, err := ReadIDX(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("embedded sample %s-%s: %w", prefix, name, err)
+		}
+		return x, nil
+	}
+	im, err := read("images")
+	if err != nil {
+		return nil, err
+	}
+	lb, err := read("labels")
+	if err != nil {
+		return nil, err
+	}
+	ix, err := read("index")
+	if err != nil {
+		return nil, err
+	}
+	s, err := SetFromIDX(im, lb)
+	if err != nil {
+		return nil, err
+	}
+	if len(ix.Dims) != 1 || ix.Dims[0] != s.Len() || ix.Type != 0x0C {
+		return nil, fmt.Errorf("embedded sample %s-index: dims %v", prefix, ix.Dims)
+	}
+	for k, v := range ix.Int32s() {
+		s.Index[k] = int(v)
+	}
+	return s, nil
+}
+
+var sample struct {
+	once        sync.Once
+	train, test *Set
+	err         error
+}
+
+// Sample returns the embedded training subset (10,000 images) and test
+// digits (1,000).
+func Sample() (train, test *Set, err error) {
+	sample.once.Do(func() {
+		sample.train, sample.err = setFromEmbedded("train")
+		if sample.err == nil {
+			sample.test, sample.err = setFromEmbedded("test")
+		}
+	})
+	return sample.train, sample.test, sample.err
+}
+
+// Data is what the app and the experiments run on.
+type Data struct {
+	Train  *Set   // the training subset: stored memories, training images
+	Test   *Set   // full t10k when available, else the embedded 1,000
+	Source string // where Test came from
+}
+
+// LoadData uses full MNIST from dir when dir is not empty (checksums
+// verified), else the embedded sample. The training subset is always the
+// embedded one: it is the seeded subset of §5.
+func LoadData(dir string) (*Data, error) {
+	train, test, err := Sample()
+	if err != nil {
+		return nil, err
+	}
+	d := &Data{Train: train, Test: test, Source: "embedded sample (1,000 test digits)"}
+	if dir != "" {
+		m, err := LoadMNIST(dir)
+		if err != nil {
+			return nil, err
+		}
+		d.Test = m.Test
+		d.Source = "MNIST t10k from " + dir
+	}
+	return d, nil
+}
