@@ -125,10 +125,6 @@ func runTrain(ctx context.Context, args []string) error {
 	return err
 }
 
-func runGUI(args []string) error {
-	return fmt.Errorf("gui: not built yet")
-}
-
 func runReproduce(ctx context.Context, args []string) error {
 	fs := newFlags("reproduce", "reproduce --model bsa --patch 2|4 --task mask|noise --out DIR [flags]")
 	model := fs.String("model", "bsa", "model: bsa")

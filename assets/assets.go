@@ -18,3 +18,8 @@ var Sample embed.FS
 //
 //go:embed weights
 var Weights embed.FS
+
+// Icon is the application icon (256×256 PNG).
+//
+//go:embed icon.png
+var Icon []byte

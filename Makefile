@@ -1,0 +1,70 @@
+# Attractor Lab. `make run` opens the app; `make test` runs every test.
+# Both install Fyne's Debian build dependencies first if they are missing.
+
+GO        ?= go
+# The AVX-512 kernels use Go 1.26's experimental SIMD package; the portable
+# kernels are used (and tested) when it is off: `make test-portable`.
+SIMD      := GOEXPERIMENT=simd
+BIN       := bin/attractorlab
+APT_PKGS  := libgl1-mesa-dev libgl1-mesa-dri libx11-dev libxcursor-dev libxrandr-dev \
+             libxinerama-dev libxi-dev libxxf86vm-dev
+TEST_PKGS := xvfb xdotool imagemagick x11-utils
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+export LANG := en_US.UTF-8
+
+.PHONY: run build deps test-deps test test-portable test-race e2e data bench fuzz fmt lint generate clean
+
+run: build
+	./$(BIN)
+
+build: deps
+	$(SIMD) $(GO) build -o $(BIN) ./app
+
+deps:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Fyne build dependencies:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+test-deps: deps
+	@missing=""; for p in $(TEST_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing test dependencies:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# Every test: vet, the portable build, the SIMD build under the race
+# detector, and the end-to-end check of the real binary under Xvfb.
+test: test-deps
+	$(GO) vet ./...
+	$(SIMD) $(GO) vet ./...
+	$(MAKE) test-portable test-race e2e
+
+test-portable:
+	$(GO) test -count=1 ./models/... ./sim/...
+
+test-race:
+	$(SIMD) $(GO) test -count=1 -race ./...
+
+e2e: build
+	./.ci/e2e.sh $(BIN)
+
+data: build
+	./$(BIN) data
+
+bench:
+	$(SIMD) $(GO) test -run '^$$' -bench . -benchmem -count 6 ./models/... ./sim/...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzReadIDX -fuzztime 2m ./sim
+	$(GO) test -run '^$$' -fuzz FuzzParseSafetensors -fuzztime 2m ./models
+
+generate:
+	$(GO) generate ./assets
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin
