@@ -293,7 +293,7 @@ func untar(tgz, dir string) error {
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		p := filepath.Join(dir, filepath.Clean("/" + h.Name))
+		p := filepath.Join(dir, filepath.Clean("/"+h.Name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}

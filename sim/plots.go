@@ -43,6 +43,8 @@ func MSEPlot(title string, series []Series, input float64, tstar int) (*plot.Plo
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(12)
 	p.Add(plotter.NewGrid())
 	maxT := 1
 	for k, s := range series {

@@ -1,0 +1,176 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"attractorlab/models"
+)
+
+func testEngine(t testing.TB, sync bool, onSnap func(*Snapshot)) *Engine {
+	t.Helper()
+	data, err := LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []Model
+	for _, p := range []int{2, 4} {
+		m, err := LoadBSA(p, "")
+		if err != nil {
+			t.Skipf("no embedded weights for P=%d: %v", p, err)
+		}
+		ms = append(ms, &BSAModel{M: m})
+	}
+	return NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Models: ms, Horizon: 30, MaxT: 60,
+		Settings: Settings{Corruption: DefaultMask}, Synchronous: sync, OnSnap: onSnap})
+}
+
+func TestEngineSynchronous(t *testing.T) {
+	e := testEngine(t, true, nil)
+	e.Settle()
+	sn := e.Snapshot()
+	if len(sn.Lanes) != 1 || sn.Lanes[0].Info.Name != "bsa-p2" {
+		t.Fatalf("lanes %+v", sn.Lanes)
+	}
+	l := sn.Lanes[0]
+	if len(l.Frames) != 31 {
+		t.Fatalf("recorded %d frames, want the horizon 0..30", len(l.Frames))
+	}
+	// The frames agree with a direct run of the same corrupted input.
+	m := e.s.lanes[0].model.(*BSAModel).M
+	in := e.s.lanes[0].in
+	RunBSA(context.Background(), m, models.DefaultDynamics(), []*Corrupted{in}, 30, 1, func(tt, _ int, pred []float32, energy float64) {
+		f := l.Frames[tt]
+		for q := range pred {
+			if pred[q] != f.Image[q] {
+				t.Fatalf("t=%d: engine frame differs from RunBSA at pixel %d", tt, q)
+			}
+		}
+		if math.Abs(energy-f.Energy) > 1e-9*math.Abs(energy) {
+			t.Fatalf("t=%d: energy %g, RunBSA %g", tt, f.Energy, energy)
+		}
+	})
+	if l.Frames[0].Attn != nil || len(l.Frames[1].Attn) != 196*196 {
+		t.Fatal("attention: nil at t=0, N×N after")
+	}
+	// Attention rows sum to 1 (softmax).
+	var s float64
+	for _, a := range l.Frames[3].Attn[5*196 : 6*196] {
+		s += float64(a)
+	}
+	if math.Abs(s-1) > 1e-4 {
+		t.Fatalf("attention row sums to %g", s)
+	}
+	e.SeekBest()
+	if got := e.Snapshot().T; got != l.Best || l.Best < 1 {
+		t.Fatalf("SeekBest went to %d, t* = %d", got, l.Best)
+	}
+	e.Step()
+	e.Step()
+	e.Back()
+	if got := e.Snapshot().T; got != l.Best+1 {
+		t.Fatalf("after step, step, back: t = %d, want %d", got, l.Best+1)
+	}
+	e.Seek(1000)
+	if got := e.Snapshot().T; got != 60 {
+		t.Fatalf("seek past the end: t = %d, want MaxT 60", got)
+	}
+	e.Reset()
+	if e.Snapshot().T != 0 {
+		t.Fatal("reset did not go to t = 0")
+	}
+	// Toggling a patch changes the mask, and toggling it back restores it.
+	before := e.Snapshot().PixelMask
+	e.TogglePatch(0)
+	after := e.Snapshot().PixelMask
+	if before[0] == after[0] {
+		t.Fatal("toggling patch 0 did not change pixel 0")
+	}
+	e.TogglePatch(0)
+	if e.Snapshot().PixelMask[0] != before[0] {
+		t.Fatal("toggling twice did not restore")
+	}
+	// Compare: P=2 and P=4 in lockstep share the mask, drawn on the 4×4 grid.
+	e.Update(func(s *Settings) { s.Lanes = []string{"bsa-p2", "bsa-p4"} })
+	sn = e.Snapshot()
+	if len(sn.Lanes) != 2 || sn.MaskGrid != 4 {
+		t.Fatalf("compare: %d lanes, grid %d", len(sn.Lanes), sn.MaskGrid)
+	}
+	n := 0
+	for _, m := range sn.PixelMask {
+		if m {
+			n++
+		}
+	}
+	if n != 14*16 { // ⌊0.3·49⌋ patches of 16 pixels
+		t.Fatalf("%d masked pixels, want %d", n, 14*16)
+	}
+	// A bad index is reported, not fatal.
+	e.Update(func(s *Settings) { s.Index = 5000 })
+	if sn := e.Snapshot(); sn.Err == "" || sn.Settings.Index != 999 {
+		t.Fatalf("out-of-range index: err %q index %d", sn.Err, sn.Settings.Index)
+	}
+}
+
+// TestEngineConcurrent drives the goroutine engine with commands
+// interleaved with playback, then cancels it while playing (run with -race).
+func TestEngineConcurrent(t *testing.T) {
+	var mu sync.Mutex
+	var snaps []*Snapshot
+	start := time.Now()
+	e := testEngine(t, false, func(s *Snapshot) {
+		mu.Lock()
+		snaps = append(snaps, s)
+		mu.Unlock()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	e.SetSpeed(240)
+	e.Play()
+	for k := 0; k < 20; k++ {
+		switch k % 5 {
+		case 0:
+			e.Step()
+			e.Play()
+		case 1:
+			e.Update(func(s *Settings) { s.Index = k })
+		case 2:
+			e.TogglePatch(k)
+		case 3:
+			e.Back()
+			e.Play()
+		case 4:
+			e.Update(func(s *Settings) { s.Corruption = DefaultNoise })
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("engine did not stop after cancel while playing")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(snaps) < 2 {
+		t.Fatalf("%d snapshots published", len(snaps))
+	}
+	// Snapshots are immutable: reading all of them races with nothing.
+	for k, s := range snaps {
+		if k > 0 && s.Seq <= snaps[k-1].Seq {
+			t.Fatal("snapshot sequence not increasing")
+		}
+		for _, l := range s.Lanes {
+			_ = l.At(s.T).Image[0]
+		}
+	}
+	// Throttled to MaxFPS: the count is bounded by the elapsed time.
+	if limit := int(time.Since(start).Seconds()*MaxFPS) + 2; len(snaps) > limit {
+		t.Fatalf("%d snapshots in %v: more than %d a second", len(snaps), time.Since(start), MaxFPS)
+	}
+}
