@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"fmt"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
@@ -14,24 +17,59 @@ import (
 
 func runGUI(args []string) error {
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
-	weights := fs.String("weights", "", "bare self-attention weights (default: embedded P=2)")
-	patch := fs.Int("patch", 2, "patch side of the embedded weights")
+	w2 := fs.String("weights-p2", "", "bare self-attention P=2 weights (default: embedded)")
+	w4 := fs.String("weights-p4", "", "bare self-attention P=4 weights (default: embedded)")
+	weights := fs.String("weights", "", "alias of --weights-p2")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *weights != "" && *w2 == "" {
+		*w2 = *weights
+	}
+	start := time.Now()
 	data, err := sim.LoadData(sim.DataDir())
 	if err != nil {
 		return err
 	}
-	m, err := sim.LoadBSA(*patch, *weights)
-	if err != nil {
-		return fmt.Errorf("weights: %w", err)
+	var catalogue []sim.Model
+	var problems []string
+	for _, c := range []struct {
+		p    int
+		path string
+	}{{2, *w2}, {4, *w4}} {
+		m, err := sim.LoadBSA(c.p, c.path)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		catalogue = append(catalogue, &sim.BSAModel{M: m})
+	}
+	if len(catalogue) == 0 {
+		return fmt.Errorf("no model could be loaded: %v", problems)
 	}
 	a := app.NewWithID("org.attractorlab.app")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	w := a.NewWindow("Attractor Lab")
-	w.SetContent(ui.NewExplorer(data, m).View(w))
-	w.Resize(fyne.NewSize(1100, 560))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	settings := sim.Settings{Corruption: sim.DefaultMask}
+	if last := a.Preferences().String("last_scenario"); last != "" {
+		if st, _, err := sim.ReadScenario(bytes.NewReader([]byte(last)), "saved session"); err == nil {
+			settings = st
+		}
+	}
+	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Models: catalogue}
+	m := ui.NewMain(ctx, a, w, deps, settings)
+	w.SetContent(m.Content())
+	w.Resize(fyne.NewSize(1280, 800))
+	w.SetOnClosed(func() {
+		m.SavePreferences()
+		cancel()
+	})
+	for _, p := range problems {
+		m.Warn(p)
+	}
+	fmt.Printf("window ready %.2fs after start\n", time.Since(start).Seconds())
 	w.ShowAndRun()
 	return nil
 }

@@ -230,6 +230,18 @@ func (e *Engine) Update(f func(*Settings)) {
 	})
 }
 
+// Restore sets every setting and t exactly (opening a scenario).
+func (e *Engine) Restore(set Settings, t int) {
+	e.do(func(s *session) {
+		s.set = set
+		s.set.Lanes = slices.Clone(set.Lanes)
+		s.set.Toggled = slices.Clone(set.Toggled)
+		s.playing = false
+		s.rebuild()
+		s.seek(t)
+	})
+}
+
 // sameInput reports whether the digit and corruption are unchanged.
 func sameInput(a, b Settings) bool {
 	return a.Split == b.Split && a.Index == b.Index && a.Corruption == b.Corruption
@@ -429,9 +441,16 @@ func (s *session) limit(l *lane) int {
 	return s.cfg.MaxT
 }
 
-// extend records up to n more steps of every lane short of the horizon (or t).
+// goal is the last step recorded ahead: the horizon, grown in whole
+// horizons as t passes it (so plots of the curve change rarely).
+func (s *session) goal() int {
+	h := s.cfg.Horizon
+	return max(h, (s.t/h+1)*h)
+}
+
+// extend records up to n more steps of every lane short of the goal.
 func (s *session) extend(n int) {
-	goal := max(s.cfg.Horizon, s.t)
+	goal := s.goal()
 	for _, l := range s.lanes {
 		for k := 0; k < n && len(l.frames) <= min(goal, s.limit(l)); k++ {
 			var attn []float32
@@ -447,7 +466,7 @@ func (s *session) extend(n int) {
 
 // pending reports whether the horizon is not recorded yet.
 func (s *session) pending() bool {
-	goal := max(s.cfg.Horizon, s.t)
+	goal := s.goal()
 	for _, l := range s.lanes {
 		if len(l.frames) <= min(goal, s.limit(l)) {
 			return true

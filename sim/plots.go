@@ -123,3 +123,53 @@ func CurvePlot(c *Curve) (*plot.Plot, error) {
 	ts, _ := c.Best()
 	return MSEPlot(fmt.Sprintf("%s, %s task: MSE vs iteration", c.Model, c.Task), series, c.Rows[0].MSE, ts)
 }
+
+// TrajectoryPlot is the window's plot: values against a linear t axis from
+// 0, one series per line, for marking the current step on top.
+func TrajectoryPlot(title, ylabel string, series []Series) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "t"
+	p.Y.Label.Text = ylabel
+	p.Add(plotter.NewGrid())
+	for k, s := range series {
+		var xy plotter.XYs
+		for t, v := range s.Values {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				xy = append(xy, plotter.XY{X: float64(t), Y: v})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
+		}
+		l.Color = Palette[k%len(Palette)]
+		l.Width = vg.Points(1.6)
+		if s.Dashed {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		p.Add(l)
+		if s.Name != "" {
+			p.Legend.Add(s.Name, l)
+		}
+	}
+	return p, nil
+}
+
+// RenderWithAxis draws p into a w×h image and returns, with it, the pixel
+// column of data x and the pixel rows spanned by the data area.
+func RenderWithAxis(p *plot.Plot, w, h int, dpi float64) (img image.Image, xpix func(float64) float64, top, bottom float64) {
+	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)),
+		vgimg.UseBackgroundColor(p.BackgroundColor))
+	dc := draw.New(c)
+	p.Draw(dc)
+	da := p.DataCanvas(dc)
+	tx, _ := p.Transforms(&da)
+	scale := dpi / 72
+	hpx := float64(h)
+	xpix = func(x float64) float64 { return float64(tx(x)) * scale }
+	return c.Image(), xpix, hpx - float64(da.Max.Y)*scale, hpx - float64(da.Min.Y)*scale
+}

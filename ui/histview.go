@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"math"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"attractorlab/sim"
+)
+
+// Histogram draws the distribution of within-patch variances (the paper's
+// Fig. 2) of the current step, one colour per compare lane, on a shared
+// range [0, Max]. It is drawn directly (no plotting library) so it can
+// change every step.
+type Histogram struct {
+	widget.BaseWidget
+
+	Sets  [][]float64 // one sample per lane
+	Names []string
+	Max   float64 // variance range; 0.25 is the largest possible in [0,1]
+	Bins  int
+
+	raster *canvas.Raster
+	title  *canvas.Text
+	xlo    *canvas.Text
+	xhi    *canvas.Text
+	means  *canvas.Text
+}
+
+// NewHistogram returns an empty histogram.
+func NewHistogram() *Histogram {
+	h := &Histogram{Max: 0.25, Bins: 25}
+	h.ExtendBaseWidget(h)
+	return h
+}
+
+// CreateRenderer builds the objects once.
+func (h *Histogram) CreateRenderer() fyne.WidgetRenderer {
+	h.raster = canvas.NewRaster(h.draw)
+	h.title = canvas.NewText("within-patch variance", theme.Color(theme.ColorNameForeground))
+	h.xlo = canvas.NewText("0", theme.Color(theme.ColorNameForeground))
+	h.xhi = canvas.NewText("", theme.Color(theme.ColorNameForeground))
+	h.means = canvas.NewText("", theme.Color(theme.ColorNameForeground))
+	r := &histRenderer{h: h}
+	return r
+}
+
+type histRenderer struct{ h *Histogram }
+
+func (r *histRenderer) Layout(s fyne.Size) {
+	h := r.h
+	th := h.title.MinSize().Height
+	h.title.Move(fyne.NewPos(4, 0))
+	h.means.Move(fyne.NewPos(4, th))
+	h.raster.Move(fyne.NewPos(0, 2*th))
+	h.raster.Resize(fyne.NewSize(s.Width, max(s.Height-3*th, 1)))
+	h.xlo.Move(fyne.NewPos(0, s.Height-th))
+	h.xhi.Move(fyne.NewPos(s.Width-h.xhi.MinSize().Width, s.Height-th))
+}
+
+func (r *histRenderer) MinSize() fyne.Size { return fyne.NewSize(200, 140) }
+
+func (r *histRenderer) Refresh() {
+	h := r.h
+	fg := theme.Color(theme.ColorNameForeground)
+	sz := theme.CaptionTextSize()
+	for _, t := range []*canvas.Text{h.title, h.xlo, h.xhi, h.means} {
+		t.Color, t.TextSize = fg, sz
+	}
+	h.xhi.Text = fmt.Sprintf("%.3g", h.Max)
+	txt := ""
+	for k, set := range h.Sets {
+		var m float64
+		for _, v := range set {
+			m += v
+		}
+		if len(set) > 0 {
+			m /= float64(len(set))
+		}
+		name := ""
+		if k < len(h.Names) {
+			name = h.Names[k]
+		}
+		txt += fmt.Sprintf("%s mean %.4f   ", name, m)
+	}
+	h.means.Text = txt
+	for _, t := range []*canvas.Text{h.title, h.xlo, h.xhi, h.means} {
+		t.Refresh()
+	}
+	h.raster.Refresh()
+	r.Layout(h.Size())
+}
+
+func (r *histRenderer) Objects() []fyne.CanvasObject {
+	h := r.h
+	return []fyne.CanvasObject{h.raster, h.title, h.means, h.xlo, h.xhi}
+}
+func (r *histRenderer) Destroy() {}
+
+func (h *Histogram) draw(w, hgt int) image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, w, hgt))
+	if len(h.Sets) == 0 || w < 10 || hgt < 10 {
+		return img
+	}
+	counts := make([][]float64, len(h.Sets))
+	peak := 0.0
+	for k, set := range h.Sets {
+		counts[k] = make([]float64, h.Bins)
+		for _, v := range set {
+			b := min(int(v/h.Max*float64(h.Bins)), h.Bins-1)
+			counts[k][max(b, 0)]++
+		}
+		for b := range counts[k] {
+			if len(set) > 0 {
+				counts[k][b] /= float64(len(set))
+			}
+			peak = math.Max(peak, counts[k][b])
+		}
+	}
+	if peak == 0 {
+		return img
+	}
+	axis := theme.Color(theme.ColorNameForeground)
+	lanes := len(h.Sets)
+	bw := float64(w) / float64(h.Bins)
+	for b := 0; b < h.Bins; b++ {
+		for k := range h.Sets {
+			c := sim.Palette[k%len(sim.Palette)]
+			x0 := int(float64(b)*bw + float64(k)*bw/float64(lanes))
+			x1 := int(float64(b)*bw + float64(k+1)*bw/float64(lanes))
+			top := hgt - int(counts[k][b]/peak*float64(hgt-2))
+			for x := x0; x < x1-1 && x < w; x++ {
+				for y := top; y < hgt; y++ {
+					img.SetRGBA(x, y, color.RGBA{c.R, c.G, c.B, 255})
+				}
+			}
+		}
+	}
+	r, g, b, _ := axis.RGBA()
+	for x := 0; x < w; x++ {
+		img.SetRGBA(x, hgt-1, color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255})
+	}
+	return img
+}

@@ -1,0 +1,184 @@
+package ui
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"attractorlab/sim"
+)
+
+func testDeps(t testing.TB) Deps {
+	t.Helper()
+	data, err := sim.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []sim.Model
+	for _, p := range []int{2, 4} {
+		m, err := sim.LoadBSA(p, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, &sim.BSAModel{M: m})
+	}
+	return Deps{Data: data, Memories: sim.NewMemories(data.Train), Models: ms}
+}
+
+func newTestMain(t testing.TB) (*Main, fyne.Window) {
+	t.Helper()
+	os.Setenv("LANG", "en_US.UTF-8")
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	m := NewMainSync(a, w, testDeps(t), sim.Settings{Corruption: sim.DefaultMask})
+	w.SetContent(m.Content())
+	w.Resize(fyne.NewSize(1280, 800))
+	return m, w
+}
+
+func typeKey(w fyne.Window, k fyne.KeyName) {
+	w.Canvas().(interface{ OnTypedKey() func(*fyne.KeyEvent) }).OnTypedKey()(&fyne.KeyEvent{Name: k})
+}
+
+func TestKeyboardAndTransport(t *testing.T) {
+	m, w := newTestMain(t)
+	before := append([]float32(nil), m.states[0].Pixels...)
+	typeKey(w, fyne.KeyRight)
+	if m.snap.T != 1 {
+		t.Fatalf("→: t = %d, want 1", m.snap.T)
+	}
+	if bytes.Equal(f32bytes(before), f32bytes(m.states[0].Pixels)) {
+		t.Fatal("the state image did not change after a step")
+	}
+	typeKey(w, fyne.KeyRight)
+	typeKey(w, fyne.KeyLeft)
+	if m.snap.T != 1 {
+		t.Fatalf("→ → ←: t = %d", m.snap.T)
+	}
+	typeKey(w, fyne.KeyT)
+	if m.snap.T != m.snap.Lanes[0].Best {
+		t.Fatalf("T: t = %d, t* = %d", m.snap.T, m.snap.Lanes[0].Best)
+	}
+	if !strings.Contains(m.tLabel.Text, "t*") {
+		t.Fatalf("t label %q", m.tLabel.Text)
+	}
+	typeKey(w, fyne.KeyHome)
+	if m.snap.T != 0 {
+		t.Fatal("Home did not reset")
+	}
+	typeKey(w, fyne.KeySpace)
+	if !m.snap.Playing || m.playBtn.Text != "Pause" {
+		t.Fatal("Space did not start playing")
+	}
+	m.Engine.Tick()
+	m.Engine.Tick()
+	if m.snap.T != 2 {
+		t.Fatalf("two ticks while playing: t = %d", m.snap.T)
+	}
+	typeKey(w, fyne.KeySpace)
+	if m.snap.Playing {
+		t.Fatal("Space did not pause")
+	}
+	typeKey(w, fyne.Key2)
+	if m.snap.Lanes[0].Info.Name != "bsa-p4" || len(m.states) != 1 {
+		t.Fatalf("key 2 chose %s", m.snap.Lanes[0].Info.Name)
+	}
+	typeKey(w, fyne.KeyF11)
+	if !m.presentation || m.sidebar.Visible() {
+		t.Fatal("F11 did not enter presentation mode")
+	}
+	typeKey(w, fyne.KeyF11)
+	if m.presentation || !m.sidebar.Visible() {
+		t.Fatal("F11 did not leave presentation mode")
+	}
+}
+
+func f32bytes(v []float32) []byte {
+	var b bytes.Buffer
+	for _, x := range v {
+		b.WriteByte(byte(x * 255))
+	}
+	return b.Bytes()
+}
+
+func TestClickPatchTogglesMask(t *testing.T) {
+	m, _ := newTestMain(t)
+	before := m.snap.PixelMask[0]
+	// The input view is square: its top-left cell is patch 0.
+	s := m.input.Size()
+	side := min(s.Width, s.Height)
+	test.TapAt(m.input, fyne.NewPos((s.Width-side)/2+2, (s.Height-side)/2+2))
+	if m.snap.PixelMask[0] == before {
+		t.Fatal("tapping patch 0 of the input did not toggle it")
+	}
+	// Clicking a state patch paints its attention row.
+	m.Engine.Step()
+	test.TapAt(m.states[0], fyne.NewPos(s.Width/2, s.Height/2))
+	if m.query < 0 || m.states[0].Overlay == nil {
+		t.Fatal("tapping a state patch did not select a query")
+	}
+}
+
+func TestCompareAndScenarioRoundTrip(t *testing.T) {
+	m, _ := newTestMain(t)
+	m.modelCheck.SetSelected([]string{"BSA P=2", "BSA P=4"})
+	if len(m.snap.Lanes) != 2 || len(m.states) != 2 || len(m.heat) != 2 {
+		t.Fatalf("compare: %d lanes, %d state views", len(m.snap.Lanes), len(m.states))
+	}
+	if m.heat[0].Hi != m.heat[1].Hi {
+		t.Fatal("attention maps do not share a colour scale")
+	}
+	m.Engine.Update(func(s *sim.Settings) { s.Index = 17; s.Corruption.Seed = 3 })
+	m.Engine.TogglePatch(5)
+	m.Engine.Seek(7)
+	var buf bytes.Buffer
+	if err := sim.WriteScenario(&buf, m.snap); err != nil {
+		t.Fatal(err)
+	}
+	saved := *m.snap
+	m.Engine.Update(func(s *sim.Settings) { s.Index = 3; s.Lanes = []string{"bsa-p2"} })
+	if err := m.OpenScenario(bytes.NewReader(buf.Bytes()), "s.json"); err != nil {
+		t.Fatal(err)
+	}
+	got := m.snap
+	if got.T != 7 || got.Settings.Index != 17 || len(got.Lanes) != 2 || got.Settings.Corruption.Seed != 3 {
+		t.Fatalf("scenario not restored: t=%d index=%d lanes=%d", got.T, got.Settings.Index, len(got.Lanes))
+	}
+	for q := range saved.PixelMask {
+		if saved.PixelMask[q] != got.PixelMask[q] {
+			t.Fatal("mask (with the toggled patch) not restored exactly")
+		}
+	}
+	for q, v := range saved.Lanes[0].At(7).Image {
+		if got.Lanes[0].At(7).Image[q] != v {
+			t.Fatal("state at t not restored exactly")
+		}
+	}
+	if err := m.OpenScenario(strings.NewReader(`{"version":1,"split":"moon"}`), "bad.json"); err == nil || !strings.Contains(err.Error(), "bad.json") {
+		t.Fatalf("bad scenario: err = %v", err)
+	}
+	if m.snap.Settings.Index != 17 {
+		t.Fatal("a bad scenario changed the session")
+	}
+}
+
+func TestLayoutMarkup(t *testing.T) {
+	_, w := newTestMain(t)
+	test.AssertRendersToMarkup(t, "main_window.xml", w.Canvas())
+}
+
+func BenchmarkStepAndRedraw(b *testing.B) {
+	m, w := newTestMain(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Engine.Step()
+		if m.snap.T >= 90 {
+			m.Engine.Reset()
+		}
+		w.Canvas().Capture()
+	}
+}

@@ -1,0 +1,290 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+	"gonum.org/v1/plot"
+
+	"attractorlab/models"
+	"attractorlab/sim"
+)
+
+func titledPanel(title *widget.Label, o fyne.CanvasObject) fyne.CanvasObject {
+	return container.NewBorder(title, nil, nil, nil, o)
+}
+
+func newTitle(s string) *widget.Label {
+	l := widget.NewLabelWithStyle(s, fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
+	l.Truncation = fyne.TextTruncateEllipsis
+	return l
+}
+
+// layoutCenter arranges the panels for n lanes: images on top (clean,
+// input, one state per lane, nearest memory), analysis below (attention
+// per lane, MSE, energy for a single model, variance histogram).
+func (m *Main) layoutCenter(n int) {
+	m.states = m.states[:0]
+	m.stateTitles = m.stateTitles[:0]
+	m.heat = m.heat[:0]
+	m.heatTitles = m.heatTitles[:0]
+	top := []fyne.CanvasObject{
+		titledPanel(newTitle("clean"), m.clean),
+		titledPanel(newTitle("input (t = 0) — click a patch"), m.input),
+	}
+	var bottom []fyne.CanvasObject
+	for k := 0; k < n; k++ {
+		v := NewPixelView()
+		k := k
+		v.OnTapped = func(i int) { m.selectQuery(k, i) }
+		v.OnHover = func(q int) { m.hoverState(k, q) }
+		title := newTitle("")
+		m.states = append(m.states, v)
+		m.stateTitles = append(m.stateTitles, title)
+		top = append(top, titledPanel(title, v))
+		h := NewHeatmap()
+		h.OnTapped = func(row int) { m.selectQuery(k, row) }
+		h.OnHover = func(r, c int) { m.hoverHeat(k, r, c) }
+		ht := newTitle("")
+		m.heat = append(m.heat, h)
+		m.heatTitles = append(m.heatTitles, ht)
+		bottom = append(bottom, titledPanel(ht, h))
+	}
+	top = append(top, container.NewBorder(newTitle("nearest training memory"), m.nearestLbl, nil, nil, m.nearest))
+	bottom = append(bottom, m.msePlot)
+	if n == 1 {
+		bottom = append(bottom, m.energyPlot)
+	}
+	bottom = append(bottom, m.hist)
+	m.center.Objects = []fyne.CanvasObject{container.NewGridWithRows(2,
+		container.NewGridWithColumns(len(top), top...),
+		container.NewGridWithColumns(len(bottom), bottom...))}
+	m.center.Refresh()
+	m.lastPlotKey = ""
+}
+
+func (m *Main) selectQuery(lane, i int) {
+	if m.query == i && m.lane == lane {
+		m.query = -1
+	} else {
+		m.query, m.lane = i, lane
+	}
+	m.redrawImages()
+	if m.snap != nil {
+		m.drawText(m.snap)
+	}
+}
+
+// redrawImages paints the image panels from the current snapshot.
+func (m *Main) redrawImages() {
+	sn := m.snap
+	if sn == nil {
+		return
+	}
+	grid := 0
+	if m.showGrid {
+		grid = sn.MaskGrid
+	}
+	m.clean.Pixels, m.clean.Grid = sn.Clean, grid
+	m.clean.Refresh()
+	m.input.Pixels, m.input.Mask, m.input.Grid = sn.Input, sn.PixelMask, sn.MaskGrid
+	if !m.showGrid && sn.PixelMask == nil {
+		m.input.Grid = 0
+	}
+	m.input.Refresh()
+	// Shared colour scale across lanes for the attention maps.
+	var hi float32
+	for k, l := range sn.Lanes {
+		if f := l.At(sn.T); f != nil && k < len(m.heat) {
+			for _, v := range f.Attn {
+				hi = max(hi, v)
+			}
+		}
+	}
+	if hi == 0 {
+		hi = 1
+	}
+	for k, l := range sn.Lanes {
+		if k >= len(m.states) {
+			break
+		}
+		f := l.At(sn.T)
+		v := m.states[k]
+		v.Pixels, v.Mask = f.Image, sn.PixelMask
+		v.Grid = 0
+		if m.showGrid || m.query >= 0 {
+			v.Grid = l.Info.Patch
+		}
+		v.Overlay, v.Selected = nil, -1
+		if m.query >= 0 && k == m.lane && f.Attn != nil && m.query < l.Info.Tokens {
+			v.Overlay = attentionOverlay(f.Attn, l.Info, m.query)
+			v.Selected = m.query
+		}
+		v.Refresh()
+		h := m.heat[k]
+		h.Values, h.Rows, h.Cols, h.Lo, h.Hi = f.Attn, l.Info.Tokens, l.Info.Tokens, 0, hi
+		h.Selected = -1
+		if k == m.lane {
+			h.Selected = m.query
+		}
+		if f.Attn == nil {
+			h.Values = nil
+			h.Rows = 0
+		}
+		h.Refresh()
+	}
+	if len(sn.Lanes) > 0 {
+		f := sn.Lanes[min(m.lane, len(sn.Lanes)-1)].At(sn.T)
+		if mem := m.deps.Memories; mem != nil && f.Nearest < mem.Set.Len() {
+			m.nearest.Pixels = mem.Set.Clean(f.Nearest, sim.PixelGain)
+			m.nearest.Refresh()
+		}
+	}
+}
+
+// attentionOverlay paints row q of an attention matrix onto the pixels of
+// each key patch, scaled to the row's maximum.
+func attentionOverlay(attn []float32, info sim.ModelInfo, q int) []float32 {
+	pt, err := models.NewPatches(info.Patch)
+	if err != nil || len(attn) < (q+1)*pt.N {
+		return nil
+	}
+	row := attn[q*pt.N : (q+1)*pt.N]
+	var mx float32
+	for _, v := range row {
+		mx = max(mx, v)
+	}
+	out := make([]float32, models.Pixels)
+	if mx == 0 {
+		return out
+	}
+	for j, v := range row {
+		for k := 0; k < pt.A; k++ {
+			out[pt.Index[j*pt.A+k]] = v / mx
+		}
+	}
+	return out
+}
+
+func (m *Main) hoverState(lane, q int) {
+	sn := m.snap
+	if sn == nil || lane >= len(sn.Lanes) || q < 0 {
+		m.hover("")
+		return
+	}
+	l := sn.Lanes[lane]
+	f := l.At(sn.T)
+	txt := describe(l.Info.Label+" state", f.Image, q)
+	if m.query >= 0 && lane == m.lane && f.Attn != nil && l.Info.Patch > 0 {
+		pt, _ := models.NewPatches(l.Info.Patch)
+		j := pt.Token(q)
+		txt += fmt.Sprintf("   patch %d → patch %d: α = %.4f", m.query, j, f.Attn[m.query*pt.N+j])
+	}
+	m.hover(txt)
+}
+
+func (m *Main) hoverHeat(lane, r, c int) {
+	if r < 0 || lane >= len(m.heat) {
+		m.hover("")
+		return
+	}
+	m.hover(fmt.Sprintf("attention: query patch %d → key patch %d: α = %.4f", r, c, m.heat[lane].Value(r, c)))
+}
+
+func column(frames []*sim.Frame, f func(*sim.Frame) float64) []float64 {
+	out := make([]float64, len(frames))
+	for k, fr := range frames {
+		out[k] = f(fr)
+	}
+	return out
+}
+
+// drawPlots re-renders the plots when the curves changed and moves the
+// markers to t always.
+func (m *Main) drawPlots(sn *sim.Snapshot) {
+	if key := plotKey(sn); key != m.lastPlotKey {
+		m.lastPlotKey = key
+		lanes := sn.Lanes
+		m.msePlot.SetPlot(func() (*plot.Plot, error) {
+			var ss []sim.Series
+			if len(lanes) == 1 {
+				fr := lanes[0].Frames
+				ss = append(ss, sim.Series{Name: "all", Values: column(fr, func(f *sim.Frame) float64 { return f.MSE })})
+				if sn.PixelMask != nil {
+					ss = append(ss,
+						sim.Series{Name: "masked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEMask }), Dashed: true},
+						sim.Series{Name: "unmasked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEOther }), Dashed: true})
+				}
+			} else {
+				for _, l := range lanes {
+					ss = append(ss, sim.Series{Name: l.Info.Label, Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
+				}
+			}
+			return sim.TrajectoryPlot("MSE vs t", "MSE", ss)
+		})
+		m.energyPlot.SetPlot(func() (*plot.Plot, error) {
+			l := lanes[0]
+			return sim.TrajectoryPlot("energy (NPL) vs t", "E", []sim.Series{{Values: column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })}})
+		})
+	}
+	best := -1.0
+	if len(sn.Lanes) > 0 {
+		best = float64(sn.Lanes[0].Best)
+	}
+	for _, p := range []*PlotView{m.msePlot, m.energyPlot} {
+		p.T, p.TStar = float64(sn.T), best
+		p.Refresh()
+	}
+	var sets [][]float64
+	var names []string
+	for _, l := range sn.Lanes {
+		sets = append(sets, l.At(sn.T).PatchVar)
+		names = append(names, l.Info.Label)
+	}
+	m.hist.Sets, m.hist.Names = sets, names
+	m.hist.Refresh()
+}
+
+func checkMark(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗"
+}
+
+func (m *Main) drawText(sn *sim.Snapshot) {
+	if len(sn.Lanes) == 0 {
+		return
+	}
+	for k, l := range sn.Lanes {
+		if k >= len(m.stateTitles) {
+			break
+		}
+		f := l.At(sn.T)
+		m.stateTitles[k].SetText(fmt.Sprintf("%s  t=%d  MSE %.4f", l.Info.Label, f.T, f.MSE))
+		ht := l.Info.Label + " attention"
+		if f.Attn == nil {
+			ht += " (none at t = 0)"
+		} else if k == m.lane && m.query >= 0 {
+			ht = fmt.Sprintf("%s attention, row %d", l.Info.Label, m.query)
+		}
+		m.heatTitles[k].SetText(ht)
+	}
+	l0 := sn.Lanes[0]
+	bt, bm := l0.Best, l0.BestMSE
+	m.tLabel.SetText(fmt.Sprintf("t = %-4d t* = %d (MSE %.4f; t=0: %.4f)", sn.T, bt, bm, l0.Frames[0].MSE))
+	l := sn.Lanes[min(m.lane, len(sn.Lanes)-1)]
+	f := l.At(sn.T)
+	if mem := m.deps.Memories; mem != nil {
+		m.nearestLbl.SetText(fmt.Sprintf("#%d (label %d %s)  r = %.3f\nr with mean digit = %.3f",
+			mem.Set.Index[f.Nearest], f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, f.CorrMean))
+	}
+	if math.IsNaN(f.Energy) {
+		m.energyPlot.Hide()
+	} else {
+		m.energyPlot.Show()
+	}
+}

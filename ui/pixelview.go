@@ -1,0 +1,163 @@
+package ui
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"math"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
+)
+
+// PixelView draws a 28×28 image scaled up with crisp pixels, optionally
+// with the patch grid, outlines around masked pixels, a per-pixel overlay
+// (an attention row painted over the image) and a selected patch. Taps
+// report the patch under the pointer; hovering reports the pixel.
+type PixelView struct {
+	widget.BaseWidget
+
+	Pixels   []float32 // 784 values in [0,1]
+	Mask     []bool    // masked pixels, outlined
+	Grid     int       // patch side for the grid (0: none)
+	Overlay  []float32 // 784 values in [0,1] painted with viridis (nil: none)
+	Selected int       // selected patch on the Grid (−1: none)
+	// OnTapped receives the patch index (on Grid, or P=1 pixel when 0).
+	OnTapped func(patch int)
+	// OnHover receives the pixel under the pointer, or −1 when it leaves.
+	OnHover func(pixel int)
+
+	raster *canvas.Raster
+}
+
+// NewPixelView returns an empty view.
+func NewPixelView() *PixelView {
+	v := &PixelView{Selected: -1}
+	v.ExtendBaseWidget(v)
+	return v
+}
+
+// CreateRenderer builds the raster once; Refresh redraws it.
+func (v *PixelView) CreateRenderer() fyne.WidgetRenderer {
+	v.raster = canvas.NewRaster(v.draw)
+	v.raster.ScaleMode = canvas.ImageScalePixels
+	return &pixelRenderer{v: v}
+}
+
+type pixelRenderer struct{ v *PixelView }
+
+func (r *pixelRenderer) Layout(s fyne.Size)           { r.v.raster.Resize(s) }
+func (r *pixelRenderer) MinSize() fyne.Size           { return fyne.NewSize(140, 140) }
+func (r *pixelRenderer) Refresh()                     { r.v.raster.Refresh() }
+func (r *pixelRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasObject{r.v.raster} }
+func (r *pixelRenderer) Destroy()                     {}
+
+// square returns the side and offsets of the largest centred square.
+func square(w, h int) (side, ox, oy int) {
+	side = min(w, h)
+	return side, (w - side) / 2, (h - side) / 2
+}
+
+func (v *PixelView) draw(w, h int) image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	side, ox, oy := square(w, h)
+	if side < 28 || len(v.Pixels) != 784 {
+		return img
+	}
+	cell := float64(side) / 28
+	outline := color.RGBA{230, 90, 40, 255}
+	gridC := color.RGBA{90, 90, 110, 255}
+	for y := 0; y < side; y++ {
+		py := min(int(float64(y)/cell), 27)
+		for x := 0; x < side; x++ {
+			px := min(int(float64(x)/cell), 27)
+			q := py*28 + px
+			g := uint8(min(max(v.Pixels[q], 0), 1)*255 + 0.5)
+			c := color.RGBA{g, g, g, 255}
+			if v.Overlay != nil {
+				// paint the attention over the image, opaque where it is high
+				ov := float64(v.Overlay[q])
+				o := viridis(ov)
+				a := 0.2 + 0.75*ov
+				mix := func(x, y uint8) uint8 { return uint8(float64(x)*(1-a) + float64(y)*a) }
+				c = color.RGBA{mix(c.R, o.R), mix(c.G, o.G), mix(c.B, o.B), 255}
+			}
+			fx, fy := float64(x)/cell-float64(px), float64(y)/cell-float64(py)
+			edge := 1.5 / cell
+			if v.Grid > 0 && (px%v.Grid == 0 && fx < edge/1.5 || py%v.Grid == 0 && fy < edge/1.5) {
+				c = gridC
+			}
+			if v.Mask != nil && v.Mask[q] {
+				// outline the boundary of the masked region
+				if (fx < edge && (px == 0 || !v.Mask[q-1])) || (fx > 1-edge && (px == 27 || !v.Mask[q+1])) ||
+					(fy < edge && (py == 0 || !v.Mask[q-28])) || (fy > 1-edge && (py == 27 || !v.Mask[q+28])) {
+					c = outline
+				}
+			}
+			if v.Selected >= 0 && v.Grid > 0 {
+				g := 28 / v.Grid
+				sr, sc := v.Selected/g, v.Selected%g
+				inR, inC := py/v.Grid == sr, px/v.Grid == sc
+				if inR && inC {
+					lx := float64(px%v.Grid) + fx
+					ly := float64(py%v.Grid) + fy
+					e2 := 2.5 / cell
+					if lx < e2 || lx > float64(v.Grid)-e2 || ly < e2 || ly > float64(v.Grid)-e2 {
+						c = color.RGBA{255, 40, 40, 255}
+					}
+				}
+			}
+			img.SetRGBA(ox+x, oy+y, c)
+		}
+	}
+	return img
+}
+
+// pixelAt maps a position in the widget to a pixel (−1 outside the image).
+func (v *PixelView) pixelAt(p fyne.Position) int {
+	s := v.Size()
+	side := math.Min(float64(s.Width), float64(s.Height))
+	ox, oy := (float64(s.Width)-side)/2, (float64(s.Height)-side)/2
+	x, y := (float64(p.X)-ox)/side*28, (float64(p.Y)-oy)/side*28
+	if x < 0 || y < 0 || x >= 28 || y >= 28 {
+		return -1
+	}
+	return int(y)*28 + int(x)
+}
+
+// Tapped reports the patch under the pointer.
+func (v *PixelView) Tapped(e *fyne.PointEvent) {
+	q := v.pixelAt(e.Position)
+	if q < 0 || v.OnTapped == nil {
+		return
+	}
+	g := max(v.Grid, 1)
+	v.OnTapped((q/28/g)*(28/g) + (q%28)/g)
+}
+
+// MouseIn starts hover reporting.
+func (v *PixelView) MouseIn(e *desktop.MouseEvent) { v.MouseMoved(e) }
+
+// MouseMoved reports the pixel under the pointer.
+func (v *PixelView) MouseMoved(e *desktop.MouseEvent) {
+	if v.OnHover != nil {
+		v.OnHover(v.pixelAt(e.Position))
+	}
+}
+
+// MouseOut ends hover reporting.
+func (v *PixelView) MouseOut() {
+	if v.OnHover != nil {
+		v.OnHover(-1)
+	}
+}
+
+// describe is the hover text for pixel q.
+func describe(name string, px []float32, q int) string {
+	if q < 0 || q >= len(px) {
+		return ""
+	}
+	return fmt.Sprintf("%s pixel (%d,%d) = %.3f", name, q/28, q%28, px[q])
+}

@@ -1,0 +1,153 @@
+package ui
+
+import (
+	"image"
+	"image/color"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/widget"
+	"gonum.org/v1/plot"
+
+	"attractorlab/sim"
+)
+
+// PlotView shows a gonum plot rendered at the widget's pixel size and a
+// vertical marker at the current t drawn on top, so moving t does not
+// re-render the plot. A tap on the plot seeks to the t under the pointer.
+type PlotView struct {
+	widget.BaseWidget
+
+	// Build makes the plot; it is called again after SetPlot or a resize.
+	Build  func() (*plot.Plot, error)
+	T      float64 // marker position (data x)
+	TStar  float64 // second marker (t*), < 0 for none
+	OnSeek func(t int)
+	Light  bool // plot colours for a light background
+
+	img     *canvas.Image
+	marker  *canvas.Line
+	star    *canvas.Line
+	xpix    func(float64) float64
+	top     float64
+	bottom  float64
+	scale   float32
+	builtAt fyne.Size
+	stale   bool
+}
+
+// NewPlotView returns a view; call SetPlot to give it something to draw.
+func NewPlotView() *PlotView {
+	p := &PlotView{TStar: -1}
+	p.ExtendBaseWidget(p)
+	return p
+}
+
+// SetPlot replaces the plot (rendered on the next refresh).
+func (p *PlotView) SetPlot(build func() (*plot.Plot, error)) {
+	p.Build = build
+	p.stale = true
+	p.Refresh()
+}
+
+// CreateRenderer builds the objects once.
+func (p *PlotView) CreateRenderer() fyne.WidgetRenderer {
+	p.img = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
+	p.img.FillMode = canvas.ImageFillStretch
+	p.marker = canvas.NewLine(color.RGBA{220, 40, 40, 255})
+	p.marker.StrokeWidth = 2
+	p.star = canvas.NewLine(color.RGBA{0, 158, 115, 255})
+	p.star.StrokeWidth = 1.5
+	return &plotRenderer{p: p}
+}
+
+type plotRenderer struct{ p *PlotView }
+
+func (r *plotRenderer) Layout(s fyne.Size) {
+	p := r.p
+	p.img.Resize(s)
+	if s != p.builtAt {
+		p.stale = true
+	}
+	r.render()
+	r.place()
+}
+
+func (r *plotRenderer) render() {
+	p := r.p
+	s := p.Size()
+	if !p.stale || p.Build == nil || s.Width < 10 || s.Height < 10 {
+		return
+	}
+	scale := float32(1)
+	if c := fyne.CurrentApp(); c != nil {
+		if d := c.Driver(); d != nil {
+			if cv := d.CanvasForObject(p); cv != nil {
+				scale = cv.Scale()
+			}
+		}
+	}
+	pl, err := p.Build()
+	if err != nil || pl == nil {
+		return
+	}
+	styleForTheme(pl, p.Light)
+	w, h := int(s.Width*scale), int(s.Height*scale)
+	img, xpix, top, bottom := sim.RenderWithAxis(pl, w, h, 96*float64(scale))
+	p.img.Image = img
+	p.xpix, p.top, p.bottom, p.scale = xpix, top, bottom, scale
+	p.builtAt = s
+	p.stale = false
+	p.img.Refresh()
+}
+
+func (r *plotRenderer) place() {
+	p := r.p
+	if p.xpix == nil {
+		p.marker.Hide()
+		p.star.Hide()
+		return
+	}
+	put := func(l *canvas.Line, t float64) {
+		x := float32(p.xpix(t)) / p.scale
+		l.Position1 = fyne.NewPos(x, float32(p.top)/p.scale)
+		l.Position2 = fyne.NewPos(x, float32(p.bottom)/p.scale)
+		l.Show()
+		l.Refresh()
+	}
+	put(p.marker, p.T)
+	if p.TStar >= 0 {
+		put(p.star, p.TStar)
+	} else {
+		p.star.Hide()
+	}
+}
+
+func (r *plotRenderer) MinSize() fyne.Size { return fyne.NewSize(220, 150) }
+func (r *plotRenderer) Refresh() {
+	r.render()
+	r.place()
+}
+func (r *plotRenderer) Objects() []fyne.CanvasObject {
+	return []fyne.CanvasObject{r.p.img, r.p.star, r.p.marker}
+}
+func (r *plotRenderer) Destroy() {}
+
+// Tapped seeks to the t under the pointer.
+func (p *PlotView) Tapped(e *fyne.PointEvent) {
+	if p.xpix == nil || p.OnSeek == nil {
+		return
+	}
+	x := float64(e.Position.X * p.scale)
+	// xpix is increasing: bisect for t.
+	lo, hi := 0.0, 1e6
+	for k := 0; k < 60; k++ {
+		mid := (lo + hi) / 2
+		if p.xpix(mid) < x {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	p.OnSeek(int(lo + 0.5))
+}

@@ -1,0 +1,51 @@
+package ui
+
+import (
+	"image/color"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+)
+
+// appTheme embeds the default theme and overrides only the variant (light,
+// dark, or the system's) and, in presentation mode, the type sizes.
+type appTheme struct {
+	fyne.Theme
+	variant *fyne.ThemeVariant // nil: follow the system
+	scale   float32
+}
+
+func (t *appTheme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color {
+	if t.variant != nil {
+		v = *t.variant
+	}
+	return t.Theme.Color(n, v)
+}
+
+func (t *appTheme) Size(n fyne.ThemeSizeName) float32 {
+	s := t.Theme.Size(n)
+	switch n {
+	case theme.SizeNameText, theme.SizeNameCaptionText, theme.SizeNameHeadingText, theme.SizeNameSubHeadingText:
+		return s * t.scale
+	}
+	return s
+}
+
+// themeChoice names the theme preference values.
+var themeChoices = []string{"System", "Light", "Dark"}
+
+func newTheme(choice string, presentation bool) *appTheme {
+	t := &appTheme{Theme: theme.DefaultTheme(), scale: 1}
+	switch choice {
+	case "Light":
+		v := theme.VariantLight
+		t.variant = &v
+	case "Dark":
+		v := theme.VariantDark
+		t.variant = &v
+	}
+	if presentation {
+		t.scale = 1.5
+	}
+	return t
+}
