@@ -39,7 +39,15 @@ test-deps: deps
 test: test-deps
 	$(GO) vet ./...
 	$(SIMD) $(GO) vet ./...
-	$(MAKE) test-portable test-race e2e
+	$(MAKE) lint test-portable test-race e2e
+
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(SIMD) $(GO) run $(STATICCHECK) ./...
+	$(GO) run $(STATICCHECK) ./models/... ./sim/... ./ui/...
 
 test-portable:
 	$(GO) test -count=1 ./models/... ./sim/...

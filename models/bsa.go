@@ -117,7 +117,7 @@ func (m *BSA) Canonical() []float32 {
 func (m *BSA) SetCanonical(c []float32) error {
 	d := m.D
 	if len(c) != m.N*m.N*d*d {
-		return fmt.Errorf("J has %d values, want %d", len(c), m.N*m.N*d*d)
+		return fmt.Errorf("tensor J has %d values, want %d", len(c), m.N*m.N*d*d)
 	}
 	for i := 0; i < m.N; i++ {
 		for j := 0; j < m.N; j++ {
@@ -190,7 +190,6 @@ type Workspace struct {
 	xi   []float32   // [D]
 	out  []float32   // [D]
 	c    []float32   // [D]
-	keep []bool      // first-step key mask scratch
 }
 
 // NewWorkspace allocates scratch for stepping batches of up to n images.
@@ -277,11 +276,9 @@ func (m *BSA) rowScores(w *Workspace, xh []float32, i int, keyMasked []bool) {
 	for j := m.N; j < np; j++ {
 		s[j] = invalidScore
 	}
-	if keyMasked != nil {
-		for j, k := range keyMasked {
-			if k {
-				s[j] = invalidScore
-			}
+	for j, k := range keyMasked {
+		if k {
+			s[j] = invalidScore
 		}
 	}
 }

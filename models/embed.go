@@ -56,7 +56,7 @@ func EmbeddingFromF(p, d int, f []float32) (*Embedding, error) {
 		return nil, err
 	}
 	if len(f) != d*2*pt.A {
-		return nil, fmt.Errorf("F has %d values, want %d×%d", len(f), d, 2*pt.A)
+		return nil, fmt.Errorf("tensor F has %d values, want %d×%d", len(f), d, 2*pt.A)
 	}
 	return &Embedding{Patches: pt, D: d, F: append([]float32(nil), f...)}, nil
 }

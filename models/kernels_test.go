@@ -42,12 +42,13 @@ type impl struct {
 	wsum     func(a, v, out []float32, d, np int)
 	grad     func(g, xh, a, c []float32, d, np int)
 	expShift func(dst, s []float32, lambda, shift float32) float32
+	maxf     func(s []float32) float32
 }
 
 func impls(t *testing.T) []impl {
-	out := []impl{{"go", scoresGo, wsumGo, gradGo, expShiftGo}}
+	out := []impl{{"go", scoresGo, wsumGo, gradGo, expShiftGo, maxfGo}}
 	if hasAVX512() {
-		out = append(out, impl{"avx512", scoresAVX512, wsumAVX512, gradAVX512, expShiftAVX512})
+		out = append(out, impl{"avx512", scoresAVX512, wsumAVX512, gradAVX512, expShiftAVX512, maxfAVX512})
 	} else {
 		t.Logf("AVX-512 kernels not built or not supported (kernel in use: %s)", kernelName)
 	}
@@ -115,6 +116,16 @@ func TestExpShiftMatchesNaive(t *testing.T) {
 				}
 			}
 			s[0] = 25 // a large valid score
+			if n > 3 {
+				s[n-2] = 30 // the maximum, in the tail past the last full vector
+			}
+			want := float32(invalidScore)
+			for _, v := range s {
+				want = max(want, v)
+			}
+			if got := k.maxf(s); got != want {
+				t.Fatalf("%s maxf n=%d: %g, want %g", k.name, n, got, want)
+			}
 			for _, lam := range []float32{0.3, 1, 5} {
 				shift := lam * 25
 				d1, d2 := guarded(rng, n), make([]float32, n)

@@ -82,12 +82,13 @@ type Main struct {
 	hist         *Histogram
 	center       *fyne.Container
 
-	playBtn  *widget.Button
-	speed    *widget.Slider
-	speedLbl *widget.Label
-	timeline *widget.Slider
-	tLabel   *widget.Label
-	status   *widget.Label
+	playBtn   *widget.Button
+	transport *fyne.Container
+	speed     *widget.Slider
+	speedLbl  *widget.Label
+	timeline  *widget.Slider
+	tLabel    *widget.Label
+	status    *widget.Label
 
 	updating bool // true while apply sets widget values (their callbacks must not send commands)
 }
@@ -314,9 +315,9 @@ func (m *Main) build() {
 	m.status = widget.NewLabel("")
 	m.status.Truncation = fyne.TextTruncateEllipsis
 	speedBox := container.NewBorder(nil, nil, nil, m.speedLbl, container.NewGridWrap(fyne.NewSize(120, 36), m.speed))
-	transport := container.NewBorder(nil, nil,
+	m.transport = container.NewBorder(nil, nil,
 		container.NewHBox(reset, back, m.playBtn, step, best), speedBox, m.timeline)
-	bottom := container.NewVBox(transport, container.NewBorder(nil, nil, m.tLabel, nil, m.status))
+	bottom := container.NewVBox(m.transport, container.NewBorder(nil, nil, m.tLabel, nil, m.status))
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
 	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, m.center)
@@ -393,10 +394,13 @@ func (m *Main) typedKey(k *fyne.KeyEvent) {
 
 func (m *Main) togglePresentation() {
 	m.presentation = !m.presentation
-	if m.presentation {
-		m.sidebar.Hide()
-	} else {
-		m.sidebar.Show()
+	// Presentation: larger type, controls hidden (the keyboard still works).
+	for _, o := range []fyne.CanvasObject{m.sidebar, m.transport} {
+		if m.presentation {
+			o.Hide()
+		} else {
+			o.Show()
+		}
 	}
 	m.app.Settings().SetTheme(newTheme(m.themeChoice, m.presentation))
 	m.win.SetFullScreen(m.presentation)

@@ -2,7 +2,9 @@ package ui
 
 import (
 	"bytes"
+	"flag"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -166,19 +168,53 @@ func TestCompareAndScenarioRoundTrip(t *testing.T) {
 	}
 }
 
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestLayoutMarkup compares the window's structure with the golden markup
+// (go test ./ui -update rewrites it after an intended change).
 func TestLayoutMarkup(t *testing.T) {
 	_, w := newTestMain(t)
+	if *update {
+		os.Remove(filepath.Join("testdata", "main_window.xml"))
+		test.AssertRendersToMarkup(&testing.T{}, "main_window.xml", w.Canvas())
+		if err := os.Rename(filepath.Join("testdata", "failed", "main_window.xml"), filepath.Join("testdata", "main_window.xml")); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join("testdata", "failed"))
+	}
 	test.AssertRendersToMarkup(t, "main_window.xml", w.Canvas())
 }
 
+// BenchmarkStepAndRedraw is one step (P=2) plus the redraw of every
+// panel. "rasters" regenerates each panel's image at its on-screen size,
+// as the GL driver does for refreshed rasters; "software" additionally
+// paints the whole 1280×800 window with Fyne's software renderer (text and
+// widgets included), which the GL driver does on the GPU.
 func BenchmarkStepAndRedraw(b *testing.B) {
-	m, w := newTestMain(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		m.Engine.Step()
-		if m.snap.T >= 90 {
-			m.Engine.Reset()
-		}
-		w.Canvas().Capture()
+	for _, mode := range []string{"rasters", "software"} {
+		b.Run(mode, func(b *testing.B) {
+			m, w := newTestMain(b)
+			w.Canvas().Capture()
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Engine.Step()
+				if m.snap.T >= 90 {
+					m.Engine.Reset()
+				}
+				if mode == "software" {
+					w.Canvas().Capture()
+					continue
+				}
+				for _, v := range append([]*PixelView{m.clean, m.input, m.nearest}, m.states...) {
+					s := v.Size()
+					v.draw(int(s.Width), int(s.Height))
+				}
+				for _, h := range m.heat {
+					h.Refresh()
+				}
+				s := m.hist.Size()
+				m.hist.draw(int(s.Width), int(s.Height))
+			}
+		})
 	}
 }

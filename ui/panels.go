@@ -33,7 +33,7 @@ func (m *Main) layoutCenter(n int) {
 	m.heatTitles = m.heatTitles[:0]
 	top := []fyne.CanvasObject{
 		titledPanel(newTitle("clean"), m.clean),
-		titledPanel(newTitle("input (t = 0) — click a patch"), m.input),
+		titledPanel(newTitle("input (t = 0)"), m.input),
 	}
 	var bottom []fyne.CanvasObject
 	for k := 0; k < n; k++ {
@@ -53,7 +53,7 @@ func (m *Main) layoutCenter(n int) {
 		m.heatTitles = append(m.heatTitles, ht)
 		bottom = append(bottom, titledPanel(ht, h))
 	}
-	top = append(top, container.NewBorder(newTitle("nearest training memory"), m.nearestLbl, nil, nil, m.nearest))
+	top = append(top, container.NewBorder(newTitle("nearest memory"), m.nearestLbl, nil, nil, m.nearest))
 	bottom = append(bottom, m.msePlot)
 	if n == 1 {
 		bottom = append(bottom, m.energyPlot)
