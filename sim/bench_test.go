@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"testing"
+	"time"
 
 	"attractorlab/models"
 )
@@ -53,4 +54,41 @@ func BenchmarkStep256(b *testing.B) {
 		RunBSA(context.Background(), m, models.DefaultDynamics(), inputs, 10, 0, func(int, int, []float32, float64) {})
 	}
 	b.ReportMetric(float64(b.N*256*10)/b.Elapsed().Seconds(), "image-steps/s")
+}
+
+// BenchmarkCommandLatencyWhilePlaying measures how long a command (choose
+// another digit) takes to show up in a published snapshot while the
+// engine plays at 60 steps/s; it reports the mean and the worst case.
+func BenchmarkCommandLatencyWhilePlaying(b *testing.B) {
+	seen := make(chan *Snapshot, 1024)
+	e := testEngine(b, false, func(s *Snapshot) {
+		select {
+		case seen <- s:
+		default:
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.Run(ctx)
+	e.SetSpeed(60)
+	e.Play()
+	var worst, total time.Duration
+	k := 0
+	for b.Loop() {
+		k++
+		idx := k % 900
+		start := time.Now()
+		e.Update(func(s *Settings) { s.Index = idx })
+		for s := range seen {
+			if s.Settings.Index == idx {
+				break
+			}
+		}
+		d := time.Since(start)
+		total += d
+		worst = max(worst, d)
+		e.Play()
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(k)/1000, "ms/command")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "ms-worst")
 }

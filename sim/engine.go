@@ -142,15 +142,21 @@ func (e *Engine) Run(ctx context.Context) {
 		}
 		var f func(*session)
 		if s.pending() {
-			// Work to do in the background: poll commands without blocking.
+			// Record the horizon in the background, one step at a time,
+			// between commands and ticks.
 			select {
 			case <-ctx.Done():
 				return
 			case f = <-e.cmds:
+			case <-tick.C:
+				armed = false
+				if s.playing {
+					s.advance(1)
+				}
+			case <-flush.C:
+				s.dirtyTimer = false
 			default:
-				s.extend(4)
-				e.maybeFlush(flush)
-				continue
+				s.extend(1)
 			}
 		} else {
 			select {
@@ -224,7 +230,9 @@ func (e *Engine) Update(f func(*Settings)) {
 		f(&s.set)
 		s.set.Lanes = slices.Clone(s.set.Lanes)
 		if !sameInput(old, s.set) {
+			// A new digit or corruption starts its trajectory at t = 0.
 			s.set.Toggled = nil
+			s.t = 0
 		}
 		s.rebuild()
 	})
@@ -248,7 +256,7 @@ func sameInput(a, b Settings) bool {
 }
 
 func (e *Engine) Step()       { e.do(func(s *session) { s.playing = false; s.advance(1) }) }
-func (e *Engine) Back()       { e.do(func(s *session) { s.playing = false; s.seek(s.t - 1) }) }
+func (e *Engine) Back()       { e.do(func(s *session) { s.playing = false; s.seek(s.shownT() - 1) }) }
 func (e *Engine) Play()       { e.do(func(s *session) { s.playing = true; s.dirty = true }) }
 func (e *Engine) Pause()      { e.do(func(s *session) { s.playing = false; s.dirty = true }) }
 func (e *Engine) TogglePlay() { e.do(func(s *session) { s.playing = !s.playing; s.dirty = true }) }
@@ -278,6 +286,7 @@ func (e *Engine) Call(f func(*Snapshot)) { e.do(func(s *session) { f(s.snapshot(
 type lane struct {
 	model  Model
 	info   ModelInfo
+	pt     *models.Patches // the model's tokens (nil for pixel models)
 	in     *Corrupted
 	traj   Trajectory
 	frames []*Frame
@@ -379,6 +388,9 @@ func (s *session) rebuild() {
 			in.Masked = tokensFromPixels(lp, s.pixel)
 		}
 		l := &lane{model: m, info: info, in: in, traj: m.Start(in, s.set.Dyn)}
+		if info.Patch > 0 {
+			l.pt, _ = models.NewPatches(info.Patch)
+		}
 		l.frames = append(l.frames, s.frame(l, 0, nil))
 		s.lanes = append(s.lanes, l)
 	}
@@ -419,8 +431,7 @@ func (s *session) frame(l *lane, t int, attn []float32) *Frame {
 		f.Nearest, f.NearCorr, f.NearLbl = idx[0], float64(corr[0]), mem.Set.Labels[idx[0]]
 		f.CorrMean = Pearson(f.Image, mem.Mean)
 	}
-	if l.info.Patch > 0 {
-		pt, _ := models.NewPatches(l.info.Patch)
+	if pt := l.pt; pt != nil {
 		masked := l.in.Masked
 		if masked == nil {
 			masked = make([]bool, pt.N)
@@ -483,14 +494,32 @@ func (s *session) maxT() int {
 	return m
 }
 
+// seekBudget bounds the work a command does before it returns: a seek far
+// ahead records what fits and the run loop catches up in the background,
+// so commands take effect (and are drawn) quickly even while playing.
+const seekBudget = 8 * time.Millisecond
+
 func (s *session) seek(t int) {
 	s.t = max(0, min(t, s.maxT()))
+	deadline := time.Now().Add(seekBudget)
 	for _, l := range s.lanes {
-		for len(l.frames) <= min(s.t, s.limit(l)) {
+		for len(l.frames) <= min(s.t, s.limit(l)) && (s.cfg.Synchronous || time.Now().Before(deadline)) {
 			s.extendLane(l)
 		}
 	}
 	s.dirty = true
+}
+
+// shownT is the step a snapshot shows: t, or the last step every lane has
+// recorded while the engine is still catching up with a seek.
+func (s *session) shownT() int {
+	t := s.t
+	for _, l := range s.lanes {
+		if len(l.frames)-1 < min(s.t, s.limit(l)) {
+			t = min(t, len(l.frames)-1)
+		}
+	}
+	return t
 }
 
 func (s *session) extendLane(l *lane) {
@@ -506,7 +535,8 @@ func (s *session) advance(n int) {
 	if s.t+n > s.maxT() {
 		s.playing = false
 	}
-	s.seek(s.t + n)
+	// While catching up, playback waits for the recorded steps.
+	s.seek(s.shownT() + n)
 }
 
 func (s *session) seekBest() {
@@ -534,7 +564,7 @@ func best(frames []*Frame) (int, float64) {
 func (s *session) snapshot() *Snapshot {
 	s.seq++
 	sn := &Snapshot{Seq: s.seq, Settings: s.set, Label: s.label, MNISTIdx: s.mnistIdx, Clean: s.clean,
-		PixelMask: s.pixel, MaskGrid: s.grid, T: s.t, Playing: s.playing, Speed: s.speed,
+		PixelMask: s.pixel, MaskGrid: s.grid, T: s.shownT(), Playing: s.playing, Speed: s.speed,
 		Horizon: s.cfg.Horizon, Err: s.err}
 	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
 	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
