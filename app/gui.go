@@ -47,6 +47,7 @@ func runGUI(args []string) error {
 	if len(catalogue) == 0 {
 		return fmt.Errorf("no model could be loaded: %v", problems)
 	}
+	catalogue = append(catalogue, &sim.HopfieldModel{Set: data.Train}, &sim.ClassicModel{Set: data.Train})
 	a := app.NewWithID("org.attractorlab.app")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	w := a.NewWindow("Attractor Lab")

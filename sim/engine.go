@@ -35,6 +35,7 @@ type Settings struct {
 	Toggled []int
 	Lanes   []string // model names, 1–4
 	Dyn     models.Dynamics
+	Hop     HopfieldParams
 }
 
 // Lane is one model's recorded trajectory in a snapshot.
@@ -113,6 +114,9 @@ func NewEngine(cfg EngineConfig) *Engine {
 	}
 	if s.set.Dyn == (models.Dynamics{}) {
 		s.set.Dyn = models.DefaultDynamics()
+	}
+	if s.set.Hop == (HopfieldParams{}) {
+		s.set.Hop = DefaultHopfield()
 	}
 	e := &Engine{cmds: make(chan func(*session), 256), s: s, sync: cfg.Synchronous, OnSnap: cfg.OnSnap}
 	s.emit = func(sn *Snapshot) {
@@ -387,7 +391,7 @@ func (s *session) rebuild() {
 			lp, _ := models.NewPatches(info.Patch)
 			in.Masked = tokensFromPixels(lp, s.pixel)
 		}
-		l := &lane{model: m, info: info, in: in, traj: m.Start(in, s.set.Dyn)}
+		l := &lane{model: m, info: info, in: in, traj: m.Start(in, s.set)}
 		if info.Patch > 0 {
 			l.pt, _ = models.NewPatches(info.Patch)
 		}
@@ -464,12 +468,7 @@ func (s *session) extend(n int) {
 	goal := s.goal()
 	for _, l := range s.lanes {
 		for k := 0; k < n && len(l.frames) <= min(goal, s.limit(l)); k++ {
-			var attn []float32
-			if l.info.Tokens > 0 {
-				attn = make([]float32, l.info.Tokens*l.info.Tokens)
-			}
-			l.traj.Step(attn)
-			l.frames = append(l.frames, s.frame(l, len(l.frames), attn))
+			s.extendLane(l)
 		}
 	}
 	s.dirty = true
@@ -526,6 +525,8 @@ func (s *session) extendLane(l *lane) {
 	var attn []float32
 	if l.info.Tokens > 0 {
 		attn = make([]float32, l.info.Tokens*l.info.Tokens)
+	} else if l.info.Patterns > 0 {
+		attn = make([]float32, l.info.Patterns)
 	}
 	l.traj.Step(attn)
 	l.frames = append(l.frames, s.frame(l, len(l.frames), attn))

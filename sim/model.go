@@ -11,7 +11,8 @@ type ModelInfo struct {
 	Name      string // short id: bsa-p2, bsa-p4, …
 	Label     string // for people: "BSA P=2"
 	Patch     int    // token side in pixels (0 for pixel-level models)
-	Tokens    int    // N, the attention matrix side
+	Tokens    int    // N, the attention matrix side (0: no token attention)
+	Patterns  int    // stored patterns the attention runs over (modern Hopfield)
 	MaxSteps  int    // 0: unbounded; the ViT has 5 layers
 	HasEnergy bool
 	Params    bool // λ, γ and the attention kind apply
@@ -37,8 +38,9 @@ type Frame struct {
 // Model is one network behind the interface the engine and GUI share.
 type Model interface {
 	Info() ModelInfo
-	// Start encodes a corrupted image; the trajectory's state is t = 0.
-	Start(in *Corrupted, dy models.Dynamics) Trajectory
+	// Start encodes a corrupted image with the user's settings; the
+	// trajectory's state is t = 0.
+	Start(in *Corrupted, set Settings) Trajectory
 }
 
 // Trajectory is a model's state on one input.
@@ -48,7 +50,8 @@ type Trajectory interface {
 	// Energy of the current state (NaN where undefined).
 	Energy() float64
 	// Step advances one iteration and writes the attention it used into
-	// attn (N×N), when attn is not nil.
+	// attn (N×N, or the weights of the Patterns stored patterns), when attn
+	// is not nil.
 	Step(attn []float32)
 }
 
@@ -66,8 +69,8 @@ func bsaName(p int) string  { return "bsa-p" + string(rune('0'+p)) }
 func bsaLabel(p int) string { return "BSA P=" + string(rune('0'+p)) }
 
 // Start encodes the corrupted image (§2–3).
-func (b *BSAModel) Start(in *Corrupted, dy models.Dynamics) Trajectory {
-	return &bsaTraj{m: b.M, st: BSAState(b.M, in), w: b.M.NewWorkspace(1), dy: dy}
+func (b *BSAModel) Start(in *Corrupted, set Settings) Trajectory {
+	return &bsaTraj{m: b.M, st: BSAState(b.M, in), w: b.M.NewWorkspace(1), dy: set.Dyn}
 }
 
 type bsaTraj struct {

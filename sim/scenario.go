@@ -26,6 +26,9 @@ type Scenario struct {
 	Lambda     float32  `json:"lambda"`
 	Gamma      float32  `json:"gamma"`
 	Attention  string   `json:"attention"`
+	Beta       float32  `json:"hopfield_beta"`
+	K          int      `json:"hopfield_k"`
+	Async      bool     `json:"hopfield_async"`
 	T          int      `json:"t"`
 }
 
@@ -35,7 +38,7 @@ func ScenarioOf(sn *Snapshot) Scenario {
 	return Scenario{Version: 1, Split: s.Split.String(), Index: s.Index, Corruption: s.Corruption.Kind.String(),
 		Fraction: s.Corruption.Fraction, Sigma2: s.Corruption.Sigma2, Seed: s.Corruption.Seed,
 		Toggled: s.Toggled, Models: s.Lanes, Lambda: s.Dyn.Lambda, Gamma: s.Dyn.Gamma,
-		Attention: s.Dyn.Attn.String(), T: sn.T}
+		Attention: s.Dyn.Attn.String(), Beta: s.Hop.Beta, K: s.Hop.K, Async: s.Hop.Async, T: sn.T}
 }
 
 // Settings converts a scenario back, validating every field.
@@ -78,6 +81,13 @@ func (sc Scenario) Settings() (Settings, error) {
 	}
 	if err := s.Dyn.Validate(); err != nil {
 		return s, err
+	}
+	s.Hop = HopfieldParams{Beta: sc.Beta, K: sc.K, Async: sc.Async}
+	if sc.Beta == 0 && sc.K == 0 {
+		s.Hop = DefaultHopfield()
+	}
+	if !(s.Hop.Beta > 0) || s.Hop.K < 1 || s.Hop.K > 1000 {
+		return s, fmt.Errorf("hopfield parameters out of range (β %g, K %d)", s.Hop.Beta, s.Hop.K)
 	}
 	return s, nil
 }

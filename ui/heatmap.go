@@ -66,7 +66,7 @@ func (h *Heatmap) CreateRenderer() fyne.WidgetRenderer {
 
 type heatRenderer struct{ h *Heatmap }
 
-const barWidth, barGap, labelWidth = 14, 6, 56
+const barWidth, barGap, labelWidth = 12, 4, 44
 
 func (r *heatRenderer) mapRect(s fyne.Size) (fyne.Position, fyne.Size) {
 	side := min(s.Width-barWidth-barGap-labelWidth, s.Height)
@@ -95,7 +95,7 @@ func (r *heatRenderer) Layout(s fyne.Size) {
 }
 
 func (r *heatRenderer) MinSize() fyne.Size {
-	return fyne.NewSize(120+barWidth+barGap+labelWidth, 120)
+	return fyne.NewSize(80+barWidth+barGap+labelWidth, 80)
 }
 
 func (r *heatRenderer) Refresh() {

@@ -64,7 +64,7 @@ func (r *histRenderer) Layout(s fyne.Size) {
 	h.xhi.Move(fyne.NewPos(s.Width-h.xhi.MinSize().Width, s.Height-th))
 }
 
-func (r *histRenderer) MinSize() fyne.Size { return fyne.NewSize(200, 140) }
+func (r *histRenderer) MinSize() fyne.Size { return fyne.NewSize(140, 110) }
 
 func (r *histRenderer) Refresh() {
 	h := r.h

@@ -67,6 +67,10 @@ type Main struct {
 	gamma      *widget.Slider
 	gammaLbl   *widget.Label
 	attn       *widget.RadioGroup
+	beta       *widget.Slider
+	betaLbl    *widget.Label
+	kEntry     *widget.Entry
+	async      *widget.Check
 	gridCheck  *widget.Check
 	themeSel   *widget.Select
 
@@ -76,6 +80,7 @@ type Main struct {
 	nearest      *PixelView
 	nearestLbl   *widget.Label
 	heat         []*Heatmap
+	patterns     map[int]*PatternsView
 	heatTitles   []*widget.Label
 	msePlot      *PlotView
 	energyPlot   *PlotView
@@ -245,6 +250,27 @@ func (m *Main) build() {
 		m.lambdaLbl, m.lambda, m.gammaLbl, m.gamma,
 		m.attn, defaults)
 
+	// Hopfield comparators.
+	m.beta = widget.NewSlider(-2, 1)
+	m.beta.Step = 0.05
+	m.betaLbl = widget.NewLabel("")
+	m.beta.OnChanged = func(v float64) { m.betaLbl.SetText(betaText(math.Pow(10, v))) }
+	m.beta.OnChangeEnded = func(v float64) {
+		m.send(func(st *sim.Settings) { st.Hop.Beta = float32(math.Pow(10, v)) })
+	}
+	m.kEntry = widget.NewEntry()
+	m.kEntry.OnSubmitted = func(s string) {
+		k, err := strconv.Atoi(s)
+		if err != nil || k < 1 || k > 1000 {
+			m.setStatus(fmt.Sprintf("K = %q: stored digits must be 1..1000", s))
+			return
+		}
+		m.send(func(st *sim.Settings) { st.Hop.K = k })
+	}
+	m.async = widget.NewCheck("asynchronous sweeps", func(b bool) { m.send(func(st *sim.Settings) { st.Hop.Async = b }) })
+	hop := container.NewVBox(heading("Hopfield"), m.betaLbl, m.beta,
+		container.NewBorder(nil, nil, widget.NewLabel("classical K"), nil, m.kEntry), m.async)
+
 	// View and export.
 	m.gridCheck = widget.NewCheck("patch grid", func(b bool) {
 		m.showGrid = b
@@ -269,7 +295,7 @@ func (m *Main) build() {
 		exportBtn, openBtn)
 
 	m.sidebar = container.NewVScroll(container.NewVBox(digit, widget.NewSeparator(), corr, widget.NewSeparator(),
-		models_, widget.NewSeparator(), dyn, widget.NewSeparator(), view))
+		models_, widget.NewSeparator(), dyn, widget.NewSeparator(), hop, widget.NewSeparator(), view))
 
 	// Images.
 	m.clean = NewPixelView()
@@ -339,6 +365,13 @@ func paramText(name string, v, def float64) string {
 		return fmt.Sprintf("%s %.2f (paper)", name, v)
 	}
 	return fmt.Sprintf("%s %.2f", name, v)
+}
+
+func betaText(b float64) string {
+	if math.Abs(b-float64(sim.DefaultHopfield().Beta)) < 1e-3*b {
+		return fmt.Sprintf("modern β %.3g (default)", b)
+	}
+	return fmt.Sprintf("modern β %.3g", b)
 }
 
 func (m *Main) showLevel(v float64) {
@@ -511,6 +544,12 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	m.gamma.SetValue(float64(st.Dyn.Gamma))
 	m.gammaLbl.SetText(paramText("γ", float64(st.Dyn.Gamma), 0.5))
 	m.attn.SetSelected(st.Dyn.Attn.String())
+	m.beta.SetValue(math.Log10(float64(st.Hop.Beta)))
+	m.betaLbl.SetText(betaText(float64(st.Hop.Beta)))
+	if m.win.Canvas().Focused() != m.kEntry {
+		m.kEntry.SetText(strconv.Itoa(st.Hop.K))
+	}
+	m.async.SetChecked(st.Hop.Async)
 	m.speed.SetValue(sn.Speed)
 	m.speedLbl.SetText(fmt.Sprintf("%3.0f steps/s", sn.Speed))
 	if sn.Playing {
@@ -527,7 +566,7 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	m.timeline.Max = float64(max(maxT, 1))
 	m.timeline.SetValue(float64(sn.T))
 
-	if prev == nil || len(prev.Lanes) != len(sn.Lanes) || len(m.states) != len(sn.Lanes) {
+	if prev == nil || !slices.Equal(prev.Settings.Lanes, sn.Settings.Lanes) || len(m.states) != len(sn.Lanes) {
 		m.layoutCenter(len(sn.Lanes))
 	}
 	if m.lane >= len(sn.Lanes) {

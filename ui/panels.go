@@ -28,6 +28,7 @@ func newTitle(s string) *widget.Label {
 // per lane, MSE, energy for a single model, variance histogram).
 func (m *Main) layoutCenter(n int) {
 	m.states = m.states[:0]
+	m.patterns = map[int]*PatternsView{}
 	m.stateTitles = m.stateTitles[:0]
 	m.heat = m.heat[:0]
 	m.heatTitles = m.heatTitles[:0]
@@ -51,7 +52,17 @@ func (m *Main) layoutCenter(n int) {
 		ht := newTitle("")
 		m.heat = append(m.heat, h)
 		m.heatTitles = append(m.heatTitles, ht)
-		bottom = append(bottom, titledPanel(ht, h))
+		info := m.lanes(k)
+		switch {
+		case info.Patterns > 0:
+			pv := NewPatternsView(m.deps.Memories.Set)
+			m.patterns[k] = pv
+			bottom = append(bottom, titledPanel(ht, pv))
+		case info.Tokens == 0:
+			bottom = append(bottom, titledPanel(ht, hint("no attention: Hebbian couplings W, update sgn(Wξ)")))
+		default:
+			bottom = append(bottom, titledPanel(ht, h))
+		}
 	}
 	top = append(top, container.NewBorder(newTitle("nearest memory"), m.nearestLbl, nil, nil, m.nearest))
 	bottom = append(bottom, m.msePlot)
@@ -98,7 +109,7 @@ func (m *Main) redrawImages() {
 	// Shared colour scale across lanes for the attention maps.
 	var hi float32
 	for k, l := range sn.Lanes {
-		if f := l.At(sn.T); f != nil && k < len(m.heat) {
+		if f := l.At(sn.T); f != nil && k < len(m.heat) && l.Info.Tokens > 0 {
 			for _, v := range f.Attn {
 				hi = max(hi, v)
 			}
@@ -135,6 +146,9 @@ func (m *Main) redrawImages() {
 			h.Rows = 0
 		}
 		h.Refresh()
+		if pv := m.patterns[k]; pv != nil {
+			pv.SetWeights(f.Attn)
+		}
 	}
 	if len(sn.Lanes) > 0 {
 		f := sn.Lanes[min(m.lane, len(sn.Lanes)-1)].At(sn.T)
@@ -266,7 +280,11 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		f := l.At(sn.T)
 		m.stateTitles[k].SetText(fmt.Sprintf("%s  t=%d  MSE %.4f", l.Info.Label, f.T, f.MSE))
 		ht := l.Info.Label + " attention"
-		if f.Attn == nil {
+		if l.Info.Patterns > 0 {
+			ht = l.Info.Label + ": top stored patterns"
+		} else if l.Info.Tokens == 0 {
+			ht = l.Info.Label
+		} else if f.Attn == nil {
 			ht += " (none at t = 0)"
 		} else if k == m.lane && m.query >= 0 {
 			ht = fmt.Sprintf("%s attention, row %d", l.Info.Label, m.query)
@@ -287,4 +305,12 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	} else {
 		m.energyPlot.Show()
 	}
+}
+
+// lanes returns the info of lane k of the current snapshot.
+func (m *Main) lanes(k int) sim.ModelInfo {
+	if m.snap == nil || k >= len(m.snap.Lanes) {
+		return sim.ModelInfo{}
+	}
+	return m.snap.Lanes[k].Info
 }

@@ -49,7 +49,7 @@ func (v *PixelView) CreateRenderer() fyne.WidgetRenderer {
 type pixelRenderer struct{ v *PixelView }
 
 func (r *pixelRenderer) Layout(s fyne.Size)           { r.v.raster.Resize(s) }
-func (r *pixelRenderer) MinSize() fyne.Size           { return fyne.NewSize(140, 140) }
+func (r *pixelRenderer) MinSize() fyne.Size           { return fyne.NewSize(96, 96) }
 func (r *pixelRenderer) Refresh()                     { r.v.raster.Refresh() }
 func (r *pixelRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasObject{r.v.raster} }
 func (r *pixelRenderer) Destroy()                     {}

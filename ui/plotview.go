@@ -123,7 +123,7 @@ func (r *plotRenderer) place() {
 	}
 }
 
-func (r *plotRenderer) MinSize() fyne.Size { return fyne.NewSize(220, 150) }
+func (r *plotRenderer) MinSize() fyne.Size { return fyne.NewSize(140, 120) }
 func (r *plotRenderer) Refresh() {
 	r.render()
 	r.place()

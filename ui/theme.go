@@ -49,3 +49,6 @@ func newTheme(choice string, presentation bool) *appTheme {
 	}
 	return t
 }
+
+func themeCaption() float32        { return theme.CaptionTextSize() }
+func themeForeground() color.Color { return theme.Color(theme.ColorNameForeground) }

@@ -1,0 +1,180 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Hopfield is the modern (continuous) Hopfield network of §7: stored
+// patterns X (M×784, gain-adjusted pixels), update ξ ← Xᵀ softmax(β X ξ),
+// energy −lse(β, Xξ) + ½ ξᵀξ. Its fixed points are (near) stored memories.
+type Hopfield struct {
+	M  int
+	X  []float32 // [M][784]
+	XT []float32 // [784][M]
+}
+
+// NewHopfield stores the given patterns (each 784 pixels). M must be a
+// multiple of 16 for the vector kernels; other counts are zero-padded.
+func NewHopfield(patterns [][]float32) *Hopfield {
+	m := roundUp16(len(patterns))
+	h := &Hopfield{M: len(patterns), X: make([]float32, m*Pixels), XT: make([]float32, Pixels*m)}
+	for k, p := range patterns {
+		copy(h.X[k*Pixels:], p)
+		for q, v := range p {
+			h.XT[q*m+k] = v
+		}
+	}
+	return h
+}
+
+// DefaultBeta is 1/√784, the scaled-dot-product temperature.
+var DefaultBeta = float32(1 / math.Sqrt(Pixels))
+
+// HopfieldStep advances ξ in place and writes the pattern weights
+// softmax(β X ξ) into p (length ≥ M). It returns the energy of ξ before
+// the step.
+func (h *Hopfield) Step(xi, p []float32, beta float32) float64 {
+	e := h.scores(xi, p, beta, true)
+	m := roundUp16(h.M)
+	wsum(p, h.XT, xi, Pixels, m)
+	return e
+}
+
+// Energy is −lse(β, Xξ) + ½ξᵀξ; p is scratch of length ≥ M.
+func (h *Hopfield) Energy(xi, p []float32, beta float32) float64 {
+	return h.scores(xi, p, beta, false)
+}
+
+// scores sets p to X ξ, then (if norm) to softmax(β X ξ), and returns the energy.
+func (h *Hopfield) scores(xi, p []float32, beta float32, norm bool) float64 {
+	m := roundUp16(h.M)
+	p = p[:m]
+	wsum(xi, h.X, p, m, Pixels)
+	for k := h.M; k < m; k++ {
+		p[k] = invalidScore
+	}
+	mx := maxf(p)
+	sum := expShift(p, p, beta, beta*mx)
+	var sq float64
+	for _, v := range xi {
+		sq += float64(v) * float64(v)
+	}
+	lse := float64(mx) + math.Log(float64(sum))/float64(beta)
+	if norm {
+		inv := 1 / sum
+		for k := range p {
+			p[k] *= inv
+		}
+	}
+	return -lse + sq/2
+}
+
+// ClassicHopfield is the binary network of §7: pixels thresholded at 0.5
+// to ±1, Hebbian couplings W = (1/784) Σ_k ξ_k ξ_kᵀ with W_ii = 0, energy
+// −½ ξᵀWξ. With many stored digits it settles in spurious mixtures.
+type ClassicHopfield struct {
+	K int
+	W []float32 // [784][784]
+}
+
+// Binarize maps pixels to ±1 (threshold 0.5).
+func Binarize(img []float32) []float32 {
+	out := make([]float32, len(img))
+	for q, v := range img {
+		out[q] = -1
+		if v >= 0.5 {
+			out[q] = 1
+		}
+	}
+	return out
+}
+
+// NewClassicHopfield stores the binarised patterns.
+func NewClassicHopfield(patterns [][]float32) *ClassicHopfield {
+	h := &ClassicHopfield{K: len(patterns), W: make([]float32, Pixels*Pixels)}
+	for _, p := range patterns {
+		s := Binarize(p)
+		for a := 0; a < Pixels; a++ {
+			row := h.W[a*Pixels : (a+1)*Pixels]
+			sa := s[a] / Pixels
+			for b, sb := range s {
+				row[b] += sa * sb
+			}
+		}
+	}
+	for a := 0; a < Pixels; a++ {
+		h.W[a*Pixels+a] = 0
+	}
+	return h
+}
+
+// field is (Wξ)_a.
+func (h *ClassicHopfield) field(xi []float32, a int) float32 {
+	var s float32
+	row := h.W[a*Pixels : (a+1)*Pixels]
+	for b, v := range xi {
+		s += row[b] * v
+	}
+	return s
+}
+
+// Energy is −½ ξᵀWξ.
+func (h *ClassicHopfield) Energy(xi []float32) float64 {
+	var e float64
+	for a := 0; a < Pixels; a++ {
+		e += float64(xi[a]) * float64(h.field(xi, a))
+	}
+	return -e / 2
+}
+
+// StepSync sets ξ ← sgn(Wξ) for every pixel at once (a zero field keeps
+// the pixel).
+func (h *ClassicHopfield) StepSync(xi []float32) {
+	f := make([]float32, Pixels)
+	for a := range f {
+		f[a] = h.field(xi, a)
+	}
+	for a, v := range f {
+		if v > 0 {
+			xi[a] = 1
+		} else if v < 0 {
+			xi[a] = -1
+		}
+	}
+}
+
+// StepAsync is one sweep of 784 single-pixel updates in a random order
+// drawn from rng; the energy never increases.
+func (h *ClassicHopfield) StepAsync(xi []float32, rng *rand.Rand) {
+	order := rng.Perm(Pixels)
+	for _, a := range order {
+		v := h.field(xi, a)
+		if v > 0 {
+			xi[a] = 1
+		} else if v < 0 {
+			xi[a] = -1
+		}
+	}
+}
+
+// TopK returns the indices of the k largest weights, largest first.
+func TopK(p []float32, n, k int) []int {
+	idx := make([]int, 0, k+1)
+	for j := 0; j < n; j++ {
+		if len(idx) < k || p[j] > p[idx[len(idx)-1]] {
+			pos, _ := slices.BinarySearchFunc(idx, p[j], func(a int, v float32) int {
+				if p[a] > v {
+					return -1
+				}
+				return 1
+			})
+			idx = slices.Insert(idx, pos, j)
+			if len(idx) > k {
+				idx = idx[:k]
+			}
+		}
+	}
+	return idx
+}

@@ -1,0 +1,130 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestHopfieldStepMatchesDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	pats := randomImages(37, 5)
+	h := NewHopfield(pats)
+	xi := append([]float32(nil), pats[3]...)
+	for q := range xi {
+		xi[q] += float32(rng.NormFloat64() * 0.3)
+	}
+	beta := DefaultBeta
+	// float64 reference
+	s := make([]float64, len(pats))
+	mx := math.Inf(-1)
+	for k, p := range pats {
+		for q := range p {
+			s[k] += float64(p[q]) * float64(xi[q])
+		}
+		mx = math.Max(mx, s[k])
+	}
+	var z float64
+	for _, v := range s {
+		z += math.Exp(float64(beta) * (v - mx))
+	}
+	var sq float64
+	for _, v := range xi {
+		sq += float64(v) * float64(v)
+	}
+	wantE := -(mx + math.Log(z)/float64(beta)) + sq/2
+	want := make([]float64, Pixels)
+	for k, p := range pats {
+		w := math.Exp(float64(beta)*(s[k]-mx)) / z
+		for q := range p {
+			want[q] += w * float64(p[q])
+		}
+	}
+	p := make([]float32, 48)
+	e := h.Step(xi, p, beta)
+	if !closeTo(e, wantE, 1e-4) {
+		t.Fatalf("energy %g, want %g", e, wantE)
+	}
+	for q := range want {
+		if math.Abs(float64(xi[q])-want[q]) > 1e-4 {
+			t.Fatalf("pixel %d: %g, want %g", q, xi[q], want[q])
+		}
+	}
+	var sum float32
+	for _, v := range p {
+		sum += v
+	}
+	if math.Abs(float64(sum)-1) > 1e-4 || p[40] != 0 {
+		t.Fatalf("weights sum to %g; padding %g", sum, p[40])
+	}
+	top := TopK(p, h.M, 3)
+	if len(top) != 3 || p[top[0]] < p[top[1]] || p[top[1]] < p[top[2]] {
+		t.Fatalf("TopK %v", top)
+	}
+	for j := 0; j < h.M; j++ {
+		if p[j] > p[top[0]] {
+			t.Fatal("TopK missed the largest")
+		}
+	}
+}
+
+func TestHopfieldRetrievesStoredPattern(t *testing.T) {
+	pats := randomImages(64, 6)
+	h := NewHopfield(pats)
+	xi := append([]float32(nil), pats[10]...)
+	for q := 0; q < 200; q++ {
+		xi[q] = 0 // erase part of it
+	}
+	p := make([]float32, 64)
+	e0 := h.Energy(xi, p, 1)
+	for range 5 {
+		h.Step(xi, p, 1)
+	}
+	if e1 := h.Energy(xi, p, 1); !(e1 <= e0) {
+		t.Fatalf("energy rose: %g → %g", e0, e1)
+	}
+	for q, v := range pats[10] {
+		if math.Abs(float64(xi[q]-v)) > 1e-3 {
+			t.Fatalf("pattern not retrieved at pixel %d: %g vs %g", q, xi[q], v)
+		}
+	}
+}
+
+func TestClassicHopfield(t *testing.T) {
+	// Uncorrelated binary patterns (half the pixels on): well below capacity.
+	rng0 := rand.New(rand.NewPCG(7, 7))
+	pats := make([][]float32, 3)
+	for k := range pats {
+		pats[k] = make([]float32, Pixels)
+		for q := range pats[k] {
+			pats[k][q] = float32(rng0.IntN(2))
+		}
+	}
+	h := NewClassicHopfield(pats)
+	stored := Binarize(pats[1])
+	xi := append([]float32(nil), stored...)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, q := range rng.Perm(Pixels)[:60] {
+		xi[q] = -xi[q]
+	}
+	e0 := h.Energy(xi)
+	h.StepAsync(xi, rng)
+	if e1 := h.Energy(xi); e1 > e0 {
+		t.Fatalf("asynchronous sweep raised the energy %g → %g", e0, e1)
+	}
+	h.StepSync(xi)
+	diff := 0
+	for q := range xi {
+		if xi[q] != stored[q] {
+			diff++
+		}
+	}
+	if diff != 0 {
+		t.Fatalf("3 stored random patterns: %d pixels differ from the stored one", diff)
+	}
+	for a := 0; a < Pixels; a++ {
+		if h.W[a*Pixels+a] != 0 {
+			t.Fatal("W_ii != 0")
+		}
+	}
+}
