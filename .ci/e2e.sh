@@ -45,6 +45,13 @@ shot before
 for _ in $(seq 10); do xdotool key --window "$win" Right; sleep 0.05; done
 sleep 0.8
 shot after
+# Play for a moment, then pause: the state keeps changing.
+xdotool key --window "$win" space; sleep 0.6; xdotool key --window "$win" space; sleep 0.4
+shot played
+played=$(compare -metric AE "$tmp/after.png" "$tmp/played.png" null: 2>&1 || true)
+echo "e2e: pixels changed by playing: $played"
+[ "${played%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: playing did not change the window"; exit 1; }
+kill -0 "$app" 2>/dev/null || { echo "e2e: the app died"; cat "$tmp/app.log"; exit 1; }
 sd=$(convert "$tmp/before.png" -colorspace Gray -format '%[fx:standard_deviation]' info:)
 diff=$(compare -metric AE "$tmp/before.png" "$tmp/after.png" null: 2>&1 || true)
 echo "e2e: screenshot grey-level std $sd, pixels changed by 10 steps: $diff"

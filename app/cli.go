@@ -75,6 +75,7 @@ func runTrain(ctx context.Context, args []string) error {
 	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "AdamW learning rate")
 	fs.IntVar(&cfg.HalveEvery, "halve-every", cfg.HalveEvery, "halve the learning rate every this many epochs (0: never)")
 	seed := fs.Uint64("seed", 0, "seed for the embedding, the initial couplings and the shuffling")
+	fs.BoolVar(&cfg.AllRows, "all-rows", false, "update every query row each batch (default: one random row per batch, the recipe of DESIGN §5)")
 	val := fs.Int("val", 200, "embedded test digits used for the validation masked-MSE")
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")

@@ -387,6 +387,31 @@ func TestPatchesIndex(t *testing.T) {
 	}
 }
 
+// TestGradientRowMatchesAllRows: the one-row gradient of the recipe is the
+// all-rows gradient of that row, scaled by N (mean over one row instead of
+// over N rows).
+func TestGradientRowMatchesAllRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	m := tinyBSA(9, 4, 2)
+	xs := [][]float32{randX(rng, 36), randX(rng, 36), randX(rng, 36), randX(rng, 36), randX(rng, 36)}
+	tr := NewTrainer(m, TrainConfig{Workers: 2})
+	tr.Gradient(xs)
+	all := append([]float32(nil), tr.g...)
+	for _, i := range []int{0, 4, 8} {
+		tr.GradientRow(xs, i)
+		slab := m.D * m.D * m.NP
+		for k, v := range tr.g {
+			want := float32(0)
+			if k/slab == i {
+				want = all[k] * float32(m.N)
+			}
+			if !closeTo(float64(v), float64(want), 1e-5) {
+				t.Fatalf("row %d: g[%d] = %g, want %g", i, k, v, want)
+			}
+		}
+	}
+}
+
 func TestRMSKeptAndDiagonalZero(t *testing.T) {
 	m, err := NewBSA(2, 8, 1)
 	if err != nil {

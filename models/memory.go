@@ -1,6 +1,12 @@
 package models
 
-import "math"
+import (
+	"math"
+	"sync"
+)
+
+// zPool recycles the standardised copies of predictions.
+var zPool sync.Pool
 
 // Memory finds, for predictions, the stored image with the highest Pearson
 // correlation (§8 "nearest memory"). Stored rows are centred and scaled to
@@ -39,6 +45,11 @@ func NewMemory(rows [][]float32) *Memory {
 
 // standardize returns (x − mean)/‖x − mean‖, or zeros for a constant x.
 func standardize(x []float32) []float32 {
+	return standardizeTo(make([]float32, len(x)), x)
+}
+
+// standardizeTo writes standardize(x) into out and returns it.
+func standardizeTo(out, x []float32) []float32 {
 	var m float64
 	for _, v := range x {
 		m += float64(v)
@@ -48,8 +59,8 @@ func standardize(x []float32) []float32 {
 	for _, v := range x {
 		ss += (float64(v) - m) * (float64(v) - m)
 	}
-	out := make([]float32, len(x))
 	if ss == 0 {
+		clear(out)
 		return out
 	}
 	inv := 1 / math.Sqrt(ss)
@@ -63,9 +74,15 @@ func standardize(x []float32) []float32 {
 // stored row and that correlation. A constant prediction correlates 0 with
 // everything and gets index 0.
 func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
+	buf, _ := zPool.Get().(*[]float32)
+	if buf == nil || len(*buf) < len(preds)*mem.Q {
+		b := make([]float32, len(preds)*mem.Q)
+		buf = &b
+	}
+	defer zPool.Put(buf)
 	z := make([][]float32, len(preds))
 	for p := range preds {
-		z[p] = standardize(preds[p])
+		z[p] = standardizeTo((*buf)[p*mem.Q:(p+1)*mem.Q], preds[p])
 		idx[p], corr[p] = 0, float32(math.Inf(-1))
 	}
 	zero := make([]float32, mem.Q)

@@ -23,7 +23,10 @@ type TrainConfig struct {
 	HalveEvery  int     // lr halves every this many epochs (10)
 	Clip        float64 // global gradient-norm clip (1)
 	Seed        uint64  // shuffling seed
-	Workers     int     // goroutines; 0 means GOMAXPROCS
+	// AllRows computes the gradient of every query row each batch; the
+	// recipe of §5 (false) updates one random token row i per batch.
+	AllRows bool
+	Workers int // goroutines; 0 means GOMAXPROCS
 	// Validate, when set, is called after every epoch; its value is
 	// reported as the validation masked-MSE.
 	Validate func(*BSA) float64
@@ -62,6 +65,7 @@ type Trainer struct {
 	epochs  int
 	rms0    float64
 	xh      [][]float32
+	rowG    [][]float32
 	ws      []*Workspace
 }
 
@@ -91,44 +95,13 @@ func (t *Trainer) Gradient(xs [][]float32) float64 {
 	parallel(len(xs), t.Cfg.Workers, func(_, b int) { m.layerNorm(t.xh[b], xs[b], nil) })
 	clear(t.g)
 	scale := -1 / float32(len(xs)*n)
-	lam := m.LambdaTrain
 	losses := make([]float64, t.Cfg.Workers)
 	parallel(n, t.Cfg.Workers, func(wk, i int) {
 		w := t.ws[wk]
 		gi := t.g[i*d*d*np : (i+1)*d*d*np]
 		ji := m.J[i*d*d*np : (i+1)*d*d*np]
 		for b := range xs {
-			xh := t.xh[b]
-			for r := 0; r < d; r++ {
-				w.xi[r] = xh[r*np+i]
-				w.c[r] = scale * w.xi[r]
-			}
-			scores(ji, xh, w.xi, w.v, w.s, d, np)
-			clamped := false
-			for j := 0; j < n; j++ {
-				if w.s[j] > m.Clamp {
-					w.s[j] = m.Clamp
-					clamped = true
-				}
-			}
-			w.s[i] = invalidScore
-			for j := n; j < np; j++ {
-				w.s[j] = invalidScore
-			}
-			sum, lse, _ := w.softmaxRow(lam)
-			losses[wk] -= lse
-			inv := 1 / sum
-			for j := range w.a {
-				w.a[j] *= inv
-			}
-			if clamped {
-				for j := 0; j < n; j++ {
-					if w.s[j] >= m.Clamp {
-						w.a[j] = 0
-					}
-				}
-			}
-			grad(gi, xh, w.a, w.c, d, np)
+			losses[wk] -= t.rowGrad(w, ji, gi, t.xh[b], i, scale)
 		}
 	})
 	var loss float64
@@ -136,6 +109,80 @@ func (t *Trainer) Gradient(xs [][]float32) float64 {
 		loss += l
 	}
 	return loss / float64(len(xs)*n)
+}
+
+// GradientRow sets t.g to the gradient of the mean energy e_i of one query
+// row i over imgs (zero elsewhere) and returns that mean; images are split
+// across the workers.
+func (t *Trainer) GradientRow(xs [][]float32, i int) float64 {
+	m := t.M
+	d, np := m.D, m.NP
+	for len(t.xh) < len(xs) {
+		t.xh = append(t.xh, make([]float32, d*np))
+	}
+	W := t.Cfg.Workers
+	for len(t.rowG) < W {
+		t.rowG = append(t.rowG, make([]float32, d*d*np))
+	}
+	for _, g := range t.rowG[:W] {
+		clear(g)
+	}
+	clear(t.g)
+	scale := -1 / float32(len(xs))
+	losses := make([]float64, W)
+	ji := m.J[i*d*d*np : (i+1)*d*d*np]
+	parallel(len(xs), W, func(wk, b int) {
+		w := t.ws[wk]
+		xh := t.xh[b]
+		m.layerNorm(xh, xs[b], nil)
+		losses[wk] -= t.rowGrad(w, ji, t.rowG[wk], xh, i, scale)
+	})
+	gi := t.g[i*d*d*np : (i+1)*d*d*np]
+	var loss float64
+	for wk := 0; wk < W; wk++ {
+		for k, v := range t.rowG[wk] {
+			gi[k] += v
+		}
+		loss += losses[wk]
+	}
+	return loss / float64(len(xs))
+}
+
+// rowGrad accumulates into gi the gradient of e_i (times scale·(−1)) for one
+// image with layer-normed state xh, and returns the row's log-sum-exp.
+func (t *Trainer) rowGrad(w *Workspace, ji, gi, xh []float32, i int, scale float32) float64 {
+	m := t.M
+	d, np, n := m.D, m.NP, m.N
+	for r := 0; r < d; r++ {
+		w.xi[r] = xh[r*np+i]
+		w.c[r] = scale * w.xi[r]
+	}
+	scores(ji, xh, w.xi, w.v, w.s, d, np)
+	clamped := false
+	for j := 0; j < n; j++ {
+		if w.s[j] > m.Clamp {
+			w.s[j] = m.Clamp
+			clamped = true
+		}
+	}
+	w.s[i] = invalidScore
+	for j := n; j < np; j++ {
+		w.s[j] = invalidScore
+	}
+	sum, lse, _ := w.softmaxRow(m.LambdaTrain)
+	inv := 1 / sum
+	for j := range w.a {
+		w.a[j] *= inv
+	}
+	if clamped {
+		for j := 0; j < n; j++ {
+			if w.s[j] >= m.Clamp {
+				w.a[j] = 0
+			}
+		}
+	}
+	grad(gi, xh, w.a, w.c, d, np)
+	return lse
 }
 
 // Update applies clipping, one AdamW step at rate lr and the RMS rescale.
@@ -206,7 +253,11 @@ func (t *Trainer) Train(ctx context.Context, images [][]float32) error {
 			for _, k := range order[s:min(s+c.Batch, len(order))] {
 				batch = append(batch, xs[k])
 			}
-			loss += t.Gradient(batch)
+			if c.AllRows {
+				loss += t.Gradient(batch)
+			} else {
+				loss += t.GradientRow(batch, rng.IntN(m.N))
+			}
 			t.Update(lr)
 			nb++
 		}

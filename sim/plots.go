@@ -121,7 +121,13 @@ func CurvePlot(c *Curve) (*plot.Plot, error) {
 			Series{Name: "MSE (unmasked pixels)", Values: col(func(r Row) float64 { return r.MSEUnmasked }), Dashed: true})
 	}
 	ts, _ := c.Best()
-	return MSEPlot(fmt.Sprintf("%s, %s task: MSE vs iteration", c.Model, c.Task), series, c.Rows[0].MSE, ts)
+	p, err := MSEPlot(fmt.Sprintf("%s, %s task: MSE vs iteration", c.Model, c.Task), series, c.Rows[0].MSE, ts)
+	if err == nil {
+		// The curves start low on the left and end high on the right:
+		// the left middle is free for the legend.
+		p.Legend.YOffs = -vg.Points(80)
+	}
+	return p, err
 }
 
 // TrajectoryPlot is the window's plot: values against a linear t axis from

@@ -113,6 +113,7 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 	const nv = 8
 	vals := make([]float64, T*n*nv) // [t][b][metric]
 	var bufs sync.Map               // b → [][]float32, the image's predictions per t
+	var pool sync.Pool              // recycled prediction buffers
 	var done atomic.Int64
 	visit := func(t, b int, pred []float32, energy float64) {
 		in := inputs[b]
@@ -123,15 +124,23 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 		v[7] = Pearson(pred, mem.Mean)
 		var ps [][]float32
 		if t == 0 {
-			ps = make([][]float32, T)
+			if x := pool.Get(); x != nil {
+				ps = x.([][]float32)
+			} else {
+				ps = make([][]float32, T)
+				for k := range ps {
+					ps[k] = make([]float32, models.Pixels)
+				}
+			}
 			bufs.Store(b, ps)
 		} else {
 			x, _ := bufs.Load(b)
 			ps = x.([][]float32)
 		}
-		ps[t] = append([]float32(nil), pred...)
+		copy(ps[t], pred)
 		if t == cfg.Steps {
 			bufs.Delete(b)
+			defer pool.Put(ps)
 			idx := make([]int, T)
 			corr := make([]float32, T)
 			mem.Mem.Nearest(ps, idx, corr)
