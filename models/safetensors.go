@@ -189,6 +189,10 @@ func SaveFile(path string, overwrite bool, write func(io.Writer) error) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("save %s: %w", path, err)
+	}
 	if err := write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("save %s: %w", path, err)

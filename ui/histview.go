@@ -74,7 +74,7 @@ func (r *histRenderer) Refresh() {
 		t.Color, t.TextSize = fg, sz
 	}
 	h.xhi.Text = fmt.Sprintf("%.3g", h.Max)
-	txt := ""
+	txt := "mean:"
 	for k, set := range h.Sets {
 		var m float64
 		for _, v := range set {
@@ -87,7 +87,7 @@ func (r *histRenderer) Refresh() {
 		if k < len(h.Names) {
 			name = h.Names[k]
 		}
-		txt += fmt.Sprintf("%s mean %.4f   ", name, m)
+		txt += fmt.Sprintf(" %s %.3f", name, m)
 	}
 	h.means.Text = txt
 	for _, t := range []*canvas.Text{h.title, h.xlo, h.xhi, h.means} {

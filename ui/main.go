@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"io"
 	"math"
@@ -294,8 +295,12 @@ func (m *Main) build() {
 	view := container.NewVBox(heading("View"), container.NewGridWithColumns(2, m.gridCheck, m.themeSel), present,
 		exportBtn, openBtn)
 
-	m.sidebar = container.NewVScroll(container.NewVBox(digit, widget.NewSeparator(), corr, widget.NewSeparator(),
-		models_, widget.NewSeparator(), dyn, widget.NewSeparator(), hop, widget.NewSeparator(), view))
+	// The scroll bar overlays the right edge: keep the controls clear of it.
+	gutter := canvas.NewRectangle(color.Transparent)
+	gutter.SetMinSize(fyne.NewSize(10, 0))
+	m.sidebar = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
+		container.NewVBox(digit, widget.NewSeparator(), corr, widget.NewSeparator(),
+			models_, widget.NewSeparator(), dyn, widget.NewSeparator(), hop, widget.NewSeparator(), view)))
 
 	// Images.
 	m.clean = NewPixelView()

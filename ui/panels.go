@@ -131,7 +131,7 @@ func (m *Main) redrawImages() {
 		}
 		v.Overlay, v.Selected = nil, -1
 		if m.query >= 0 && k == m.lane && f.Attn != nil && m.query < l.Info.Tokens {
-			v.Overlay = attentionOverlay(f.Attn, l.Info, m.query)
+			v.Overlay = attentionOverlay(f.Attn, l.Info, m.query, hi)
 			v.Selected = m.query
 		}
 		v.Refresh()
@@ -160,24 +160,20 @@ func (m *Main) redrawImages() {
 }
 
 // attentionOverlay paints row q of an attention matrix onto the pixels of
-// each key patch, scaled to the row's maximum.
-func attentionOverlay(attn []float32, info sim.ModelInfo, q int) []float32 {
+// each key patch, on the colour scale [0, hi] of the attention maps.
+func attentionOverlay(attn []float32, info sim.ModelInfo, q int, hi float32) []float32 {
 	pt, err := models.NewPatches(info.Patch)
 	if err != nil || len(attn) < (q+1)*pt.N {
 		return nil
 	}
 	row := attn[q*pt.N : (q+1)*pt.N]
-	var mx float32
-	for _, v := range row {
-		mx = max(mx, v)
-	}
 	out := make([]float32, models.Pixels)
-	if mx == 0 {
+	if hi <= 0 {
 		return out
 	}
 	for j, v := range row {
 		for k := 0; k < pt.A; k++ {
-			out[pt.Index[j*pt.A+k]] = v / mx
+			out[pt.Index[j*pt.A+k]] = min(v/hi, 1)
 		}
 	}
 	return out
@@ -255,8 +251,11 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 	var sets [][]float64
 	var names []string
 	for _, l := range sn.Lanes {
+		if l.Info.Patch == 0 {
+			continue // pixel models have no patches
+		}
 		sets = append(sets, l.At(sn.T).PatchVar)
-		names = append(names, l.Info.Label)
+		names = append(names, l.Info.Name)
 	}
 	m.hist.Sets, m.hist.Names = sets, names
 	m.hist.Refresh()
