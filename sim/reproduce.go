@@ -125,7 +125,7 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 		var ps [][]float32
 		if t == 0 {
 			if x := pool.Get(); x != nil {
-				ps = x.([][]float32)
+				ps = *x.(*[][]float32)
 			} else {
 				ps = make([][]float32, T)
 				for k := range ps {
@@ -140,7 +140,7 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 		copy(ps[t], pred)
 		if t == cfg.Steps {
 			bufs.Delete(b)
-			defer pool.Put(ps)
+			defer pool.Put(&ps)
 			idx := make([]int, T)
 			corr := make([]float32, T)
 			mem.Mem.Nearest(ps, idx, corr)
