@@ -131,7 +131,9 @@ func CurvePlot(c *Curve) (*plot.Plot, error) {
 }
 
 // TrajectoryPlot is the window's plot: values against a linear t axis from
-// 0, one series per line, for marking the current step on top.
+// 0, one series per line (colour k of Palette), for marking the current
+// step on top. It draws no legend: the window shows one beside the plot,
+// where it cannot cover the curves.
 func TrajectoryPlot(title, ylabel string, series []Series) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
@@ -158,9 +160,6 @@ func TrajectoryPlot(title, ylabel string, series []Series) (*plot.Plot, error) {
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		p.Add(l)
-		if s.Name != "" {
-			p.Legend.Add(s.Name, l)
-		}
 	}
 	return p, nil
 }

@@ -69,7 +69,11 @@ type heatRenderer struct{ h *Heatmap }
 const barWidth, barGap, labelWidth = 12, 4, 44
 
 func (r *heatRenderer) mapRect(s fyne.Size) (fyne.Position, fyne.Size) {
-	side := min(s.Width-barWidth-barGap-labelWidth, s.Height)
+	lw := float32(labelWidth)
+	if r.h.hi != nil {
+		lw = max(lw, r.h.hi.MinSize().Width+6)
+	}
+	side := min(s.Width-barWidth-barGap-lw, s.Height)
 	return fyne.NewPos(0, (s.Height-side)/2), fyne.NewSize(side, side)
 }
 

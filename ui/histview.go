@@ -74,7 +74,7 @@ func (r *histRenderer) Refresh() {
 		t.Color, t.TextSize = fg, sz
 	}
 	h.xhi.Text = fmt.Sprintf("%.3g", h.Max)
-	txt := "mean:"
+	txt := "means:"
 	for k, set := range h.Sets {
 		var m float64
 		for _, v := range set {

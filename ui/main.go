@@ -84,6 +84,7 @@ type Main struct {
 	patterns     map[int]*PatternsView
 	heatTitles   []*widget.Label
 	msePlot      *PlotView
+	mseLegend    *fyne.Container
 	energyPlot   *PlotView
 	hist         *Histogram
 	center       *fyne.Container
@@ -310,7 +311,7 @@ func (m *Main) build() {
 	m.input.OnHover = func(q int) { m.hover(describe("input", m.input.Pixels, q)) }
 	m.nearest = NewPixelView()
 	m.nearestLbl = widget.NewLabel("")
-	m.nearestLbl.Wrapping = fyne.TextWrapWord
+	m.nearestLbl.Truncation = fyne.TextTruncateEllipsis
 
 	m.msePlot = NewPlotView()
 	m.msePlot.OnSeek = func(t int) { m.Engine.Seek(t) }

@@ -3,9 +3,12 @@ package ui
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
 
@@ -33,8 +36,8 @@ func (m *Main) layoutCenter(n int) {
 	m.heat = m.heat[:0]
 	m.heatTitles = m.heatTitles[:0]
 	top := []fyne.CanvasObject{
-		titledPanel(newTitle("clean"), m.clean),
-		titledPanel(newTitle("input (t = 0)"), m.input),
+		titledPanel(newTitle("clean\n"), m.clean),
+		titledPanel(newTitle("input\nt = 0"), m.input),
 	}
 	var bottom []fyne.CanvasObject
 	for k := 0; k < n; k++ {
@@ -64,8 +67,9 @@ func (m *Main) layoutCenter(n int) {
 			bottom = append(bottom, titledPanel(ht, h))
 		}
 	}
-	top = append(top, container.NewBorder(newTitle("nearest memory"), m.nearestLbl, nil, nil, m.nearest))
-	bottom = append(bottom, m.msePlot)
+	top = append(top, container.NewBorder(newTitle("nearest\nmemory"), m.nearestLbl, nil, nil, m.nearest))
+	m.mseLegend = container.NewGridWithColumns(2)
+	bottom = append(bottom, container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot))
 	if n == 1 {
 		bottom = append(bottom, m.energyPlot)
 	}
@@ -235,6 +239,7 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 			}
 			return sim.TrajectoryPlot("MSE vs t", "MSE", ss)
 		})
+		m.setLegend(sn)
 		m.energyPlot.SetPlot(func() (*plot.Plot, error) {
 			l := lanes[0]
 			return sim.TrajectoryPlot("energy (NPL) vs t", "E", []sim.Series{{Values: column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })}})
@@ -255,7 +260,7 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 			continue // pixel models have no patches
 		}
 		sets = append(sets, l.At(sn.T).PatchVar)
-		names = append(names, l.Info.Name)
+		names = append(names, strings.TrimPrefix(l.Info.Name, "bsa-"))
 	}
 	m.hist.Sets, m.hist.Names = sets, names
 	m.hist.Refresh()
@@ -277,16 +282,16 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 			break
 		}
 		f := l.At(sn.T)
-		m.stateTitles[k].SetText(fmt.Sprintf("%s  t=%d  MSE %.4f", l.Info.Label, f.T, f.MSE))
-		ht := l.Info.Label + " attention"
+		m.stateTitles[k].SetText(fmt.Sprintf("%s\nt = %d   MSE %.4f", l.Info.Label, f.T, f.MSE))
+		ht := l.Info.Label + "\nattention"
 		if l.Info.Patterns > 0 {
-			ht = l.Info.Label + ": top stored patterns"
+			ht = l.Info.Label + "\ntop stored patterns"
 		} else if l.Info.Tokens == 0 {
-			ht = l.Info.Label
+			ht = l.Info.Label + "\n"
 		} else if f.Attn == nil {
 			ht += " (none at t = 0)"
 		} else if k == m.lane && m.query >= 0 {
-			ht = fmt.Sprintf("%s attention, row %d", l.Info.Label, m.query)
+			ht = fmt.Sprintf("%s\nattention, row %d", l.Info.Label, m.query)
 		}
 		m.heatTitles[k].SetText(ht)
 	}
@@ -296,7 +301,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	l := sn.Lanes[min(m.lane, len(sn.Lanes)-1)]
 	f := l.At(sn.T)
 	if mem := m.deps.Memories; mem != nil {
-		m.nearestLbl.SetText(fmt.Sprintf("#%d (label %d %s)  r = %.3f\nr with mean digit = %.3f",
+		m.nearestLbl.SetText(fmt.Sprintf("#%d: %d %s r %.2f\nmean digit r %.2f",
 			mem.Set.Index[f.Nearest], f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, f.CorrMean))
 	}
 	if math.IsNaN(f.Energy) {
@@ -312,4 +317,28 @@ func (m *Main) lanes(k int) sim.ModelInfo {
 		return sim.ModelInfo{}
 	}
 	return m.snap.Lanes[k].Info
+}
+
+// setLegend lists the MSE plot's lines under it, in their colours.
+func (m *Main) setLegend(sn *sim.Snapshot) {
+	var names []string
+	if len(sn.Lanes) == 1 {
+		names = []string{"all"}
+		if sn.PixelMask != nil {
+			names = append(names, "masked", "unmasked")
+		}
+	} else {
+		for _, l := range sn.Lanes {
+			names = append(names, l.Info.Name)
+		}
+	}
+	var objs []fyne.CanvasObject
+	for k, n := range names {
+		t := canvas.NewText("— "+n, sim.Palette[k%len(sim.Palette)])
+		t.TextSize = theme.CaptionTextSize()
+		t.TextStyle.Bold = true
+		objs = append(objs, t)
+	}
+	m.mseLegend.Objects = objs
+	m.mseLegend.Refresh()
 }
