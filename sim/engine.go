@@ -83,6 +83,9 @@ type Engine struct {
 	OnSnap func(*Snapshot)
 }
 
+// ready is a closed channel: receiving from it never blocks.
+var ready = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 // MaxFPS caps how often snapshots are published.
 const MaxFPS = 60
 
@@ -144,37 +147,26 @@ func (e *Engine) Run(ctx context.Context) {
 			tick.Reset(time.Duration(float64(time.Second) / s.speed))
 			armed = true
 		}
-		var f func(*session)
+		// While the horizon is not recorded, a ready channel lets the loop
+		// record one step whenever no command or tick is waiting.
+		var work <-chan struct{}
 		if s.pending() {
-			// Record the horizon in the background, one step at a time,
-			// between commands and ticks.
-			select {
-			case <-ctx.Done():
-				return
-			case f = <-e.cmds:
-			case <-tick.C:
-				armed = false
-				if s.playing {
-					s.advance(1)
-				}
-			case <-flush.C:
-				s.dirtyTimer = false
-			default:
-				s.extend(1)
+			work = ready
+		}
+		var f func(*session)
+		select {
+		case <-ctx.Done():
+			return
+		case f = <-e.cmds:
+		case <-tick.C:
+			armed = false
+			if s.playing {
+				s.advance(1)
 			}
-		} else {
-			select {
-			case <-ctx.Done():
-				return
-			case f = <-e.cmds:
-			case <-tick.C:
-				armed = false
-				if s.playing {
-					s.advance(1)
-				}
-			case <-flush.C:
-				s.dirtyTimer = false
-			}
+		case <-flush.C:
+			s.dirtyTimer = false
+		case <-work:
+			s.extend(1)
 		}
 		if f != nil {
 			f(s)

@@ -451,7 +451,9 @@ func (m *Main) togglePresentation() {
 	m.root.Refresh()
 }
 
-func (m *Main) randomDigit() {
+// chosenSet is the digit set of the split selector and the label filter
+// (−1 for any label).
+func (m *Main) chosenSet() (*sim.Set, int) {
 	set := m.deps.Data.Test
 	if m.split.Selected == "train" {
 		set = m.deps.Data.Train
@@ -460,6 +462,11 @@ func (m *Main) randomDigit() {
 	if m.labelSel.Selected != "any" {
 		want, _ = strconv.Atoi(m.labelSel.Selected)
 	}
+	return set, want
+}
+
+func (m *Main) randomDigit() {
+	set, want := m.chosenSet()
 	for range 100000 {
 		k := rand.IntN(set.Len())
 		if want < 0 || int(set.Labels[k]) == want {
@@ -471,14 +478,7 @@ func (m *Main) randomDigit() {
 
 // showGallery opens a grid of thumbnails (filtered by label) to click.
 func (m *Main) showGallery() {
-	set := m.deps.Data.Test
-	if m.split.Selected == "train" {
-		set = m.deps.Data.Train
-	}
-	want := -1
-	if m.labelSel.Selected != "any" {
-		want, _ = strconv.Atoi(m.labelSel.Selected)
-	}
+	set, want := m.chosenSet()
 	var idx []int
 	for k := 0; k < set.Len() && len(idx) < 120; k++ {
 		if want < 0 || int(set.Labels[k]) == want {
