@@ -70,6 +70,7 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadIDX -fuzztime 2m ./sim
+	$(GO) test -run '^$$' -fuzz FuzzReadScenario -fuzztime 2m ./sim
 	$(GO) test -run '^$$' -fuzz FuzzParseSafetensors -fuzztime 2m ./models
 
 generate:

@@ -2,7 +2,9 @@ package models
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -572,6 +574,13 @@ func FuzzParseSafetensors(f *testing.F) {
 	WriteSafetensors(&small, map[string]Tensor{"x": {Shape: []int{3}, Data: []float32{1, 2, 3}}}, map[string]string{"a": "b"})
 	f.Add(small.Bytes())
 	f.Add([]byte{})
+	if gz, err := os.ReadFile("testdata/bsa_torch.safetensors.gz"); err == nil {
+		if zr, err := gzip.NewReader(bytes.NewReader(gz)); err == nil {
+			if b, err := io.ReadAll(zr); err == nil {
+				f.Add(b) // written by PyTorch (testdata/bsa_torch.py)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ts, meta, err := ParseSafetensors(data, "fuzz")
 		if err != nil {

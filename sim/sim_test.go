@@ -340,3 +340,27 @@ func TestFetchNPM(t *testing.T) {
 		}
 	}
 }
+
+func FuzzReadScenario(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*.json")
+	for _, p := range seeds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"version":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, tt, err := ReadScenario(bytes.NewReader(data), "fuzz.json")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.json") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if tt < 0 || st.Index < 0 || len(st.Lanes) == 0 || len(st.Lanes) > 4 || st.Dyn.Validate() != nil || !(st.Hop.Beta > 0) {
+			t.Fatalf("accepted an invalid scenario: %+v t=%d", st, tt)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -621,8 +622,12 @@ func (m *Main) SavePreferences() {
 	}
 }
 
-// Warn shows a problem (a weights file that did not load) without stopping.
-func (m *Main) Warn(msg string) { m.setStatus(msg) }
+// Warn shows a problem (a weights file that did not load) in a dialog and
+// the status line; the window stays usable with what did load.
+func (m *Main) Warn(msg string) {
+	m.setStatus(msg)
+	dialog.ShowError(errors.New(msg), m.win)
+}
 
 // fixedWidth lays out its objects at a fixed width and the full height.
 type fixedWidth float32
