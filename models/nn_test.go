@@ -1,0 +1,163 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func rnd64(rng *rand.Rand, n int, s float64) []float64 {
+	x := make([]float64, n)
+	for k := range x {
+		x[k] = rng.NormFloat64() * s
+	}
+	return x
+}
+
+func dot64(a, b []float64) float64 {
+	var s float64
+	for k := range a {
+		s += a[k] * b[k]
+	}
+	return s
+}
+
+// fdCheck compares grad with central differences of loss with respect to
+// every element of x (float64), failing above relative error 1e-6 (norm)
+// or 1e-4 (worst entry, relative to max(|fd|, 1e-3)).
+func fdCheck(t *testing.T, name string, x []float64, loss func() float64, grad []float64) {
+	t.Helper()
+	const h = 1e-6
+	var num, den, worst float64
+	for k := range x {
+		old := x[k]
+		x[k] = old + h
+		lp := loss()
+		x[k] = old - h
+		lm := loss()
+		x[k] = old
+		fd := (lp - lm) / (2 * h)
+		num += (grad[k] - fd) * (grad[k] - fd)
+		den += fd * fd
+		worst = math.Max(worst, math.Abs(grad[k]-fd)/math.Max(math.Abs(fd), 1e-3))
+	}
+	if den == 0 {
+		t.Fatalf("%s: zero gradient everywhere: the check is vacuous", name)
+	}
+	if rel := math.Sqrt(num / den); rel > 1e-6 || worst > 1e-4 {
+		t.Fatalf("%s: gradient relative error %.3g (norm), %.3g (worst entry)", name, rel, worst)
+	}
+}
+
+func TestLinearGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	T, I, O := 5, 7, 4
+	in, w, b, R := rnd64(rng, T*I, 1), rnd64(rng, O*I, 0.5), rnd64(rng, O, 0.5), rnd64(rng, T*O, 1)
+	out := make([]float64, T*O)
+	loss := func() float64 { LinearForward(out, in, w, b, T, I, O); return dot64(out, R) }
+	dIn, dW, dB := make([]float64, T*I), make([]float64, O*I), make([]float64, O)
+	loss()
+	LinearBackward(dIn, dW, dB, R, in, w, T, I, O)
+	fdCheck(t, "linear/in", in, loss, dIn)
+	fdCheck(t, "linear/w", w, loss, dW)
+	fdCheck(t, "linear/b", b, loss, dB)
+}
+
+func TestLayerNormGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	T, C := 4, 9
+	in, w, b, R := rnd64(rng, T*C, 2), rnd64(rng, C, 1), rnd64(rng, C, 1), rnd64(rng, T*C, 1)
+	out, mean, rstd := make([]float64, T*C), make([]float64, T), make([]float64, T)
+	loss := func() float64 { LayerNormForward(out, mean, rstd, in, w, b, T, C); return dot64(out, R) }
+	loss()
+	// The normalised rows have mean 0 and (population) variance 1 before w, b.
+	ones, zeros := make([]float64, C), make([]float64, C)
+	for c := range ones {
+		ones[c] = 1
+	}
+	LayerNormForward(out, mean, rstd, in, ones, zeros, T, C)
+	var m, v float64
+	for _, x := range out[:C] {
+		m += x / float64(C)
+	}
+	for _, x := range out[:C] {
+		v += (x - m) * (x - m) / float64(C)
+	}
+	if math.Abs(m) > 1e-12 || math.Abs(v-1) > 1e-4 {
+		t.Fatalf("normalised row: mean %g variance %g", m, v)
+	}
+	loss()
+	dIn, dW, dB := make([]float64, T*C), make([]float64, C), make([]float64, C)
+	LayerNormBackward(dIn, dW, dB, R, in, w, mean, rstd, T, C)
+	fdCheck(t, "layernorm/in", in, loss, dIn)
+	fdCheck(t, "layernorm/w", w, loss, dW)
+	fdCheck(t, "layernorm/b", b, loss, dB)
+}
+
+func TestGELUGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	in, R := rnd64(rng, 40, 2), rnd64(rng, 40, 1)
+	out := make([]float64, 40)
+	loss := func() float64 { GELUForward(out, in); return dot64(out, R) }
+	loss()
+	// PyTorch reference values of the exact GELU.
+	probe := []float64{-1, 0, 1, 2}
+	want := []float64{-0.15865525393145707, 0, 0.8413447460685429, 1.9544997361036416}
+	got := make([]float64, 4)
+	GELUForward(got, probe)
+	for k := range want {
+		if math.Abs(got[k]-want[k]) > 1e-12 {
+			t.Fatalf("GELU(%g) = %g, want %g", probe[k], got[k], want[k])
+		}
+	}
+	dIn := make([]float64, 40)
+	GELUBackward(dIn, in, R)
+	fdCheck(t, "gelu", in, loss, dIn)
+}
+
+func TestAttentionGradient(t *testing.T) {
+	for _, relu := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(4, 4))
+		T, C, H := 6, 8, 2
+		qkv, R := rnd64(rng, T*3*C, 1), rnd64(rng, T*C, 1)
+		out, att := make([]float64, T*C), make([]float64, H*T*T)
+		loss := func() float64 { AttentionForward(out, att, qkv, T, C, H, relu); return dot64(out, R) }
+		loss()
+		if !relu {
+			for r := 0; r < H*T; r++ {
+				var s float64
+				for _, a := range att[r*T : (r+1)*T] {
+					s += a
+				}
+				if math.Abs(s-1) > 1e-12 {
+					t.Fatalf("softmax row %d sums to %g", r, s)
+				}
+			}
+		}
+		dQKV := make([]float64, T*3*C)
+		AttentionBackward(dQKV, R, qkv, att, T, C, H, relu)
+		name := map[bool]string{false: "attention/softmax", true: "attention/relu"}[relu]
+		fdCheck(t, name, qkv, loss, dQKV)
+	}
+}
+
+// TestLayersFloat32MatchFloat64: the float32 instantiations used for
+// training agree with the float64 ones the gradient checks use.
+func TestLayersFloat32MatchFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	T, C, H := 7, 16, 4
+	qkv := rnd64(rng, T*3*C, 1)
+	q32 := make([]float32, len(qkv))
+	for k, v := range qkv {
+		q32[k] = float32(v)
+	}
+	o64, a64 := make([]float64, T*C), make([]float64, H*T*T)
+	o32, a32 := make([]float32, T*C), make([]float32, H*T*T)
+	AttentionForward(o64, a64, qkv, T, C, H, false)
+	AttentionForward(o32, a32, q32, T, C, H, false)
+	for k := range o64 {
+		if math.Abs(float64(o32[k])-o64[k]) > 1e-5*math.Max(1, math.Abs(o64[k])) {
+			t.Fatalf("attention out[%d]: float32 %g, float64 %g", k, o32[k], o64[k])
+		}
+	}
+}
