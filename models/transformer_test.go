@@ -124,3 +124,28 @@ func TestTransformerSafetensors(t *testing.T) {
 		t.Fatalf("missing tensor: err = %v", err)
 	}
 }
+
+// BenchmarkTransformerImage is forward+backward of one image on one
+// goroutine with the generic (naive-twin) layers: the baseline the batched
+// kernels of the trainer must beat.
+func BenchmarkTransformerImage(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  TransformerConfig
+		tau  int
+	}{{"block-tau5", BlockConfig, 5}, {"vit", ViTConfig, 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			m, _ := NewTransformer[float32](c.cfg)
+			m.Init(1)
+			img := make([]float32, Pixels)
+			clean := make([]float32, Pixels)
+			grad := make([]float32, len(m.Params))
+			apps := c.cfg.Applications(c.tau)
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Forward(img, apps).Backward(clean, grad)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "images/s")
+		})
+	}
+}
