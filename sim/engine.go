@@ -286,10 +286,6 @@ func (e *Engine) TogglePatch(i int) {
 	})
 }
 
-// Call runs f on the engine goroutine with the current snapshot (for
-// exports that must see a consistent state).
-func (e *Engine) Call(f func(*Snapshot)) { e.do(func(s *session) { f(s.snapshot()) }) }
-
 type lane struct {
 	model  Model
 	info   ModelInfo

@@ -7,7 +7,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
-	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -172,5 +171,3 @@ func (h *Heatmap) Value(row, col int) float32 {
 	}
 	return h.Values[row*h.Cols+col]
 }
-
-var _ = container.NewStack

@@ -21,7 +21,6 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
-	"gonum.org/v1/plot"
 
 	"attractorlab/models"
 	"attractorlab/sim"
@@ -504,7 +503,7 @@ func (m *Main) showGallery() {
 	d.Show()
 }
 
-// lanesKey identifies what the plots show, so they re-render only when it changes.
+// plotKey identifies what the plots show, so they re-render only when it changes.
 func plotKey(sn *sim.Snapshot) string {
 	k := fmt.Sprintf("%+v|%d", sn.Settings, sn.Horizon)
 	for _, l := range sn.Lanes {
@@ -587,9 +586,6 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	}
 }
 
-// MainView is a convenience used by the app: the Main's content.
-func MainView(m *Main) fyne.CanvasObject { return m.Content() }
-
 type tapImage struct {
 	widget.BaseWidget
 	img *canvas.Image
@@ -608,8 +604,6 @@ func (t *tapImage) Cursor() desktop.Cursor              { return desktop.Pointer
 
 // writePNG encodes an image (used by exports).
 func writePNG(w io.Writer, img image.Image) error { return png.Encode(w, img) }
-
-var _ plot.Plot
 
 // SavePreferences remembers the current scenario for the next run.
 func (m *Main) SavePreferences() {

@@ -10,7 +10,7 @@ import (
 
 // styleForTheme colours a plot for the current theme: transparent
 // background, text and axes in the foreground colour, larger type.
-func styleForTheme(p *plot.Plot, _ bool) {
+func styleForTheme(p *plot.Plot) {
 	fg := theme.Color(theme.ColorNameForeground)
 	p.BackgroundColor = color.Transparent
 	size := vg.Points(float64(theme.TextSize()) * 0.8)

@@ -23,7 +23,6 @@ type PlotView struct {
 	T      float64 // marker position (data x)
 	TStar  float64 // second marker (t*), < 0 for none
 	OnSeek func(t int)
-	Light  bool // plot colours for a light background
 
 	img     *canvas.Image
 	marker  *canvas.Line
@@ -91,7 +90,7 @@ func (r *plotRenderer) render() {
 	if err != nil || pl == nil {
 		return
 	}
-	styleForTheme(pl, p.Light)
+	styleForTheme(pl)
 	w, h := int(s.Width*scale), int(s.Height*scale)
 	img, xpix, top, bottom := sim.RenderWithAxis(pl, w, h, 96*float64(scale))
 	p.img.Image = img
