@@ -1,0 +1,54 @@
+package models
+
+// gemm is the matrix kernel of the batched transformer (tbatch.go):
+//
+//	C[i·ldc+j] += Σ_p A(i,p)·B[p·ldb+j],  i < m, j < n, p < k,
+//
+// with A(i,p) = A[i·lda+p], or A[p·lda+i] when aT (A stored transposed).
+// Linear forward is C = X·Wᵀ with a pre-transposed W, linear backward is
+// dX += dY·W and dW += dYᵀ·X (aT), and attention's four products are the
+// same shape per head. Like the BSA kernels it has a naive twin (the
+// definition, for the tests), a portable Go version and an AVX-512 one.
+var gemm = gemmGo
+
+func gemmNaive(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float32
+			for p := 0; p < k; p++ {
+				var av float32
+				if aT {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				s += av * b[p*ldb+j]
+			}
+			c[i*ldc+j] += s
+		}
+	}
+}
+
+// gemmGo works a row of C at a time: for each p, C[i,:] += A(i,p)·B[p,:].
+func gemmGo(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	sa, sk := lda, 1
+	if aT {
+		sa, sk = 1, lda
+	}
+	for i := 0; i < m; i++ {
+		ci := c[i*ldc : i*ldc+n]
+		for p := 0; p < k; p++ {
+			av := a[i*sa+p*sk]
+			if av == 0 {
+				continue
+			}
+			bp := b[p*ldb : p*ldb+n]
+			for j, bv := range bp {
+				ci[j] += av * bv
+			}
+		}
+	}
+}

@@ -1,0 +1,140 @@
+//go:build goexperiment.simd && amd64
+
+package models
+
+import (
+	"simd/archsimd"
+	"unsafe"
+)
+
+func init() {
+	if archsimd.X86.AVX512() {
+		gemm = gemmAVX512
+	}
+}
+
+// at reads a[k] without a bounds check (gemmAVX512 checks extents once).
+func at(a []float32, k int) float32 {
+	return *(*float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(a)), k*4))
+}
+
+// vecU and storeU are vec and store without the bounds check.
+func vecU(p []float32, k int) archsimd.Float32x16 {
+	return archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(p)), k*4)))
+}
+
+func storeU(x archsimd.Float32x16, p []float32, k int) {
+	x.Store((*[16]float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(p)), k*4)))
+}
+
+// gemmAVX512 tiles C into 4 rows × 64 columns (16 accumulators) and
+// 8 rows × 16 columns, with a scalar tail for n not a multiple of 16.
+func gemmAVX512(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	sa, sk := lda, 1
+	if aT {
+		sa, sk = 1, lda
+	}
+	// Every index the tiles touch is below these bounds.
+	_ = a[(m-1)*sa+(k-1)*sk]
+	_ = b[(k-1)*ldb+n-1]
+	_ = c[(m-1)*ldc+n-1]
+	j := 0
+	for ; j+64 <= n; j += 64 {
+		i := 0
+		for ; i+4 <= m; i += 4 {
+			gemm4x64(k, a, i*sa, sa, sk, b, j, ldb, c, i*ldc+j, ldc)
+		}
+		for ; i < m; i++ {
+			for jj := j; jj < j+64; jj += 16 {
+				gemm1x16(k, a, i*sa, sk, b, jj, ldb, c, i*ldc+jj)
+			}
+		}
+	}
+	for ; j+16 <= n; j += 16 {
+		i := 0
+		for ; i+8 <= m; i += 8 {
+			gemm8x16(k, a, i*sa, sa, sk, b, j, ldb, c, i*ldc+j, ldc)
+		}
+		for ; i < m; i++ {
+			gemm1x16(k, a, i*sa, sk, b, j, ldb, c, i*ldc+j)
+		}
+	}
+	if j < n {
+		for i := 0; i < m; i++ {
+			for jj := j; jj < n; jj++ {
+				var s float32
+				for p := 0; p < k; p++ {
+					s += at(a, i*sa+p*sk) * at(b, p*ldb+jj)
+				}
+				c[i*ldc+jj] += s
+			}
+		}
+	}
+}
+
+func gemm4x64(k int, a []float32, ao, sa, sk int, b []float32, bo, ldb int, c []float32, co, ldc int) {
+	var c00, c01, c02, c03, c10, c11, c12, c13 archsimd.Float32x16
+	var c20, c21, c22, c23, c30, c31, c32, c33 archsimd.Float32x16
+	for p := 0; p < k; p++ {
+		b0, b1, b2, b3 := vecU(b, bo), vecU(b, bo+16), vecU(b, bo+32), vecU(b, bo+48)
+		a0 := archsimd.BroadcastFloat32x16(at(a, ao))
+		a1 := archsimd.BroadcastFloat32x16(at(a, ao+sa))
+		c00, c01, c02, c03 = a0.MulAdd(b0, c00), a0.MulAdd(b1, c01), a0.MulAdd(b2, c02), a0.MulAdd(b3, c03)
+		c10, c11, c12, c13 = a1.MulAdd(b0, c10), a1.MulAdd(b1, c11), a1.MulAdd(b2, c12), a1.MulAdd(b3, c13)
+		a2 := archsimd.BroadcastFloat32x16(at(a, ao+2*sa))
+		a3 := archsimd.BroadcastFloat32x16(at(a, ao+3*sa))
+		c20, c21, c22, c23 = a2.MulAdd(b0, c20), a2.MulAdd(b1, c21), a2.MulAdd(b2, c22), a2.MulAdd(b3, c23)
+		c30, c31, c32, c33 = a3.MulAdd(b0, c30), a3.MulAdd(b1, c31), a3.MulAdd(b2, c32), a3.MulAdd(b3, c33)
+		ao += sk
+		bo += ldb
+	}
+	acc := func(o int, x0, x1, x2, x3 archsimd.Float32x16) {
+		storeU(vecU(c, o).Add(x0), c, o)
+		storeU(vecU(c, o+16).Add(x1), c, o+16)
+		storeU(vecU(c, o+32).Add(x2), c, o+32)
+		storeU(vecU(c, o+48).Add(x3), c, o+48)
+	}
+	acc(co, c00, c01, c02, c03)
+	acc(co+ldc, c10, c11, c12, c13)
+	acc(co+2*ldc, c20, c21, c22, c23)
+	acc(co+3*ldc, c30, c31, c32, c33)
+}
+
+func gemm8x16(k int, a []float32, ao, sa, sk int, b []float32, bo, ldb int, c []float32, co, ldc int) {
+	var c0, c1, c2, c3, c4, c5, c6, c7 archsimd.Float32x16
+	for p := 0; p < k; p++ {
+		bv := vecU(b, bo)
+		c0 = archsimd.BroadcastFloat32x16(at(a, ao)).MulAdd(bv, c0)
+		c1 = archsimd.BroadcastFloat32x16(at(a, ao+sa)).MulAdd(bv, c1)
+		c2 = archsimd.BroadcastFloat32x16(at(a, ao+2*sa)).MulAdd(bv, c2)
+		c3 = archsimd.BroadcastFloat32x16(at(a, ao+3*sa)).MulAdd(bv, c3)
+		c4 = archsimd.BroadcastFloat32x16(at(a, ao+4*sa)).MulAdd(bv, c4)
+		c5 = archsimd.BroadcastFloat32x16(at(a, ao+5*sa)).MulAdd(bv, c5)
+		c6 = archsimd.BroadcastFloat32x16(at(a, ao+6*sa)).MulAdd(bv, c6)
+		c7 = archsimd.BroadcastFloat32x16(at(a, ao+7*sa)).MulAdd(bv, c7)
+		ao += sk
+		bo += ldb
+	}
+	for r, x := range [8]archsimd.Float32x16{c0, c1, c2, c3, c4, c5, c6, c7} {
+		o := co + r*ldc
+		storeU(vecU(c, o).Add(x), c, o)
+	}
+}
+
+func gemm1x16(k int, a []float32, ao, sk int, b []float32, bo, ldb int, c []float32, co int) {
+	var c0, c1 archsimd.Float32x16
+	p := 0
+	for ; p+1 < k; p += 2 {
+		c0 = archsimd.BroadcastFloat32x16(at(a, ao)).MulAdd(vecU(b, bo), c0)
+		c1 = archsimd.BroadcastFloat32x16(at(a, ao+sk)).MulAdd(vecU(b, bo+ldb), c1)
+		ao += 2 * sk
+		bo += 2 * ldb
+	}
+	if p < k {
+		c0 = archsimd.BroadcastFloat32x16(at(a, ao)).MulAdd(vecU(b, bo), c0)
+	}
+	storeU(vecU(c, co).Add(c0.Add(c1)), c, co)
+}
