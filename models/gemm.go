@@ -1,5 +1,7 @@
 package models
 
+import "math"
+
 // gemm is the matrix kernel of the batched transformer (tbatch.go):
 //
 //	C[i·ldc+j] += Σ_p A(i,p)·B[p·ldb+j],  i < m, j < n, p < k,
@@ -52,3 +54,23 @@ func gemmGo(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c 
 		}
 	}
 }
+
+// gelu is the exact GELU of the batched transformer: g[k] = h·Φ(h) and its
+// derivative dg[k] = Φ(h) + h·φ(h), kept for backward (so backward needs
+// no transcendental function).
+var gelu = geluNaive
+
+func geluNaive(g, dg, h []float32) {
+	for k, v := range h {
+		x := float64(v)
+		cdf := 0.5 * (1 + math.Erf(x/math.Sqrt2))
+		pdf := math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi)
+		g[k] = float32(x * cdf)
+		dg[k] = float32(cdf + x*pdf)
+	}
+}
+
+// GELU's erfc: Numerical Recipes' erfcc (fractional error < 1.2e-7):
+// erfc(z) = t·exp(−z² + P(t)), t = 1/(1 + z/2), z ≥ 0.
+var erfcPoly = [10]float32{-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+	0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277}

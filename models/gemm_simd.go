@@ -3,6 +3,7 @@
 package models
 
 import (
+	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -137,4 +138,46 @@ func gemm1x16(k int, a []float32, ao, sk int, b []float32, bo, ldb int, c []floa
 		c0 = archsimd.BroadcastFloat32x16(at(a, ao)).MulAdd(vecU(b, bo), c0)
 	}
 	storeU(vecU(c, co).Add(c0.Add(c1)), c, co)
+}
+
+func init() {
+	if archsimd.X86.AVX512() {
+		gelu = geluAVX512
+	}
+}
+
+// geluAVX512 evaluates Φ(x) = ½erfc(−x/√2) with erfcPoly on 16 lanes and
+// φ(x) with exp16; the tail goes to the naive twin.
+func geluAVX512(g, dg, h []float32) {
+	n := len(h)
+	_, _ = g[n-1], dg[n-1]
+	one := archsimd.BroadcastFloat32x16(1)
+	half := archsimd.BroadcastFloat32x16(0.5)
+	zero := archsimd.BroadcastFloat32x16(0)
+	invSqrt2 := archsimd.BroadcastFloat32x16(1 / math.Sqrt2)
+	invSqrt2Pi := archsimd.BroadcastFloat32x16(float32(1 / math.Sqrt(2*math.Pi)))
+	var c [10]archsimd.Float32x16
+	for k, v := range erfcPoly {
+		c[k] = archsimd.BroadcastFloat32x16(v)
+	}
+	k := 0
+	for ; k+16 <= n; k += 16 {
+		x := vecU(h, k)
+		neg := x.Less(zero)
+		z := x.Max(zero.Sub(x)).Mul(invSqrt2)
+		t := one.Div(z.MulAdd(half, one))
+		p := c[9]
+		for q := 8; q >= 0; q-- {
+			p = p.MulAdd(t, c[q])
+		}
+		erfc := t.Mul(exp16(p.Sub(z.Mul(z))))
+		hc := erfc.Mul(half)
+		cdf := hc.Merge(one.Sub(hc), neg) // neg: ½erfc(|x|/√2); else 1 − that
+		pdf := exp16(x.Mul(x).Mul(archsimd.BroadcastFloat32x16(-0.5))).Mul(invSqrt2Pi)
+		storeU(x.Mul(cdf), g, k)
+		storeU(x.MulAdd(pdf, cdf), dg, k)
+	}
+	if k < n {
+		geluNaive(g[k:n], dg[k:n], h[k:n])
+	}
 }

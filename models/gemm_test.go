@@ -70,3 +70,29 @@ func BenchmarkGemm(b *testing.B) {
 		}
 	}
 }
+
+func TestGELUMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	h := guarded(rng, 1000)
+	for k := range h {
+		h[k] *= 4
+	}
+	h[0], h[1], h[2], h[3] = 0, -12, 12, -100
+	want, wantD := make([]float32, len(h)), make([]float32, len(h))
+	geluNaive(want, wantD, h)
+	impls := map[string]func(g, dg, h []float32){"naive": geluNaive}
+	if hasAVX512() {
+		impls["avx512"] = geluAVX512
+	}
+	for name, f := range impls {
+		g, dg := guarded(rng, len(h)), guarded(rng, len(h))
+		f(g, dg, h)
+		for k := range h {
+			if !closeTo(float64(g[k]), float64(want[k]), 1e-6) || !closeTo(float64(dg[k]), float64(wantD[k]), 1e-6) {
+				t.Fatalf("%s: gelu(%g) = %g, %g; want %g, %g", name, h[k], g[k], dg[k], want[k], wantD[k])
+			}
+		}
+		checkGuard(t, name, g)
+		checkGuard(t, name, dg)
+	}
+}

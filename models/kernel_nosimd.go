@@ -18,3 +18,4 @@ var (
 
 var dots4x32AVX512 = dots4x32Go
 var gemmAVX512 = gemmGo
+var geluAVX512 = geluNaive
