@@ -15,8 +15,8 @@ import (
 // A Batch is not safe for concurrent use; training gives each goroutine
 // its own. Call Prepare after the parameters change.
 type Batch struct {
-	m                    *Transformer[float32]
-	Cap                  int
+	m                     *Transformer[float32]
+	Cap                   int
 	T, D, A, H, M, TP, hs int
 
 	// Transposed weights ([in][out]) for the forward gemms, from Prepare.
