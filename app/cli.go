@@ -65,8 +65,30 @@ func progressPrinter(w io.Writer) func(string, int64, int64) {
 	}
 }
 
+// trainModel finds --model in args (default bsa) without parsing the rest.
+func trainModel(args []string) string {
+	for k, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(a, "model="); ok {
+			return v
+		}
+		if a == "model" && k+1 < len(args) {
+			return args[k+1]
+		}
+	}
+	return "bsa"
+}
+
 func runTrain(ctx context.Context, args []string) error {
-	fs := newFlags("train", "train --patch 2|4 --out FILE [flags]")
+	switch m := trainModel(args); m {
+	case "bsa":
+	case "block", "vit":
+		return runTrainTransformer(ctx, m, args)
+	default:
+		return fmt.Errorf("train: unknown model %q (bsa, block or vit)", m)
+	}
+	fs := newFlags("train", "train [--model bsa] --patch 2|4 --out FILE [flags]\n       attractorlab train --model block|vit --task mask|noise --out FILE [flags]")
+	fs.String("model", "bsa", "model: bsa, block or vit")
 	patch := fs.Int("patch", 2, "patch side P (2 or 4)")
 	d := fs.Int("d", 0, "embedding dimension (default 8 for P=2, 32 for P=4)")
 	cfg := models.DefaultTrainConfig()
@@ -120,6 +142,81 @@ func runTrain(ctx context.Context, args []string) error {
 	}
 	m.Meta["epochs_done"] = fmt.Sprint(tr.Epochs())
 	if serr := models.SaveFile(*out, *force, m.WriteBSA); serr != nil {
+		return serr
+	}
+	fmt.Printf("wrote %s after %.0fs\n", *out, time.Since(start).Seconds())
+	return err
+}
+
+func runTrainTransformer(ctx context.Context, model string, args []string) error {
+	fs := newFlags("train", "train --model block|vit --task mask|noise --out FILE [flags]")
+	fs.String("model", model, "model: bsa, block or vit")
+	task := fs.String("task", "mask", "corruption to undo: mask or noise")
+	cfg := models.DefaultTransformerTrainConfig()
+	fs.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "epochs")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "batch size")
+	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "AdamW learning rate")
+	fs.Float64Var(&cfg.WeightDecay, "wd", cfg.WeightDecay, "AdamW weight decay")
+	fs.IntVar(&cfg.Workers, "workers", 0, "goroutines (default: every core)")
+	seed := fs.Uint64("seed", 0, "seed for the initial weights, the shuffling, τ and the corruptions")
+	val := fs.Int("val", 200, "embedded test digits used for the validation MSE")
+	out := fs.String("out", "", "output safetensors file")
+	force := fs.Bool("force", false, "overwrite --out if it exists")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("train: --out FILE is required")
+	}
+	if !*force {
+		if _, err := os.Stat(*out); err == nil {
+			return fmt.Errorf("%s exists: choose another --out or pass --force", *out)
+		}
+	}
+	kind, err := sim.ParseKind(*task)
+	if err != nil {
+		return err
+	}
+	tc := models.BlockConfig
+	if model == "vit" {
+		tc = models.ViTConfig
+	}
+	m, err := models.NewTransformer[float32](tc)
+	if err != nil {
+		return err
+	}
+	m.Init(*seed)
+	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
+	m.Meta["pixel_gain"] = fmt.Sprint(sim.PixelGain)
+	train, test, err := sim.Sample()
+	if err != nil {
+		return err
+	}
+	m.Meta["train_images"] = fmt.Sprint(train.Len())
+	images := make([][]float32, train.Len())
+	for k := range images {
+		images[k] = train.Clean(k, sim.PixelGain)
+	}
+	corr := sim.DefaultMask
+	if kind == sim.Noise {
+		corr = sim.DefaultNoise
+	}
+	cfg.Seed = *seed
+	cfg.Corrupt = sim.TrainCorrupter(corr, m.Pt)
+	vc := corr
+	vc.Seed = 1
+	cfg.ValInputs, cfg.ValClean = sim.CorruptFirst(test, *val, vc, m.Pt)
+	cfg.Progress = func(s models.TransformerEpoch) { fmt.Println(s) }
+	fmt.Printf("training %s for %s on %d images, %d epochs, batch %d, lr %g, wd %g\n",
+		model, kind, len(images), cfg.Epochs, cfg.Batch, cfg.LR, cfg.WeightDecay)
+	start := time.Now()
+	tr := models.NewTransformerTrainer(m, cfg)
+	err = tr.Train(ctx, images)
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	m.Meta["epochs_done"] = fmt.Sprint(tr.Epochs())
+	if serr := models.SaveFile(*out, *force, func(w io.Writer) error { return m.WriteTransformer(w, model, kind.String()) }); serr != nil {
 		return serr
 	}
 	fmt.Printf("wrote %s after %.0fs\n", *out, time.Since(start).Seconds())

@@ -31,3 +31,43 @@ func LoadBSA(p int, path string) (*models.BSA, error) {
 	}
 	return m, nil
 }
+
+// TransformerNames are the embedded pretrained transformers: the recycled
+// block and the ViT, each trained for masking and for noise.
+var TransformerNames = []string{"block-mask", "block-noise", "vit-mask", "vit-noise"}
+
+// LoadTransformer reads a block or ViT from path, or the embedded
+// pretrained weights name (e.g. "block-mask") when path is empty.
+func LoadTransformer(name, path string) (*models.Transformer[float32], error) {
+	if path != "" {
+		return models.LoadTransformer(path)
+	}
+	file := "weights/" + name + ".safetensors"
+	b, err := assets.Weights.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("no embedded weights %s: pass --weights FILE", file)
+	}
+	return models.ParseTransformer(b, "embedded "+file)
+}
+
+// TrainCorrupter draws the training corruption of §6 for a transformer on
+// patches pt: c with the draw (seed, k), masked pixels 0 and noise unclamped.
+func TrainCorrupter(c Corruption, pt *models.Patches) func(clean []float32, seed uint64, k int) []float32 {
+	return func(clean []float32, seed uint64, k int) []float32 {
+		c := c
+		c.Seed = seed
+		return c.Apply(clean, pt, k).Input
+	}
+}
+
+// CorruptFirst corrupts the first n digits of set (gain applied) with c on
+// patches pt and returns the inputs and the clean images.
+func CorruptFirst(set *Set, n int, c Corruption, pt *models.Patches) (inputs, clean [][]float32) {
+	n = min(n, set.Len())
+	for k := 0; k < n; k++ {
+		cl := set.Clean(k, PixelGain)
+		inputs = append(inputs, c.Apply(cl, pt, k).Input)
+		clean = append(clean, cl)
+	}
+	return inputs, clean
+}

@@ -1,0 +1,250 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// TransformerTrainConfig is the backprop recipe of §6.
+type TransformerTrainConfig struct {
+	Epochs      int     // passes over the training images
+	Batch       int     // images per AdamW step (256)
+	LR          float64 // 1e-3
+	WeightDecay float64 // 0.01
+	Beta1       float64 // 0.9
+	Beta2       float64 // 0.999
+	Eps         float64 // 1e-8
+	// TauMin..TauMax: the recycled block's applications, drawn uniformly
+	// per batch (3..7); ValTau is used for validation (5). The ViT always
+	// runs its Depth blocks once.
+	TauMin, TauMax, ValTau int
+	Micro                  int // images per gemm pass (16)
+	Workers                int // goroutines; 0 means GOMAXPROCS
+	Seed                   uint64
+	// Corrupt returns a corrupted copy of clean; (seed, k) name the draw,
+	// so every batch sees fresh corruptions and a run is reproducible.
+	Corrupt func(clean []float32, seed uint64, k int) []float32
+	// ValInputs and ValClean, when set, give the validation MSE after
+	// every epoch.
+	ValInputs, ValClean [][]float32
+	Progress            func(TransformerEpoch)
+}
+
+// DefaultTransformerTrainConfig returns §6's recipe.
+func DefaultTransformerTrainConfig() TransformerTrainConfig {
+	return TransformerTrainConfig{Epochs: 20, Batch: 256, LR: 1e-3, WeightDecay: 0.01, Beta1: 0.9, Beta2: 0.999,
+		Eps: 1e-8, TauMin: 3, TauMax: 7, ValTau: 5, Micro: 16}
+}
+
+// TransformerEpoch summarises one epoch.
+type TransformerEpoch struct {
+	Epoch    int
+	TrainMSE float64 // mean training loss over the epoch's batches
+	ValMSE   float64 // validation MSE at τ = ValTau (NaN without validation data)
+	MeanTau  float64
+	Seconds  float64
+	Images   int
+}
+
+func (s TransformerEpoch) String() string {
+	return fmt.Sprintf("epoch %3d  train MSE %.5f  val MSE(τ=5) %.5f  mean τ %.2f  %.1fs  %.0f img/s",
+		s.Epoch, s.TrainMSE, s.ValMSE, s.MeanTau, s.Seconds, float64(s.Images)/s.Seconds)
+}
+
+// TransformerTrainer trains a block or ViT with hand-written backprop and
+// AdamW on all cores: the batch is cut into Micro-image chunks, chunk c
+// goes to worker c mod Workers (a fixed assignment, so a seeded run gives
+// the same weights), each worker accumulates its own gradient, and the
+// gradients are summed in worker order.
+type TransformerTrainer struct {
+	M      *Transformer[float32]
+	Cfg    TransformerTrainConfig
+	mom, v []float32
+	step   int
+	epochs int
+	work   []*Batch
+	grads  [][]float32
+}
+
+// NewTransformerTrainer prepares the AdamW state and one workspace per worker.
+func NewTransformerTrainer(m *Transformer[float32], cfg TransformerTrainConfig) *TransformerTrainer {
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Micro <= 0 {
+		cfg.Micro = 16
+	}
+	t := &TransformerTrainer{M: m, Cfg: cfg, mom: make([]float32, len(m.Params)), v: make([]float32, len(m.Params))}
+	for range cfg.Workers {
+		t.work = append(t.work, NewBatch(m, cfg.Micro))
+		t.grads = append(t.grads, make([]float32, len(m.Params)))
+	}
+	return t
+}
+
+// Epochs is the number of completed epochs.
+func (t *TransformerTrainer) Epochs() int { return t.epochs }
+
+// staticParallel runs f(worker, c) for c in [0,n), chunk c on worker c mod w.
+func staticParallel(n, w int, f func(worker, c int)) {
+	var wg sync.WaitGroup
+	for wk := 0; wk < min(w, n); wk++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := wk; c < n; c += w {
+				f(wk, c)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Gradient sets the summed gradient (in t.grads[0]) of the mean loss of
+// the batch (inputs, clean) after applications apps; it returns that loss.
+func (t *TransformerTrainer) Gradient(inputs, clean [][]float32, apps []int) float64 {
+	mc := t.Cfg.Micro
+	nc := (len(inputs) + mc - 1) / mc
+	losses := make([]float64, len(inputs))
+	for _, g := range t.grads {
+		clear(g)
+	}
+	scale := 1 / float32(len(inputs))
+	staticParallel(nc, len(t.work), func(w, c int) {
+		lo, hi := c*mc, min((c+1)*mc, len(inputs))
+		t.work[w].Train(inputs[lo:hi], clean[lo:hi], apps, scale, t.grads[w], losses[lo:hi])
+	})
+	g0 := t.grads[0]
+	for _, g := range t.grads[1:] {
+		for k, v := range g {
+			g0[k] += v
+		}
+	}
+	var s float64
+	for _, l := range losses {
+		s += l
+	}
+	return s / float64(len(inputs))
+}
+
+// Update is one AdamW step (decoupled weight decay, bias-corrected
+// moments, as torch.optim.AdamW) with the gradient in t.grads[0].
+func (t *TransformerTrainer) Update() {
+	c := t.Cfg
+	t.step++
+	bc1 := 1 - math.Pow(c.Beta1, float64(t.step))
+	bc2 := 1 - math.Pow(c.Beta2, float64(t.step))
+	b1, b2 := float32(c.Beta1), float32(c.Beta2)
+	decay := float32(1 - c.LR*c.WeightDecay)
+	stepSize := float32(c.LR / bc1)
+	sq2 := float32(math.Sqrt(bc2))
+	eps := float32(c.Eps)
+	p := t.M.Params
+	for k, g := range t.grads[0] {
+		mk := b1*t.mom[k] + (1-b1)*g
+		vk := b2*t.v[k] + (1-b2)*g*g
+		t.mom[k], t.v[k] = mk, vk
+		p[k] = p[k]*decay - stepSize*mk/(float32(math.Sqrt(float64(vk)))/sq2+eps)
+	}
+	for _, b := range t.work {
+		b.Prepare()
+	}
+}
+
+// Evaluate returns the mean MSE of the images after applications apps.
+func (t *TransformerTrainer) Evaluate(inputs, clean [][]float32, apps []int) float64 {
+	return EvaluateTransformer(t.work, inputs, clean, apps)
+}
+
+// EvaluateTransformer runs inputs through apps on the given workspaces
+// (one goroutine each) and returns the mean MSE of the last image against
+// clean.
+func EvaluateTransformer(work []*Batch, inputs, clean [][]float32, apps []int) float64 {
+	if len(inputs) == 0 {
+		return math.NaN()
+	}
+	mc := work[0].Cap
+	nc := (len(inputs) + mc - 1) / mc
+	errs := make([]float64, len(inputs))
+	staticParallel(nc, len(work), func(w, c int) {
+		lo, hi := c*mc, min((c+1)*mc, len(inputs))
+		b := work[w]
+		b.Start(inputs[lo:hi])
+		for _, blk := range apps {
+			b.Apply(blk)
+		}
+		out := make([][]float32, hi-lo)
+		for k := range out {
+			out[k] = make([]float32, Pixels)
+		}
+		b.Decode(out)
+		for k, o := range out {
+			var s float64
+			for q, v := range o {
+				d := float64(v - clean[lo+k][q])
+				s += d * d
+			}
+			errs[lo+k] = s / Pixels
+		}
+	})
+	var s float64
+	for _, e := range errs {
+		s += e
+	}
+	return s / float64(len(errs))
+}
+
+// Train runs the recipe on clean training images (gain applied). It stops
+// between batches, returning ctx.Err(), when ctx ends.
+func (t *TransformerTrainer) Train(ctx context.Context, images [][]float32) error {
+	c, cfg := t.Cfg, t.M.Cfg
+	if c.Corrupt == nil {
+		return fmt.Errorf("transformer training needs a corruption")
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0x7b10c))
+	order := make([]int, len(images))
+	for k := range order {
+		order[k] = k
+	}
+	inputs := make([][]float32, 0, c.Batch)
+	clean := make([][]float32, 0, c.Batch)
+	for ep := 1; ep <= c.Epochs; ep++ {
+		start := time.Now()
+		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		var loss, taus float64
+		nb := 0
+		for s := 0; s < len(order); s += c.Batch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			tau := c.TauMin + rng.IntN(c.TauMax-c.TauMin+1)
+			apps := cfg.Applications(tau)
+			batchSeed := rng.Uint64()
+			idx := order[s:min(s+c.Batch, len(order))]
+			inputs, clean = inputs[:len(idx)], clean[:len(idx)]
+			staticParallel(len(idx), c.Workers, func(_, k int) {
+				clean[k] = images[idx[k]]
+				inputs[k] = c.Corrupt(images[idx[k]], batchSeed, k)
+			})
+			loss += t.Gradient(inputs, clean, apps)
+			t.Update()
+			taus += float64(len(apps))
+			nb++
+		}
+		st := TransformerEpoch{Epoch: ep, TrainMSE: loss / float64(nb), ValMSE: math.NaN(), MeanTau: taus / float64(nb), Images: len(order)}
+		if len(c.ValInputs) > 0 {
+			st.ValMSE = t.Evaluate(c.ValInputs, c.ValClean, cfg.Applications(c.ValTau))
+		}
+		t.epochs = ep
+		st.Seconds = time.Since(start).Seconds()
+		if c.Progress != nil {
+			c.Progress(st)
+		}
+	}
+	return nil
+}
