@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -221,107 +220,4 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	}
 	fmt.Printf("wrote %s after %.0fs\n", *out, time.Since(start).Seconds())
 	return err
-}
-
-func runReproduce(ctx context.Context, args []string) error {
-	fs := newFlags("reproduce", "reproduce --model bsa --patch 2|4 --task mask|noise --out DIR [flags]")
-	model := fs.String("model", "bsa", "model: bsa")
-	patch := fs.Int("patch", 2, "patch side P (2 or 4)")
-	task := fs.String("task", "mask", "corruption: mask or noise")
-	n := fs.Int("n", 1000, "number of test digits (the first n)")
-	steps := fs.Int("steps", 100, "iterations")
-	seed := fs.Uint64("seed", 0, "corruption seed")
-	frac := fs.Float64("mask", sim.DefaultMask.Fraction, "masked fraction of tokens")
-	sigma2 := fs.Float64("sigma2", sim.DefaultNoise.Sigma2, "noise variance σ²")
-	weights := fs.String("weights", "", "safetensors weights (default: the embedded pretrained ones)")
-	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
-	out := fs.String("out", "", "output directory (created; existing curve.csv/mse.png are not overwritten)")
-	workers := fs.Int("workers", 0, "goroutines (default: every core)")
-	dy := models.DefaultDynamics()
-	lambda := fs.Float64("lambda", float64(dy.Lambda), "λ at evaluation")
-	gamma := fs.Float64("gamma", float64(dy.Gamma), "γ")
-	attn := fs.String("attn", "softmax", "attention: softmax or relu")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *out == "" {
-		return fmt.Errorf("reproduce: --out DIR is required")
-	}
-	if *model != "bsa" {
-		return fmt.Errorf("reproduce: unknown model %q (available: bsa)", *model)
-	}
-	kind, err := sim.ParseKind(*task)
-	if err != nil {
-		return err
-	}
-	dy.Lambda, dy.Gamma = float32(*lambda), float32(*gamma)
-	switch *attn {
-	case "softmax":
-	case "relu", "relu/seqlen":
-		dy.Attn = models.ReluSeqlen
-	default:
-		return fmt.Errorf("reproduce: unknown attention %q (softmax or relu)", *attn)
-	}
-	if err := dy.Validate(); err != nil {
-		return err
-	}
-	m, err := sim.LoadBSA(*patch, *weights)
-	if err != nil {
-		return err
-	}
-	if *dataDir == "" {
-		*dataDir = sim.DataDir()
-	}
-	data, err := sim.LoadData(*dataDir)
-	if err != nil {
-		return err
-	}
-	csvPath, pngPath := filepath.Join(*out, "curve.csv"), filepath.Join(*out, "mse.png")
-	for _, p := range []string{csvPath, pngPath} {
-		if _, err := os.Stat(p); err == nil {
-			return fmt.Errorf("%s exists: choose another --out", p)
-		}
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-	corr := sim.Corruption{Kind: kind, Fraction: *frac, Sigma2: *sigma2, Seed: *seed}
-	name := fmt.Sprintf("bsa-p%d", m.P)
-	fmt.Fprintf(os.Stderr, "%s on %d test digits from %s, %s, %d steps\n", name, min(*n, data.Test.Len()), data.Source, kind, *steps)
-	start := time.Now()
-	mem := sim.NewMemories(data.Train)
-	last := time.Time{}
-	c, err := sim.Reproduce(ctx, data, mem, sim.ReproduceConfig{
-		Model: m, Name: name, Dyn: dy, Corruption: corr, N: *n, Steps: *steps, Workers: *workers,
-		Progress: func(done, total int) {
-			if time.Since(last) > time.Second || done == total {
-				last = time.Now()
-				fmt.Fprintf(os.Stderr, "\r%d/%d digits, %.1fs", done, total, time.Since(start).Seconds())
-				if done == total {
-					fmt.Fprintln(os.Stderr)
-				}
-			}
-		},
-	})
-	if err != nil {
-		return err
-	}
-	elapsed := time.Since(start)
-	if err := models.SaveFile(csvPath, false, c.WriteCSV); err != nil {
-		return err
-	}
-	p, err := sim.CurvePlot(c)
-	if err != nil {
-		return err
-	}
-	if err := models.SaveFile(pngPath, false, func(w io.Writer) error { return sim.WritePNG(w, p, 900, 560) }); err != nil {
-		return err
-	}
-	ts, best := c.Best()
-	last100 := c.Rows[len(c.Rows)-1]
-	fmt.Printf("t* = %d  MSE(t*) = %.5f  MSE(0) = %.5f  MSE(%d) = %.5f  corr_mean_digit(%d) = %.4f\n",
-		ts, best, c.Rows[0].MSE, last100.T, last100.MSE, last100.T, last100.CorrMean)
-	fmt.Printf("%d digits × %d steps in %.1fs (%.0f image-steps/s); wrote %s and %s\n",
-		min(*n, data.Test.Len()), *steps, elapsed.Seconds(), float64(min(*n, data.Test.Len())**steps)/elapsed.Seconds(), csvPath, pngPath)
-	return nil
 }

@@ -20,6 +20,8 @@ func runGUI(args []string) error {
 	w2 := fs.String("weights-p2", "", "bare self-attention P=2 weights (default: embedded)")
 	w4 := fs.String("weights-p4", "", "bare self-attention P=4 weights (default: embedded)")
 	weights := fs.String("weights", "", "alias of --weights-p2")
+	wBlock := fs.String("weights-block", "", "recycled block weights for both tasks (default: embedded block-mask and block-noise)")
+	wViT := fs.String("weights-vit", "", "ViT weights for both tasks (default: embedded vit-mask and vit-noise)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,6 +45,17 @@ func runGUI(args []string) error {
 			continue
 		}
 		catalogue = append(catalogue, &sim.BSAModel{M: m})
+	}
+	for _, c := range []struct{ name, path string }{{"block", *wBlock}, {"vit", *wViT}} {
+		m, ps, err := sim.LoadTransformerModel(c.name, c.path)
+		problems = append(problems, ps...)
+		if err != nil {
+			if len(ps) == 0 {
+				problems = append(problems, err.Error())
+			}
+			continue
+		}
+		catalogue = append(catalogue, m)
 	}
 	if len(catalogue) == 0 {
 		return fmt.Errorf("no model could be loaded: %v", problems)

@@ -17,8 +17,10 @@ usage: attractorlab [command] [flags]
 commands:
   (none), gui   open the window (embedded sample and pretrained weights)
   data          fetch MNIST into the cache (--data DIR to import local files)
-  reproduce     run a model on test digits; write curve.csv and mse.png
-  train         train the bare self-attention by pseudo-likelihood
+  reproduce     run a model (or --model all) on test digits; write curve.csv,
+                mse.png and fig1.png; --fig2 writes the patch-variance figure
+  train         train the bare self-attention by pseudo-likelihood, or
+                --model block|vit by backprop
   help          this text
 
 Run 'attractorlab COMMAND -h' for a command's flags.

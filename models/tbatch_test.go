@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 )
@@ -134,6 +135,50 @@ func BenchmarkTransformerBatch(b *testing.B) {
 				}
 				b.ReportMetric(float64(micro*b.N)/b.Elapsed().Seconds(), "img/s")
 			})
+		}
+	}
+}
+
+// TestTransformerPyTorchFixture loads networks written by PyTorch modules
+// with the §9 names (testdata/transformer_torch.py) and checks that both
+// our paths give PyTorch's image after every application.
+func TestTransformerPyTorchFixture(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		apps []int
+	}{{"testdata/transformer_torch-block.safetensors", []int{0, 0, 0}}, {"testdata/transformer_torch-vit.safetensors", []int{0, 1}}} {
+		data, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ParseTransformer(data, tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, _, err := ParseSafetensors(data, tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img := ts["test.image"].Data
+		b := NewBatch(m, 1)
+		b.Start([][]float32{img})
+		run := m.Forward(img, tc.apps)
+		got, naive := make([]float32, Pixels), make([]float32, Pixels)
+		for k, blk := range tc.apps {
+			b.Apply(blk)
+			b.Decode([][]float32{got})
+			run.Image(k, naive)
+			want := ts[fmt.Sprintf("test.out%d", k)].Data
+			for name, g := range map[string][]float32{"batched": got, "naive": naive} {
+				if e := relErr(g, want); e > 1e-5 {
+					t.Errorf("%s application %d (%s): relative error %.2e against PyTorch", tc.file, k, name, e)
+				}
+				for q := range g {
+					if !closeTo(float64(g[q]), float64(want[q]), 1e-4) {
+						t.Fatalf("%s application %d (%s) pixel %d: %g, PyTorch %g", tc.file, k, name, q, g[q], want[q])
+					}
+				}
+			}
 		}
 	}
 }

@@ -523,7 +523,7 @@ func (s *session) shownT() int {
 func (s *session) extendLane(l *lane) {
 	var attn []float32
 	if l.info.Tokens > 0 {
-		attn = make([]float32, l.info.Tokens*l.info.Tokens)
+		attn = make([]float32, l.info.Tokens*l.info.Tokens*max(1, 1+l.info.Heads))
 	} else if l.info.Patterns > 0 {
 		attn = make([]float32, l.info.Patterns)
 	}

@@ -13,6 +13,7 @@ type ModelInfo struct {
 	Patch     int    // token side in pixels (0 for pixel-level models)
 	Tokens    int    // N, the attention matrix side (0: no token attention)
 	Patterns  int    // stored patterns the attention runs over (modern Hopfield)
+	Heads     int    // attention heads: when > 1, Attn holds the head average then each head (N×N each)
 	MaxSteps  int    // 0: unbounded; the ViT has 5 layers
 	HasEnergy bool
 	Params    bool // λ, γ and the attention kind apply

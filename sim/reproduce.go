@@ -34,6 +34,9 @@ type Curve struct {
 	Model string
 	Task  Kind
 	Rows  []Row
+	// PatchVar[t] holds the within-patch variance of every masked patch
+	// (P = 4 grid) of every image at step t, when asked for (Fig. 2).
+	PatchVar [][]float64
 }
 
 // Best returns t* = argmin over t ≥ 1 of the MSE and the MSE there (§8).
@@ -86,15 +89,21 @@ func NewMemories(train *Set) *Memories {
 	return &Memories{Set: train, Mem: models.NewMemory(rows), Mean: mean}
 }
 
-// ReproduceConfig is one `reproduce` run of the bare self-attention.
+// ReproduceConfig is one `reproduce` run: the bare self-attention (Model,
+// Dyn), or any model behind the shared interface (Any, Settings).
 type ReproduceConfig struct {
 	Model      *models.BSA
+	Any        Model
+	Settings   Settings
 	Name       string
 	Dyn        models.Dynamics
 	Corruption Corruption
 	N, Steps   int
 	Workers    int
 	Progress   func(done, total int)
+	// PatchVar records the within-patch variances of masked patches at
+	// every t (masking only).
+	PatchVar bool
 }
 
 // Reproduce runs the model on the first N test digits and averages the
@@ -104,12 +113,41 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 	if n <= 0 {
 		return nil, fmt.Errorf("reproduce: no test digits")
 	}
-	m := cfg.Model
 	inputs := make([]*Corrupted, n)
+	run := func(visit StepVisit) error {
+		return RunBSA(ctx, cfg.Model, cfg.Dyn, inputs, cfg.Steps, cfg.Workers, visit)
+	}
+	pt := (*models.Patches)(nil)
+	if cfg.Any != nil {
+		info := cfg.Any.Info()
+		if info.MaxSteps > 0 {
+			cfg.Steps = min(cfg.Steps, info.MaxSteps)
+		}
+		p := info.Patch
+		if p == 0 {
+			p = 4 // pixel-level models: masks still hide 4×4 patches
+		}
+		var err error
+		if pt, err = models.NewPatches(p); err != nil {
+			return nil, err
+		}
+		run = func(visit StepVisit) error {
+			return RunModel(ctx, cfg.Any, cfg.Settings, inputs, cfg.Steps, cfg.Workers, visit)
+		}
+	} else {
+		pt = cfg.Model.Patches
+	}
 	for k := range inputs {
-		inputs[k] = cfg.Corruption.Apply(data.Test.Clean(k, PixelGain), m.Patches, k)
+		inputs[k] = cfg.Corruption.Apply(data.Test.Clean(k, PixelGain), pt, k)
 	}
 	T := cfg.Steps + 1
+	var pv [][][]float64 // [t][b]
+	if cfg.PatchVar && cfg.Corruption.Kind == Mask {
+		pv = make([][][]float64, T)
+		for t := range pv {
+			pv[t] = make([][]float64, n)
+		}
+	}
 	const nv = 8
 	vals := make([]float64, T*n*nv) // [t][b][metric]
 	var bufs sync.Map               // b → [][]float32, the image's predictions per t
@@ -122,6 +160,9 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 		v[3] = energy
 		v[4] = Pearson(pred, in.Clean)
 		v[7] = Pearson(pred, mem.Mean)
+		if pv != nil {
+			pv[t][b] = PatchVariance(nil, pred, pt.Index, pt.A, in.Masked)
+		}
 		var ps [][]float32
 		if t == 0 {
 			if x := pool.Get(); x != nil {
@@ -157,10 +198,18 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 			}
 		}
 	}
-	if err := RunBSA(ctx, m, cfg.Dyn, inputs, cfg.Steps, cfg.Workers, visit); err != nil {
+	if err := run(visit); err != nil {
 		return nil, err
 	}
 	c := &Curve{Model: cfg.Name, Task: cfg.Corruption.Kind, Rows: make([]Row, T)}
+	if pv != nil {
+		c.PatchVar = make([][]float64, T)
+		for t := range pv {
+			for _, v := range pv[t] {
+				c.PatchVar[t] = append(c.PatchVar[t], v...)
+			}
+		}
+	}
 	for t := range c.Rows {
 		var s [nv]float64
 		var cnt [nv]int

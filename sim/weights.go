@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"attractorlab/assets"
 	"attractorlab/models"
@@ -70,4 +71,44 @@ func CorruptFirst(set *Set, n int, c Corruption, pt *models.Patches) (inputs, cl
 		clean = append(clean, cl)
 	}
 	return inputs, clean
+}
+
+// LoadTransformerModel builds the block or ViT ("block" or "vit") from the
+// file at path (used for both tasks), or from the embedded weights for
+// masking and for noise. A missing embedded network is reported and the
+// other one serves both tasks; an error means neither loaded.
+func LoadTransformerModel(name, path string) (*TransformerModel, []string, error) {
+	check := func(m *models.Transformer[float32], src string) error {
+		if (m.Cfg.Depth > 1) != (name == "vit") {
+			return fmt.Errorf("%s: holds a %s (depth %d), not a %s", src, m.Meta["model"], m.Cfg.Depth, name)
+		}
+		return nil
+	}
+	if path != "" {
+		m, err := models.LoadTransformer(path)
+		if err == nil {
+			err = check(m, path)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return NewTransformerModel(m, m), nil, nil
+	}
+	var nets [2]*models.Transformer[float32]
+	var problems []string
+	for k, task := range []string{"mask", "noise"} {
+		m, err := LoadTransformer(name+"-"+task, "")
+		if err == nil {
+			err = check(m, "embedded "+name+"-"+task)
+		}
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		nets[k] = m
+	}
+	if nets[0] == nil && nets[1] == nil {
+		return nil, problems, fmt.Errorf("%s: %s", name, strings.Join(problems, "; "))
+	}
+	return NewTransformerModel(nets[0], nets[1]), problems, nil
 }

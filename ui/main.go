@@ -48,6 +48,7 @@ type Main struct {
 	themeChoice  string
 	showGrid     bool
 	query        int // selected query patch (−1: none)
+	head         int // attention head shown for multi-head models (0: their average)
 	lane         int // lane whose attention row is painted
 	hoverText    string
 	lastPlotKey  string
@@ -416,6 +417,8 @@ func (m *Main) typedKey(k *fyne.KeyEvent) {
 		m.Engine.Reset()
 	case fyne.KeyT:
 		m.Engine.SeekBest()
+	case fyne.KeyH:
+		m.cycleHead()
 	case fyne.KeyF11:
 		m.togglePresentation()
 	case fyne.KeyEscape:
@@ -429,6 +432,51 @@ func (m *Main) typedKey(k *fyne.KeyEvent) {
 			m.Engine.Update(func(st *sim.Settings) { st.Lanes = []string{name} })
 		}
 	}
+}
+
+// cycleHead shows the next attention head of multi-head models (the
+// transformers): average, head 1, …, head H, average.
+func (m *Main) cycleHead() {
+	heads := 0
+	for _, md := range m.deps.Models {
+		heads = max(heads, md.Info().Heads)
+	}
+	if heads <= 1 {
+		return
+	}
+	m.head = (m.head + 1) % (heads + 1)
+	if m.snap != nil {
+		m.redrawImages()
+		m.drawText(m.snap)
+	}
+}
+
+// shownAttention is the part of a frame's attention the window shows: the
+// selected head (or the head average) of a multi-head model, else all of it.
+func (m *Main) shownAttention(f *sim.Frame, info sim.ModelInfo) []float32 {
+	if f == nil || f.Attn == nil || info.Tokens == 0 {
+		return f.Attn
+	}
+	n := info.Tokens * info.Tokens
+	h := 0
+	if info.Heads > 1 {
+		h = min(m.head, info.Heads)
+	}
+	if len(f.Attn) < (h+1)*n {
+		return f.Attn[:n]
+	}
+	return f.Attn[h*n : (h+1)*n]
+}
+
+// headLabel names what shownAttention returns for info.
+func (m *Main) headLabel(info sim.ModelInfo) string {
+	if info.Heads <= 1 {
+		return ""
+	}
+	if h := min(m.head, info.Heads); h > 0 {
+		return fmt.Sprintf(", head %d of %d", h, info.Heads)
+	}
+	return fmt.Sprintf(" (mean of %d heads)", info.Heads)
 }
 
 func (m *Main) togglePresentation() {

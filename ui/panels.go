@@ -114,7 +114,7 @@ func (m *Main) redrawImages() {
 	var hi float32
 	for k, l := range sn.Lanes {
 		if f := l.At(sn.T); f != nil && k < len(m.heat) && l.Info.Tokens > 0 {
-			for _, v := range f.Attn {
+			for _, v := range m.shownAttention(f, l.Info) {
 				hi = max(hi, v)
 			}
 		}
@@ -127,6 +127,7 @@ func (m *Main) redrawImages() {
 			break
 		}
 		f := l.At(sn.T)
+		attn := m.shownAttention(f, l.Info)
 		v := m.states[k]
 		v.Pixels, v.Mask = f.Image, sn.PixelMask
 		v.Grid = 0
@@ -135,12 +136,12 @@ func (m *Main) redrawImages() {
 		}
 		v.Overlay, v.Selected = nil, -1
 		if m.query >= 0 && k == m.lane && f.Attn != nil && m.query < l.Info.Tokens {
-			v.Overlay = attentionOverlay(f.Attn, l.Info, m.query, hi)
+			v.Overlay = attentionOverlay(attn, l.Info, m.query, hi)
 			v.Selected = m.query
 		}
 		v.Refresh()
 		h := m.heat[k]
-		h.Values, h.Rows, h.Cols, h.Lo, h.Hi = f.Attn, l.Info.Tokens, l.Info.Tokens, 0, hi
+		h.Values, h.Rows, h.Cols, h.Lo, h.Hi = attn, l.Info.Tokens, l.Info.Tokens, 0, hi
 		h.Selected = -1
 		if k == m.lane {
 			h.Selected = m.query
@@ -195,7 +196,7 @@ func (m *Main) hoverState(lane, q int) {
 	if m.query >= 0 && lane == m.lane && f.Attn != nil && l.Info.Patch > 0 {
 		pt, _ := models.NewPatches(l.Info.Patch)
 		j := pt.Token(q)
-		txt += fmt.Sprintf("   patch %d → patch %d: α = %.4f", m.query, j, f.Attn[m.query*pt.N+j])
+		txt += fmt.Sprintf("   patch %d → patch %d: α = %.4f", m.query, j, m.shownAttention(f, l.Info)[m.query*pt.N+j])
 	}
 	m.hover(txt)
 }
@@ -283,7 +284,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		}
 		f := l.At(sn.T)
 		m.stateTitles[k].SetText(fmt.Sprintf("%s\nt = %d   MSE %.4f", l.Info.Label, f.T, f.MSE))
-		ht := l.Info.Label + "\nattention"
+		ht := l.Info.Label + "\nattention" + m.headLabel(l.Info)
 		if l.Info.Patterns > 0 {
 			ht = l.Info.Label + "\ntop stored patterns"
 		} else if l.Info.Tokens == 0 {
@@ -291,7 +292,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		} else if f.Attn == nil {
 			ht += " (none at t = 0)"
 		} else if k == m.lane && m.query >= 0 {
-			ht = fmt.Sprintf("%s\nattention, row %d", l.Info.Label, m.query)
+			ht = fmt.Sprintf("%s\nattention, row %d%s", l.Info.Label, m.query, m.headLabel(l.Info))
 		}
 		m.heatTitles[k].SetText(ht)
 	}

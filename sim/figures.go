@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"encoding/csv"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// Fig1Plot draws every model's mean MSE against t on one log-t axis, as the
+// paper's Fig. 1. Models with a fixed depth (the ViT: a curve of at most
+// 5 layers) are drawn as a horizontal line at their final MSE. The
+// corrupted input's MSE is the dotted line.
+func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
+	if len(curves) == 0 {
+		return nil, fmt.Errorf("fig1: no curves")
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Fig. 1, %s task: MSE vs iteration", curves[0].Task)
+	p.X.Label.Text = "iteration t"
+	p.Y.Label.Text = "MSE"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	maxT := 1
+	for _, c := range curves {
+		maxT = max(maxT, len(c.Rows)-1)
+	}
+	for k, c := range curves {
+		var xy plotter.XYs
+		name := c.Model
+		if fixedDepth[c.Model] {
+			last := c.Rows[len(c.Rows)-1].MSE
+			xy = plotter.XYs{{X: 1, Y: last}, {X: float64(maxT), Y: last}}
+			name = fmt.Sprintf("%s (final, %.4f)", c.Model, last)
+		} else {
+			for _, r := range c.Rows[1:] {
+				if !math.IsNaN(r.MSE) {
+					xy = append(xy, plotter.XY{X: float64(r.T), Y: r.MSE})
+				}
+			}
+			ts, best := c.Best()
+			name = fmt.Sprintf("%s (t* = %d, %.4f)", c.Model, ts, best)
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, fmt.Errorf("fig1 %s: %w", c.Model, err)
+		}
+		l.Color = Palette[k%len(Palette)]
+		l.Width = vg.Points(2)
+		if fixedDepth[c.Model] {
+			l.Dashes = []vg.Length{vg.Points(8), vg.Points(4)}
+		}
+		p.Add(l)
+		p.Legend.Add(name, l)
+	}
+	in := curves[0].Rows[0].MSE
+	if l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: in}, {X: float64(maxT), Y: in}}); err == nil {
+		l.Color = color.RGBA{120, 120, 120, 255}
+		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("input, t = 0 (%.4f)", in), l)
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(12)
+	return p, nil
+}
+
+// Fig2Set is one model's within-patch variances of masked patches at step T.
+type Fig2Set struct {
+	Model  string
+	T      int
+	Values []float64
+}
+
+// Mean is the mean within-patch variance.
+func (s Fig2Set) Mean() float64 {
+	var m float64
+	for _, v := range s.Values {
+		m += v
+	}
+	return m / float64(len(s.Values))
+}
+
+// Fig2Bins is the histogram of Fig. 2: variances of pixels in [0,1] lie in
+// [0, 0.25]; 25 bins of 0.01.
+const (
+	Fig2Bins  = 25
+	fig2Width = 0.01
+)
+
+func (s Fig2Set) counts() []int {
+	c := make([]int, Fig2Bins)
+	for _, v := range s.Values {
+		c[min(max(int(v/fig2Width), 0), Fig2Bins-1)]++
+	}
+	return c
+}
+
+// WriteFig2CSV writes the histogram: bin_lo, bin_hi, then each model's
+// count of masked patches in the bin.
+func WriteFig2CSV(w io.Writer, sets []Fig2Set) error {
+	cw := csv.NewWriter(w)
+	head := []string{"bin_lo", "bin_hi"}
+	counts := make([][]int, len(sets))
+	for k, s := range sets {
+		head = append(head, s.Model)
+		counts[k] = s.counts()
+	}
+	cw.Write(head)
+	for b := 0; b < Fig2Bins; b++ {
+		rec := []string{strconv.FormatFloat(float64(b)*fig2Width, 'f', 2, 64), strconv.FormatFloat(float64(b+1)*fig2Width, 'f', 2, 64)}
+		for k := range sets {
+			rec = append(rec, strconv.Itoa(counts[k][b]))
+		}
+		cw.Write(rec)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteFig2Summary writes model, mean_variance.
+func WriteFig2Summary(w io.Writer, sets []Fig2Set) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"model", "mean_variance"})
+	for _, s := range sets {
+		cw.Write([]string{s.Model, strconv.FormatFloat(s.Mean(), 'g', 8, 64)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Fig2Plot overlays the models' histograms (fraction of masked patches per
+// bin) as step lines, with each mean in the legend.
+func Fig2Plot(sets []Fig2Set) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Fig. 2: within-patch variance of masked 4×4 patches"
+	p.X.Label.Text = "variance of the 16 predicted pixels"
+	p.Y.Label.Text = "fraction of masked patches"
+	p.Add(plotter.NewGrid())
+	for k, s := range sets {
+		c := s.counts()
+		var xy plotter.XYs
+		for b, n := range c {
+			f := float64(n) / float64(max(1, len(s.Values)))
+			xy = append(xy, plotter.XY{X: float64(b) * fig2Width, Y: f}, plotter.XY{X: float64(b+1) * fig2Width, Y: f})
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, fmt.Errorf("fig2 %s: %w", s.Model, err)
+		}
+		l.Color = Palette[k%len(Palette)]
+		l.Width = vg.Points(2)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s at t = %d: mean %.4f", s.Model, s.T, s.Mean()), l)
+	}
+	p.Legend.Top = true
+	return p, nil
+}

@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"attractorlab/models"
+)
+
+// TransformerModel is the recycled block or the ViT (§6). It holds the
+// weights trained for masking and for noise and runs the ones matching the
+// corruption of the input (the other when one is missing).
+type TransformerModel struct {
+	Name, Label string
+	Mask, Noise *models.Transformer[float32]
+}
+
+// NewTransformerModel names a block (depth 1) or ViT pair of networks.
+func NewTransformerModel(mask, noise *models.Transformer[float32]) *TransformerModel {
+	m := mask
+	if m == nil {
+		m = noise
+	}
+	t := &TransformerModel{Name: "block", Label: "Block (recycled)", Mask: mask, Noise: noise}
+	if m != nil && m.Cfg.Depth > 1 {
+		t.Name, t.Label = "vit", "ViT (5 layers)"
+	}
+	return t
+}
+
+func (t *TransformerModel) net(noise bool) *models.Transformer[float32] {
+	if (noise && t.Noise != nil) || t.Mask == nil {
+		return t.Noise
+	}
+	return t.Mask
+}
+
+// Info describes the network: 49 tokens of 4×4 pixels, 4 heads; the ViT
+// stops after its 5 layers.
+func (t *TransformerModel) Info() ModelInfo {
+	m := t.net(false)
+	info := ModelInfo{Name: t.Name, Label: t.Label, Patch: m.Cfg.Patch, Tokens: m.Pt.N, Heads: m.Cfg.Heads}
+	if m.Cfg.Depth > 1 {
+		info.MaxSteps = m.Cfg.Depth
+	}
+	return info
+}
+
+// Start embeds the corrupted image: masked pixels 0, noise unclamped (§2).
+func (t *TransformerModel) Start(in *Corrupted, _ Settings) Trajectory {
+	m := t.net(in.Masked == nil)
+	b := models.NewBatch(m, 1)
+	b.Start([][]float32{in.Input})
+	return &transformerTraj{m: m, b: b}
+}
+
+type transformerTraj struct {
+	m *models.Transformer[float32]
+	b *models.Batch
+	t int
+}
+
+func (t *transformerTraj) Decode(dst []float32) { t.b.Decode([][]float32{dst}) }
+func (t *transformerTraj) Energy() float64      { return math.NaN() }
+
+// Step applies the block once (the ViT's next layer; past the last layer
+// the state stays). attn receives the head average, then every head (§ModelInfo.Heads).
+func (t *transformerTraj) Step(attn []float32) {
+	if t.m.Cfg.Depth > 1 && t.t >= t.m.Cfg.Depth {
+		return
+	}
+	blk := 0
+	if t.m.Cfg.Depth > 1 {
+		blk = t.t
+	}
+	t.b.Apply(blk)
+	t.t++
+	if attn != nil {
+		headAttention(attn, t.b.Attention(0), t.b.H, t.b.T, t.b.TP)
+	}
+}
+
+// headAttention writes the head average of att ([H][T][tp]) and then each
+// head as T×T matrices, as far as dst has room.
+func headAttention(dst, att []float32, H, T, tp int) {
+	n := T * T
+	avg := dst[:n]
+	clear(avg)
+	for h := 0; h < H; h++ {
+		var hd []float32
+		if len(dst) >= (h+2)*n {
+			hd = dst[(h+1)*n : (h+2)*n]
+		}
+		for i := 0; i < T; i++ {
+			row := att[(h*T+i)*tp : (h*T+i)*tp+T]
+			for j, v := range row {
+				avg[i*T+j] += v / float32(H)
+				if hd != nil {
+					hd[i*T+j] = v
+				}
+			}
+		}
+	}
+}
+
+// RunModel steps any model on every input for up to steps steps (fewer
+// when its MaxSteps is smaller), calling visit for t = 0.. with the
+// prediction and energy of each state, one image per worker at a time.
+func RunModel(ctx context.Context, m Model, set Settings, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
+	if workers <= 0 {
+		workers = Workers()
+	}
+	if ms := m.Info().MaxSteps; ms > 0 {
+		steps = min(steps, ms)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pred := make([]float32, models.Pixels)
+			for ctx.Err() == nil {
+				b := int(next.Add(1)) - 1
+				if b >= len(inputs) {
+					return
+				}
+				tr := m.Start(inputs[b], set)
+				for t := 0; t <= steps && ctx.Err() == nil; t++ {
+					tr.Decode(pred)
+					visit(t, b, pred, tr.Energy())
+					if t < steps {
+						tr.Step(nil)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
