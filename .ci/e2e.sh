@@ -60,4 +60,18 @@ awk -v s="$sd" 'BEGIN { exit !(s > 0.05) }' || { echo "e2e: the window looks bla
 if grep -qi 'panic\|fatal\|wrong thread\|not called on' "$tmp/app.log"; then
   echo "e2e: the app logged problems:"; cat "$tmp/app.log"; exit 1
 fi
+# The command line: every model on a few digits, Fig. 1 and Fig. 2.
+"$bin" reproduce --model all --task mask --n 12 --steps 12 --out "$tmp/rep" >"$tmp/rep.log" 2>&1 ||
+  { echo "e2e: reproduce --model all failed:"; cat "$tmp/rep.log"; exit 1; }
+"$bin" reproduce --fig2 --n 12 --steps 12 --out "$tmp/rep" >>"$tmp/rep.log" 2>&1 ||
+  { echo "e2e: reproduce --fig2 failed:"; cat "$tmp/rep.log"; exit 1; }
+for f in fig1.png fig2.png fig2.csv fig2_summary.csv bsa-p2/curve.csv bsa-p4/curve.csv block/curve.csv vit/curve.csv \
+  hopfield/curve.csv hopfield-classic/curve.csv; do
+  [ -s "$tmp/rep/$f" ] || { echo "e2e: reproduce did not write $f"; cat "$tmp/rep.log"; exit 1; }
+done
+[ "$(wc -l <"$tmp/rep/vit/curve.csv")" -eq 7 ] || { echo "e2e: the ViT curve should have t = 0..5"; exit 1; }
+if "$bin" reproduce --model all --n 2 --steps 2 --out "$tmp/rep" >/dev/null 2>&1; then
+  echo "e2e: reproduce overwrote an existing fig1.png"; exit 1
+fi
+echo "e2e: reproduce ok: $(grep -c 't\* =' "$tmp/rep.log") curves"
 echo "e2e: ok"

@@ -1,0 +1,193 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"math"
+	"strconv"
+	"testing"
+
+	"attractorlab/models"
+)
+
+func randomNet(t *testing.T, cfg models.TransformerConfig) *models.Transformer[float32] {
+	t.Helper()
+	m, err := models.NewTransformer[float32](cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Init(11)
+	return m
+}
+
+// TestTransformerTrajectory steps the ViT adapter past its depth: it stops
+// after 5 layers, each step's image is the generic model's, and the
+// attention holds the head average then every head, rows summing to 1.
+func TestTransformerTrajectory(t *testing.T) {
+	_, test, err := Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vit := randomNet(t, models.ViTConfig)
+	model := NewTransformerModel(vit, nil)
+	info := model.Info()
+	if info.Name != "vit" || info.MaxSteps != 5 || info.Tokens != 49 || info.Heads != 4 {
+		t.Fatalf("info %+v", info)
+	}
+	in := DefaultMask.Apply(test.Clean(3, PixelGain), vit.Pt, 3)
+	tr := model.Start(in, Settings{})
+	run := vit.Forward(in.Input, vit.Cfg.Applications(0))
+	N := info.Tokens
+	attn := make([]float32, N*N*(1+info.Heads))
+	got, want := make([]float32, models.Pixels), make([]float32, models.Pixels)
+	var last []float32
+	for step := 0; step < 7; step++ {
+		tr.Step(attn)
+		tr.Decode(got)
+		if step < 5 {
+			run.Image(step, want)
+			for q := range got {
+				if math.Abs(float64(got[q]-want[q])) > 1e-4 {
+					t.Fatalf("layer %d pixel %d: %g, generic model %g", step, q, got[q], want[q])
+				}
+			}
+		} else {
+			for q := range got {
+				if got[q] != last[q] {
+					t.Fatalf("the ViT moved after its last layer (step %d)", step)
+				}
+			}
+		}
+		last = append(last[:0], got...)
+		for i := 0; i < N; i++ {
+			for h := 0; h <= info.Heads; h++ {
+				var s, mean float64
+				for j := 0; j < N; j++ {
+					s += float64(attn[h*N*N+i*N+j])
+				}
+				if math.Abs(s-1) > 1e-4 {
+					t.Fatalf("step %d head block %d row %d sums to %g", step, h, i, s)
+				}
+				if h == 0 {
+					for hh := 1; hh <= info.Heads; hh++ {
+						mean += float64(attn[hh*N*N+i*N+5]) / float64(info.Heads)
+					}
+					if math.Abs(mean-float64(attn[i*N+5])) > 1e-5 {
+						t.Fatalf("head average %g, mean of heads %g", attn[i*N+5], mean)
+					}
+				}
+			}
+		}
+	}
+	if !math.IsNaN(tr.Energy()) {
+		t.Fatal("the transformer has no energy")
+	}
+}
+
+// TestTransformerModelPicksTask: masked inputs go to the mask network,
+// noisy ones to the noise network.
+func TestTransformerModelPicksTask(t *testing.T) {
+	mask, noise := randomNet(t, models.BlockConfig), randomNet(t, models.BlockConfig)
+	noise.Init(99)
+	m := NewTransformerModel(mask, noise)
+	if m.Info().Name != "block" || m.Info().MaxSteps != 0 {
+		t.Fatalf("info %+v", m.Info())
+	}
+	_, test, _ := Sample()
+	for _, c := range []Corruption{DefaultMask, DefaultNoise} {
+		in := c.Apply(test.Clean(0, PixelGain), mask.Pt, 0)
+		want := mask
+		if c.Kind == Noise {
+			want = noise
+		}
+		img := make([]float32, models.Pixels)
+		tr := m.Start(in, Settings{})
+		tr.Step(nil)
+		tr.Decode(img)
+		ref := make([]float32, models.Pixels)
+		want.Forward(in.Input, []int{0}).Image(0, ref)
+		for q := range img {
+			if math.Abs(float64(img[q]-ref[q])) > 1e-4 {
+				t.Fatalf("%s input did not run the %s network", c.Kind, c.Kind)
+			}
+		}
+	}
+}
+
+// TestReproduceAnyModelAndFigures runs Reproduce through the shared model
+// interface with patch variances, then draws Fig. 1 and Fig. 2.
+func TestReproduceAnyModelAndFigures(t *testing.T) {
+	data, err := LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := NewMemories(data.Train)
+	var curves []*Curve
+	var sets []Fig2Set
+	for _, m := range []Model{NewTransformerModel(randomNet(t, models.BlockConfig), nil), NewTransformerModel(randomNet(t, models.ViTConfig), nil),
+		&ClassicModel{Set: data.Train}} {
+		c, err := Reproduce(context.Background(), data, mem, ReproduceConfig{Any: m, Name: m.Info().Name,
+			Corruption: DefaultMask, N: 5, Steps: 8, PatchVar: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRows := 9
+		if m.Info().MaxSteps == 5 {
+			wantRows = 6
+		}
+		if len(c.Rows) != wantRows || len(c.PatchVar) != wantRows {
+			t.Fatalf("%s: %d rows, %d variance sets, want %d", c.Model, len(c.Rows), len(c.PatchVar), wantRows)
+		}
+		if n := len(c.PatchVar[1]); n != 5*14 {
+			t.Fatalf("%s: %d masked patches at t=1, want 5×14", c.Model, n)
+		}
+		for _, r := range c.Rows {
+			if math.IsNaN(r.MSE) || r.MSE < 0 {
+				t.Fatalf("%s: MSE %g at t=%d", c.Model, r.MSE, r.T)
+			}
+		}
+		curves = append(curves, c)
+		sets = append(sets, Fig2Set{Model: c.Model, T: 1, Values: c.PatchVar[1]})
+	}
+	p, err := Fig1Plot(curves, map[string]bool{"vit": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var png bytes.Buffer
+	if err := WritePNG(&png, p, 600, 400); err != nil || png.Len() < 1000 {
+		t.Fatalf("fig1: %v (%d bytes)", err, png.Len())
+	}
+	if p, err = Fig2Plot(sets); err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePNG(&png, p, 600, 400); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteFig2CSV(&buf, sets); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(recs) != Fig2Bins+1 || len(recs[0]) != 2+len(sets) {
+		t.Fatalf("fig2.csv: %v, %d rows", err, len(recs))
+	}
+	for k, s := range sets {
+		total := 0
+		for _, r := range recs[1:] {
+			n, _ := strconv.Atoi(r[2+k])
+			total += n
+		}
+		if total != len(s.Values) {
+			t.Fatalf("%s: histogram holds %d of %d patches", s.Model, total, len(s.Values))
+		}
+	}
+	buf.Reset()
+	if err := WriteFig2Summary(&buf, sets); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ = csv.NewReader(&buf).ReadAll()
+	if recs[0][0] != "model" || recs[0][1] != "mean_variance" || len(recs) != 1+len(sets) {
+		t.Fatalf("fig2_summary.csv: %v", recs)
+	}
+}
