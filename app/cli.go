@@ -156,6 +156,7 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "batch size")
 	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "AdamW learning rate")
 	fs.Float64Var(&cfg.WeightDecay, "wd", cfg.WeightDecay, "AdamW weight decay")
+	fs.BoolVar(&cfg.Cosine, "cosine", cfg.Cosine, "decay the learning rate to 0 along a half cosine (false: constant)")
 	fs.IntVar(&cfg.Workers, "workers", 0, "goroutines (default: every core)")
 	seed := fs.Uint64("seed", 0, "seed for the initial weights, the shuffling, τ and the corruptions")
 	val := fs.Int("val", 200, "embedded test digits used for the validation MSE")
@@ -206,8 +207,8 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	vc.Seed = 1
 	cfg.ValInputs, cfg.ValClean = sim.CorruptFirst(test, *val, vc, m.Pt)
 	cfg.Progress = func(s models.TransformerEpoch) { fmt.Println(s) }
-	fmt.Printf("training %s for %s on %d images, %d epochs, batch %d, lr %g, wd %g\n",
-		model, kind, len(images), cfg.Epochs, cfg.Batch, cfg.LR, cfg.WeightDecay)
+	fmt.Printf("training %s for %s on %d images, %d epochs, batch %d, lr %g (cosine %v), wd %g\n",
+		model, kind, len(images), cfg.Epochs, cfg.Batch, cfg.LR, cfg.Cosine, cfg.WeightDecay)
 	start := time.Now()
 	tr := models.NewTransformerTrainer(m, cfg)
 	err = tr.Train(ctx, images)

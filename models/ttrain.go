@@ -23,9 +23,12 @@ type TransformerTrainConfig struct {
 	// per batch (3..7); ValTau is used for validation (5). The ViT always
 	// runs its Depth blocks once.
 	TauMin, TauMax, ValTau int
-	Micro                  int // images per gemm pass (16)
-	Workers                int // goroutines; 0 means GOMAXPROCS
-	Seed                   uint64
+	// Cosine decays the learning rate from LR to 0 over the run (half a
+	// cosine per step); false keeps LR constant.
+	Cosine  bool
+	Micro   int // images per gemm pass (16)
+	Workers int // goroutines; 0 means GOMAXPROCS
+	Seed    uint64
 	// Corrupt returns a corrupted copy of clean; (seed, k) name the draw,
 	// so every batch sees fresh corruptions and a run is reproducible.
 	Corrupt func(clean []float32, seed uint64, k int) []float32
@@ -38,7 +41,7 @@ type TransformerTrainConfig struct {
 // DefaultTransformerTrainConfig returns §6's recipe.
 func DefaultTransformerTrainConfig() TransformerTrainConfig {
 	return TransformerTrainConfig{Epochs: 20, Batch: 256, LR: 1e-3, WeightDecay: 0.01, Beta1: 0.9, Beta2: 0.999,
-		Eps: 1e-8, TauMin: 3, TauMax: 7, ValTau: 5, Micro: 16}
+		Eps: 1e-8, TauMin: 3, TauMax: 7, ValTau: 5, Micro: 16, Cosine: true}
 }
 
 // TransformerEpoch summarises one epoch.
@@ -47,13 +50,14 @@ type TransformerEpoch struct {
 	TrainMSE float64 // mean training loss over the epoch's batches
 	ValMSE   float64 // validation MSE at τ = ValTau (NaN without validation data)
 	MeanTau  float64
+	LR       float64 // learning rate at the end of the epoch
 	Seconds  float64
 	Images   int
 }
 
 func (s TransformerEpoch) String() string {
-	return fmt.Sprintf("epoch %3d  train MSE %.5f  val MSE(τ=5) %.5f  mean τ %.2f  %.1fs  %.0f img/s",
-		s.Epoch, s.TrainMSE, s.ValMSE, s.MeanTau, s.Seconds, float64(s.Images)/s.Seconds)
+	return fmt.Sprintf("epoch %3d  train MSE %.5f  val MSE(τ=5) %.5f  mean τ %.2f  lr %.2e  %.1fs  %.0f img/s",
+		s.Epoch, s.TrainMSE, s.ValMSE, s.MeanTau, s.LR, s.Seconds, float64(s.Images)/s.Seconds)
 }
 
 // TransformerTrainer trains a block or ViT with hand-written backprop and
@@ -67,6 +71,7 @@ type TransformerTrainer struct {
 	mom, v []float32
 	step   int
 	epochs int
+	total  int // AdamW steps of the whole run (for the cosine schedule)
 	work   []*Batch
 	grads  [][]float32
 }
@@ -132,10 +137,19 @@ func (t *TransformerTrainer) Gradient(inputs, clean [][]float32, apps []int) flo
 	return s / float64(len(inputs))
 }
 
+// LR is the learning rate of the next step.
+func (t *TransformerTrainer) LR() float64 {
+	if !t.Cfg.Cosine || t.total <= 0 {
+		return t.Cfg.LR
+	}
+	return t.Cfg.LR * 0.5 * (1 + math.Cos(math.Pi*float64(min(t.step, t.total))/float64(t.total)))
+}
+
 // Update is one AdamW step (decoupled weight decay, bias-corrected
 // moments, as torch.optim.AdamW) with the gradient in t.grads[0].
 func (t *TransformerTrainer) Update() {
 	c := t.Cfg
+	c.LR = t.LR()
 	t.step++
 	bc1 := 1 - math.Pow(c.Beta1, float64(t.step))
 	bc2 := 1 - math.Pow(c.Beta2, float64(t.step))
@@ -211,6 +225,7 @@ func (t *TransformerTrainer) Train(ctx context.Context, images [][]float32) erro
 	for k := range order {
 		order[k] = k
 	}
+	t.total = t.step + c.Epochs*((len(images)+c.Batch-1)/c.Batch)
 	inputs := make([][]float32, 0, c.Batch)
 	clean := make([][]float32, 0, c.Batch)
 	for ep := 1; ep <= c.Epochs; ep++ {
@@ -236,7 +251,7 @@ func (t *TransformerTrainer) Train(ctx context.Context, images [][]float32) erro
 			taus += float64(len(apps))
 			nb++
 		}
-		st := TransformerEpoch{Epoch: ep, TrainMSE: loss / float64(nb), ValMSE: math.NaN(), MeanTau: taus / float64(nb), Images: len(order)}
+		st := TransformerEpoch{Epoch: ep, TrainMSE: loss / float64(nb), ValMSE: math.NaN(), MeanTau: taus / float64(nb), Images: len(order), LR: t.LR()}
 		if len(c.ValInputs) > 0 {
 			st.ValMSE = t.Evaluate(c.ValInputs, c.ValClean, cfg.Applications(c.ValTau))
 		}

@@ -66,6 +66,9 @@ func TestTransformerTrainer(t *testing.T) {
 	if !((*stats)[3].TrainMSE < (*stats)[0].TrainMSE) {
 		t.Fatalf("training MSE did not fall: %+v", *stats)
 	}
+	if lr := tr.LR(); lr > 1e-12 || (*stats)[1].LR >= (*stats)[0].LR || (*stats)[0].LR >= tr.Cfg.LR {
+		t.Fatalf("cosine schedule: lr %g after the run, epochs %g then %g", lr, (*stats)[0].LR, (*stats)[1].LR)
+	}
 	for _, s := range *stats {
 		if s.MeanTau < 3 || s.MeanTau > 7 {
 			t.Fatalf("mean τ %g outside 3..7", s.MeanTau)
