@@ -69,8 +69,3 @@ func geluNaive(g, dg, h []float32) {
 		dg[k] = float32(cdf + x*pdf)
 	}
 }
-
-// GELU's erfc: Numerical Recipes' erfcc (fractional error < 1.2e-7):
-// erfc(z) = t·exp(−z² + P(t)), t = 1/(1 + z/2), z ≥ 0.
-var erfcPoly = [10]float32{-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
-	0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277}

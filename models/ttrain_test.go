@@ -17,7 +17,7 @@ func tinyTrainSetup(t *testing.T, seed uint64) (*TransformerTrainer, [][]float32
 	rng := rand.New(rand.NewPCG(1, 1))
 	// Images: a few smooth blobs, so there is structure to learn.
 	var images [][]float32
-	for range 96 {
+	for range 64 {
 		img := make([]float32, Pixels)
 		cx, cy := rng.Float64()*20+4, rng.Float64()*20+4
 		for q := range img {
@@ -29,7 +29,7 @@ func tinyTrainSetup(t *testing.T, seed uint64) (*TransformerTrainer, [][]float32
 		images = append(images, img)
 	}
 	cfg := DefaultTransformerTrainConfig()
-	cfg.Epochs, cfg.Batch, cfg.Micro, cfg.Workers, cfg.Seed = 4, 32, 8, 2, seed
+	cfg.Epochs, cfg.Batch, cfg.Micro, cfg.Workers, cfg.Seed = 4, 16, 8, 2, seed
 	cfg.Corrupt = func(clean []float32, s uint64, k int) []float32 {
 		r := rand.New(rand.NewPCG(s, uint64(k)))
 		out := slices.Clone(clean)

@@ -34,7 +34,7 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 	}
 	for k, c := range curves {
 		var xy plotter.XYs
-		name := c.Model
+		var name string
 		if fixedDepth[c.Model] {
 			last := c.Rows[len(c.Rows)-1].MSE
 			xy = plotter.XYs{{X: 1, Y: last}, {X: float64(maxT), Y: last}}
