@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"attractorlab/models"
 	"attractorlab/sim"
 )
 
@@ -216,5 +218,50 @@ func BenchmarkStepAndRedraw(b *testing.B) {
 				m.hist.draw(int(s.Width), int(s.Height))
 			}
 		})
+	}
+}
+
+// TestTransformerHeads: with the ViT chosen (key 3 here), the attention
+// map shows the mean of the heads; H shows head 1, 2, …, then the mean again.
+func TestTransformerHeads(t *testing.T) {
+	os.Setenv("LANG", "en_US.UTF-8")
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	deps := testDeps(t)
+	vit, err := models.NewTransformer[float32](models.ViTConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vit.Init(1)
+	deps.Models = append(deps.Models, sim.NewTransformerModel(vit, nil))
+	m := NewMainSync(a, w, deps, sim.Settings{Corruption: sim.DefaultMask})
+	w.SetContent(m.Content())
+	w.Resize(fyne.NewSize(1280, 800))
+	typeKey(w, fyne.Key3)
+	typeKey(w, fyne.KeyRight)
+	if got := m.snap.Lanes[0].Info.Name; got != "vit" || m.snap.T != 1 {
+		t.Fatalf("lane %s at t = %d", got, m.snap.T)
+	}
+	f := m.snap.Lanes[0].At(1)
+	n := 49 * 49
+	if !strings.Contains(m.heatTitles[0].Text, "mean of 4 heads") || &m.heat[0].Values[0] != &f.Attn[0] {
+		t.Fatalf("title %q: not the head average", m.heatTitles[0].Text)
+	}
+	for h := 1; h <= 4; h++ {
+		typeKey(w, fyne.KeyH)
+		if !strings.Contains(m.heatTitles[0].Text, fmt.Sprintf("head %d of 4", h)) || &m.heat[0].Values[0] != &f.Attn[h*n] {
+			t.Fatalf("after %d presses of H: title %q", h, m.heatTitles[0].Text)
+		}
+	}
+	typeKey(w, fyne.KeyH)
+	if !strings.Contains(m.heatTitles[0].Text, "mean of 4 heads") {
+		t.Fatalf("H past the last head: %q", m.heatTitles[0].Text)
+	}
+	// The ViT stops after its 5 layers.
+	for range 8 {
+		typeKey(w, fyne.KeyRight)
+	}
+	if m.snap.T != 5 {
+		t.Fatalf("ViT at t = %d after 9 steps, want 5", m.snap.T)
 	}
 }
