@@ -227,3 +227,73 @@ func AttentionBackward[F Float](dQKV, dOut, qkv, att []F, T, C, H int, relu bool
 		}
 	}
 }
+
+// PatchEmbedForward is the patch embedding with the learned positions
+// (§6): token t gathers its A pixels from img through index (Patches.Index)
+// into tok, and x[t] = b + W·tok[t] + pos[t] with W [D,A]. tok is saved.
+func PatchEmbedForward[F Float](x, tok, img, w, b, pos []F, index []int, T, A, D int) {
+	for k := 0; k < T*A; k++ {
+		tok[k] = img[index[k]]
+	}
+	LinearForward(x, tok, w, b, T, A, D)
+	PosForward(x, pos, T, D)
+}
+
+// PatchEmbedBackward accumulates dW, dB and dPos from dX (no gradient to
+// the image: it is the input).
+func PatchEmbedBackward[F Float](dW, dB, dPos, dX, tok []F, T, A, D int) {
+	PosBackward(dPos, dX, T, D)
+	for t := 0; t < T; t++ {
+		g := dX[t*D : (t+1)*D]
+		x := tok[t*A : (t+1)*A]
+		for o, gv := range g {
+			dB[o] += gv
+			row := dW[o*A : (o+1)*A]
+			for i, v := range x {
+				row[i] += gv * v
+			}
+		}
+	}
+}
+
+// PosForward adds the positional embedding: x[t] += pos[t].
+func PosForward[F Float](x, pos []F, T, D int) {
+	for k := range x[:T*D] {
+		x[k] += pos[k]
+	}
+}
+
+// PosBackward accumulates dPos += dX.
+func PosBackward[F Float](dPos, dX []F, T, D int) {
+	for k := range dX[:T*D] {
+		dPos[k] += dX[k]
+	}
+}
+
+// UnembedForward is the output of §6: shifted = x − pos (saved), and the
+// A pixels of token t, b + W·shifted[t] with W [A,D], are scattered into
+// img through index.
+func UnembedForward[F Float](img, shifted, x, w, b, pos []F, index []int, T, A, D int) {
+	for k := range shifted[:T*D] {
+		shifted[k] = x[k] - pos[k]
+	}
+	out := make([]F, T*A)
+	LinearForward(out, shifted, w, b, T, D, A)
+	for k, v := range out {
+		img[index[k]] = v
+	}
+}
+
+// UnembedBackward accumulates dX, dW, dB and dPos from dImg (784 pixels).
+func UnembedBackward[F Float](dX, dW, dB, dPos, dImg, shifted, w []F, index []int, T, A, D int) {
+	dOut := make([]F, T*A)
+	for k := range dOut {
+		dOut[k] = dImg[index[k]]
+	}
+	dS := make([]F, T*D)
+	LinearBackward(dS, dW, dB, dOut, shifted, w, T, D, A)
+	for k, g := range dS {
+		dX[k] += g
+		dPos[k] -= g
+	}
+}

@@ -161,3 +161,36 @@ func TestLayersFloat32MatchFloat64(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbedGradients checks the patch embedding with positions and the
+// output (unembedding on x − pos) against finite differences, on every
+// parameter and on the state.
+func TestEmbedGradients(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	pt, _ := NewPatches(4)
+	T, A, D := pt.N, pt.A, 6
+	img := rnd64(rng, Pixels, 1)
+	w, b, pos := rnd64(rng, D*A, 0.5), rnd64(rng, D, 0.5), rnd64(rng, T*D, 0.5)
+	R := rnd64(rng, T*D, 1)
+	x, tok := make([]float64, T*D), make([]float64, T*A)
+	embed := func() float64 { PatchEmbedForward(x, tok, img, w, b, pos, pt.Index, T, A, D); return dot64(x, R) }
+	embed()
+	dW, dB, dPos := make([]float64, D*A), make([]float64, D), make([]float64, T*D)
+	PatchEmbedBackward(dW, dB, dPos, R, tok, T, A, D)
+	fdCheck(t, "embed weight", w, embed, dW)
+	fdCheck(t, "embed bias", b, embed, dB)
+	fdCheck(t, "pos (embedding)", pos, embed, dPos)
+
+	ow, ob := rnd64(rng, A*D, 0.5), rnd64(rng, A, 0.5)
+	xs := rnd64(rng, T*D, 1)
+	Rimg := rnd64(rng, Pixels, 1)
+	out, shifted := make([]float64, Pixels), make([]float64, T*D)
+	unembed := func() float64 { UnembedForward(out, shifted, xs, ow, ob, pos, pt.Index, T, A, D); return dot64(out, Rimg) }
+	unembed()
+	dX, dOW, dOB, dPos2 := make([]float64, T*D), make([]float64, A*D), make([]float64, A), make([]float64, T*D)
+	UnembedBackward(dX, dOW, dOB, dPos2, Rimg, shifted, ow, pt.Index, T, A, D)
+	fdCheck(t, "out weight", ow, unembed, dOW)
+	fdCheck(t, "out bias", ob, unembed, dOB)
+	fdCheck(t, "pos (output)", pos, unembed, dPos2)
+	fdCheck(t, "state", xs, unembed, dX)
+}

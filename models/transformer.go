@@ -182,9 +182,9 @@ type Run[F Float] struct {
 	m      *Transformer[F]
 	tokens []F // [N][A] input pixels per token
 	x0     []F // embedded tokens + pos
-	acts   []*actCache[F]
-	outs   [][]F // [N][A] output pixels after each application
-	final  []F   // the state after the last application
+	acts    []*actCache[F]
+	outs    [][]F // output image (784 pixels) after each application
+	shifted []F   // x − pos of the last application, for backward
 }
 
 // Applications returns which block each application uses: τ times block 0
@@ -206,18 +206,9 @@ func (c TransformerConfig) Applications(tau int) []int {
 func (m *Transformer[F]) Forward(img []F, apps []int) *Run[F] {
 	c, pt := m.Cfg, m.Pt
 	T, D, A, H, M := pt.N, c.Dim, pt.A, c.Heads, c.MLP
-	r := &Run[F]{m: m, tokens: make([]F, T*A), x0: make([]F, T*D)}
-	shifted := make([]F, T*D)
-	for i := 0; i < T; i++ {
-		for k := 0; k < A; k++ {
-			r.tokens[i*A+k] = img[pt.Index[i*A+k]]
-		}
-	}
-	LinearForward(r.x0, r.tokens, m.View("embed.weight"), m.View("embed.bias"), T, A, D)
+	r := &Run[F]{m: m, tokens: make([]F, T*A), x0: make([]F, T*D), shifted: make([]F, T*D)}
 	pos := m.View("pos")
-	for k := range r.x0 {
-		r.x0[k] += pos[k]
-	}
+	PatchEmbedForward(r.x0, r.tokens, img, m.View("embed.weight"), m.View("embed.bias"), pos, pt.Index, T, A, D)
 	x := r.x0
 	for _, b := range apps {
 		a := newActCache[F](T, D, H, M)
@@ -240,26 +231,17 @@ func (m *Transformer[F]) Forward(img []F, apps []int) *Run[F] {
 		}
 		r.acts = append(r.acts, a)
 		// Output image after this application: out(x − pos).
-		for k := range shifted {
-			shifted[k] = next[k] - pos[k]
-		}
-		o := make([]F, T*A)
-		LinearForward(o, shifted, m.View("out.weight"), m.View("out.bias"), T, D, A)
+		o := make([]F, Pixels)
+		UnembedForward(o, r.shifted, next, m.View("out.weight"), m.View("out.bias"), pos, pt.Index, T, A, D)
 		r.outs = append(r.outs, o)
 		x = next
 	}
-	r.final = x
 	return r
 }
 
 // Image writes the prediction after application k as 784 pixels.
 func (r *Run[F]) Image(k int, dst []F) {
-	pt := r.m.Pt
-	for i := 0; i < pt.N; i++ {
-		for q := 0; q < pt.A; q++ {
-			dst[pt.Index[i*pt.A+q]] = r.outs[k][i*pt.A+q]
-		}
-	}
+	copy(dst, r.outs[k])
 }
 
 // Loss is the MSE of the last application's prediction against clean.
@@ -281,25 +263,14 @@ func (r *Run[F]) Backward(clean, grad []F) {
 	T, D, A, H, M := pt.N, c.Dim, pt.A, c.Heads, c.MLP
 	gv := func(n string) []F { return view(m.specs, grad, n) }
 	last := len(r.outs) - 1
-	// dLoss/dout tokens
-	dO := make([]F, T*A)
-	for i := 0; i < T; i++ {
-		for q := 0; q < A; q++ {
-			px := pt.Index[i*A+q]
-			dO[i*A+q] = 2 * (r.outs[last][i*A+q] - clean[px]) / Pixels
-		}
+	// dLoss/dimage
+	dImg := make([]F, Pixels)
+	for q, v := range r.outs[last] {
+		dImg[q] = 2 * (v - clean[q]) / Pixels
 	}
-	pos := m.View("pos")
-	xs := make([]F, T*D) // x − pos of the final state
-	for k := range xs {
-		xs[k] = r.final[k] - pos[k]
-	}
-	dx := make([]F, T*D)
-	LinearBackward(dx, gv("out.weight"), gv("out.bias"), dO, xs, m.View("out.weight"), T, D, A)
 	dpos := gv("pos")
-	for k := range dx {
-		dpos[k] -= dx[k]
-	}
+	dx := make([]F, T*D)
+	UnembedBackward(dx, gv("out.weight"), gv("out.bias"), dpos, dImg, r.shifted, m.View("out.weight"), pt.Index, T, A, D)
 	apps := len(r.acts)
 	for ai := apps - 1; ai >= 0; ai-- {
 		a := r.acts[ai]
@@ -330,11 +301,7 @@ func (r *Run[F]) Backward(clean, grad []F) {
 		dx = dxPrev
 	}
 	// x0 = embed(tokens) + pos
-	for k := range dx {
-		dpos[k] += dx[k]
-	}
-	dTok := make([]F, T*A)
-	LinearBackward(dTok, gv("embed.weight"), gv("embed.bias"), dx, r.tokens, m.View("embed.weight"), T, A, D)
+	PatchEmbedBackward(gv("embed.weight"), gv("embed.bias"), dpos, dx, r.tokens, T, A, D)
 }
 
 // WriteTransformer encodes float32 parameters with the §9 names.
