@@ -185,7 +185,10 @@ func TestEmbedGradients(t *testing.T) {
 	xs := rnd64(rng, T*D, 1)
 	Rimg := rnd64(rng, Pixels, 1)
 	out, shifted := make([]float64, Pixels), make([]float64, T*D)
-	unembed := func() float64 { UnembedForward(out, shifted, xs, ow, ob, pos, pt.Index, T, A, D); return dot64(out, Rimg) }
+	unembed := func() float64 {
+		UnembedForward(out, shifted, xs, ow, ob, pos, pt.Index, T, A, D)
+		return dot64(out, Rimg)
+	}
 	unembed()
 	dX, dOW, dOB, dPos2 := make([]float64, T*D), make([]float64, A*D), make([]float64, A), make([]float64, T*D)
 	UnembedBackward(dX, dOW, dOB, dPos2, Rimg, shifted, ow, pt.Index, T, A, D)

@@ -179,9 +179,9 @@ func newActCache[F Float](T, D, H, M int) *actCache[F] {
 
 // Run is one forward pass over an image, keeping what backward needs.
 type Run[F Float] struct {
-	m      *Transformer[F]
-	tokens []F // [N][A] input pixels per token
-	x0     []F // embedded tokens + pos
+	m       *Transformer[F]
+	tokens  []F // [N][A] input pixels per token
+	x0      []F // embedded tokens + pos
 	acts    []*actCache[F]
 	outs    [][]F // output image (784 pixels) after each application
 	shifted []F   // x − pos of the last application, for backward
