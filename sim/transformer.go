@@ -53,16 +53,26 @@ func (t *TransformerModel) Start(in *Corrupted, _ Settings) Trajectory {
 	m := t.net(in.Masked == nil)
 	b := models.NewBatch(m, 1)
 	b.Start([][]float32{in.Input})
-	return &transformerTraj{m: m, b: b}
+	return &transformerTraj{m: m, b: b, in: in.Input}
 }
 
 type transformerTraj struct {
-	m *models.Transformer[float32]
-	b *models.Batch
-	t int
+	m  *models.Transformer[float32]
+	b  *models.Batch
+	t  int
+	in []float32
 }
 
-func (t *transformerTraj) Decode(dst []float32) { t.b.Decode([][]float32{dst}) }
+// Decode writes the image of the current state. At t = 0 that is the
+// corrupted input itself (§8); the output linear of the embedded input is
+// not trained to reproduce it.
+func (t *transformerTraj) Decode(dst []float32) {
+	if t.t == 0 {
+		copy(dst, t.in)
+		return
+	}
+	t.b.Decode([][]float32{dst})
+}
 func (t *transformerTraj) Energy() float64      { return math.NaN() }
 
 // Step applies the block once (the ViT's next layer; past the last layer

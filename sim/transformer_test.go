@@ -191,3 +191,19 @@ func TestReproduceAnyModelAndFigures(t *testing.T) {
 		t.Fatalf("fig2_summary.csv: %v", recs)
 	}
 }
+
+// TestTransformerStartIsInput: t = 0 is the corrupted input (§8), not the
+// output linear of the embedded input.
+func TestTransformerStartIsInput(t *testing.T) {
+	net := randomNet(t, models.BlockConfig)
+	m := NewTransformerModel(net, nil)
+	_, test, _ := Sample()
+	in := DefaultNoise.Apply(test.Clean(2, PixelGain), net.Pt, 2)
+	got := make([]float32, models.Pixels)
+	m.Start(in, Settings{}).Decode(got)
+	for q := range got {
+		if got[q] != in.Input[q] {
+			t.Fatalf("pixel %d at t = 0: %g, input %g", q, got[q], in.Input[q])
+		}
+	}
+}
