@@ -227,6 +227,8 @@ func runFig2(r *reproduceRun, out string, n int) error {
 		return fmt.Errorf("reproduce --fig2 measures masked patches: use --task mask")
 	}
 	var sets []sim.Fig2Set
+	var ref sim.Fig2Set
+	byT := map[string]string{}
 	for _, name := range []string{"bsa-p4", "block", "vit"} {
 		c, el, err := r.curve(name, true)
 		if err != nil {
@@ -238,11 +240,19 @@ func runFig2(r *reproduceRun, out string, n int) error {
 			t = len(c.Rows) - 1
 		}
 		sets = append(sets, sim.Fig2Set{Model: name, T: t, Values: c.PatchVar[t]})
+		ref = sim.Fig2Set{Model: "clean digits (reference)", Values: c.CleanVar}
+		var b strings.Builder
+		for _, tt := range []int{1, 2, 3, 5, 7, 10, 30, 100} {
+			if tt < len(c.PatchVar) {
+				fmt.Fprintf(&b, "  t=%d %.5f", tt, sim.Fig2Set{Values: c.PatchVar[tt]}.Mean())
+			}
+		}
+		byT[name] = b.String()
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	p, err := sim.Fig2Plot(sets)
+	p, err := sim.Fig2Plot(sets, ref)
 	if err != nil {
 		return err
 	}
@@ -257,6 +267,11 @@ func runFig2(r *reproduceRun, out string, n int) error {
 	}
 	for _, s := range sets {
 		fmt.Printf("%-8s t = %3d  mean within-patch variance of masked patches %.5f  (%d patches)\n", s.Model, s.T, s.Mean(), len(s.Values))
+	}
+	fmt.Printf("%-8s          the same patches of the clean digits      %.5f\n", "clean", ref.Mean())
+	fmt.Println("mean variance by step:")
+	for _, s := range sets {
+		fmt.Printf("  %-8s%s\n", s.Model, byT[s.Model])
 	}
 	fmt.Printf("wrote %s\n", strings.Join(paths, ", "))
 	return nil

@@ -138,28 +138,44 @@ func WriteFig2Summary(w io.Writer, sets []Fig2Set) error {
 }
 
 // Fig2Plot overlays the models' histograms (fraction of masked patches per
-// bin) as step lines, with each mean in the legend.
-func Fig2Plot(sets []Fig2Set) (*plot.Plot, error) {
+// bin, log scale: most masked patches are background) as step lines, with
+// each mean in the legend; ref, when it has values, is drawn dashed grey
+// (the clean digits' patches).
+func Fig2Plot(sets []Fig2Set, ref Fig2Set) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Fig. 2: within-patch variance of masked 4×4 patches"
 	p.X.Label.Text = "variance of the 16 predicted pixels"
-	p.Y.Label.Text = "fraction of masked patches"
+	p.Y.Label.Text = "fraction of masked patches (log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	const floor = 1e-4 // empty bins
+	p.Y.Min = floor
 	p.Add(plotter.NewGrid())
-	for k, s := range sets {
+	all := sets
+	if len(ref.Values) > 0 {
+		all = append(append([]Fig2Set(nil), sets...), ref)
+	}
+	for k, s := range all {
 		c := s.counts()
 		var xy plotter.XYs
 		for b, n := range c {
-			f := float64(n) / float64(max(1, len(s.Values)))
+			f := max(float64(n)/float64(max(1, len(s.Values))), floor)
 			xy = append(xy, plotter.XY{X: float64(b) * fig2Width, Y: f}, plotter.XY{X: float64(b+1) * fig2Width, Y: f})
 		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
 			return nil, fmt.Errorf("fig2 %s: %w", s.Model, err)
 		}
-		l.Color = Palette[k%len(Palette)]
 		l.Width = vg.Points(2)
+		if k < len(sets) {
+			l.Color = Palette[k%len(Palette)]
+			p.Legend.Add(fmt.Sprintf("%s at t = %d: mean %.4f", s.Model, s.T, s.Mean()), l)
+		} else {
+			l.Color = color.RGBA{120, 120, 120, 255}
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			p.Legend.Add(fmt.Sprintf("%s: mean %.4f", s.Model, s.Mean()), l)
+		}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s at t = %d: mean %.4f", s.Model, s.T, s.Mean()), l)
 	}
 	p.Legend.Top = true
 	return p, nil

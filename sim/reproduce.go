@@ -37,6 +37,9 @@ type Curve struct {
 	// PatchVar[t] holds the within-patch variance of every masked patch
 	// (P = 4 grid) of every image at step t, when asked for (Fig. 2).
 	PatchVar [][]float64
+	// CleanVar is the same quantity for the clean digits' masked patches:
+	// the reference a reconstruction's texture can be compared with.
+	CleanVar []float64
 }
 
 // Best returns t* = argmin over t ≥ 1 of the MSE and the MSE there (§8).
@@ -142,7 +145,9 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 	}
 	T := cfg.Steps + 1
 	var pv [][][]float64 // [t][b]
+	var cv [][]float64   // [b]
 	if cfg.PatchVar && cfg.Corruption.Kind == Mask {
+		cv = make([][]float64, n)
 		pv = make([][][]float64, T)
 		for t := range pv {
 			pv[t] = make([][]float64, n)
@@ -162,6 +167,9 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 		v[7] = Pearson(pred, mem.Mean)
 		if pv != nil {
 			pv[t][b] = PatchVariance(nil, pred, pt.Index, pt.A, in.Masked)
+			if t == 0 {
+				cv[b] = PatchVariance(nil, in.Clean, pt.Index, pt.A, in.Masked)
+			}
 		}
 		var ps [][]float32
 		if t == 0 {
@@ -203,6 +211,9 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 	}
 	c := &Curve{Model: cfg.Name, Task: cfg.Corruption.Kind, Rows: make([]Row, T)}
 	if pv != nil {
+		for _, v := range cv {
+			c.CleanVar = append(c.CleanVar, v...)
+		}
 		c.PatchVar = make([][]float64, T)
 		for t := range pv {
 			for _, v := range pv[t] {

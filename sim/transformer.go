@@ -73,7 +73,7 @@ func (t *transformerTraj) Decode(dst []float32) {
 	}
 	t.b.Decode([][]float32{dst})
 }
-func (t *transformerTraj) Energy() float64      { return math.NaN() }
+func (t *transformerTraj) Energy() float64 { return math.NaN() }
 
 // Step applies the block once (the ViT's next layer; past the last layer
 // the state stays). attn receives the head average, then every head (§ModelInfo.Heads).

@@ -158,7 +158,10 @@ func TestReproduceAnyModelAndFigures(t *testing.T) {
 	if err := WritePNG(&png, p, 600, 400); err != nil || png.Len() < 1000 {
 		t.Fatalf("fig1: %v (%d bytes)", err, png.Len())
 	}
-	if p, err = Fig2Plot(sets); err != nil {
+	if len(curves[0].CleanVar) != 5*14 {
+		t.Fatalf("%d clean reference patches, want 5×14", len(curves[0].CleanVar))
+	}
+	if p, err = Fig2Plot(sets, Fig2Set{Model: "clean", Values: curves[0].CleanVar}); err != nil {
 		t.Fatal(err)
 	}
 	if err := WritePNG(&png, p, 600, 400); err != nil {
