@@ -16,7 +16,8 @@ import (
 // Fig1Plot draws every model's mean MSE against t on one log-t axis, as the
 // paper's Fig. 1. Models with a fixed depth (the ViT: a curve of at most
 // 5 layers) are drawn as a horizontal line at their final MSE. The
-// corrupted input's MSE is the dotted line.
+// corrupted input's MSE (of the first curve: masks depend on the patch
+// grid) is the dotted line. Both axes are logarithmic.
 func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 	if len(curves) == 0 {
 		return nil, fmt.Errorf("fig1: no curves")
@@ -27,6 +28,10 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 	p.Y.Label.Text = "MSE"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	// Log MSE too: the transient minima (≈0.02–0.05) and the late rise
+	// (up to ≈0.4) are both readable.
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Add(plotter.NewGrid())
 	maxT := 1
 	for _, c := range curves {
@@ -41,7 +46,7 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 			name = fmt.Sprintf("%s (final, %.4f)", c.Model, last)
 		} else {
 			for _, r := range c.Rows[1:] {
-				if !math.IsNaN(r.MSE) {
+				if !math.IsNaN(r.MSE) && r.MSE > 0 {
 					xy = append(xy, plotter.XY{X: float64(r.T), Y: r.MSE})
 				}
 			}
@@ -65,7 +70,7 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 		l.Color = color.RGBA{120, 120, 120, 255}
 		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("input, t = 0 (%.4f)", in), l)
+		p.Legend.Add(fmt.Sprintf("input, t = 0 (%s's mask: %.4f)", curves[0].Model, in), l)
 	}
 	p.Legend.Top = true
 	p.Legend.Left = true
