@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -138,6 +139,7 @@ func TrajectoryPlot(title, ylabel string, series []Series) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "t"
+	p.X.Tick.Marker = IntTicks{}
 	p.Y.Label.Text = ylabel
 	p.Add(plotter.NewGrid())
 	for k, s := range series {
@@ -177,4 +179,26 @@ func RenderWithAxis(p *plot.Plot, w, h int, dpi float64) (img image.Image, xpix 
 	hpx := float64(h)
 	xpix = func(x float64) float64 { return float64(tx(x)) * scale }
 	return c.Image(), xpix, hpx - float64(da.Max.Y)*scale, hpx - float64(da.Min.Y)*scale
+}
+
+// IntTicks marks whole steps on a t axis, 1, 2, 5, 10, 20, 50, … apart so
+// that at most about six are labelled (gonum's default would write 2.50
+// on a five-step axis).
+type IntTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (IntTicks) Ticks(lo, hi float64) []plot.Tick {
+	span := hi - lo
+	step, mult := 1.0, 1.0
+	for k := 0; span/step > 6; k++ {
+		step = []float64{2, 5, 10}[k%3] * mult
+		if k%3 == 2 {
+			mult *= 10
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+1e-9; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.Itoa(int(math.Round(v)))})
+	}
+	return ts
 }

@@ -364,3 +364,18 @@ func FuzzReadScenario(f *testing.F) {
 		}
 	})
 }
+
+func TestIntTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{{0, 5, "0 1 2 3 4 5"}, {0, 100, "0 20 40 60 80 100"}, {0, 12, "0 2 4 6 8 10 12"}, {0, 1, "0 1"}, {3, 30, "5 10 15 20 25 30"}} {
+		var got []string
+		for _, tk := range (IntTicks{}).Ticks(tc.lo, tc.hi) {
+			got = append(got, tk.Label)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("ticks on [%g, %g]: %q, want %q", tc.lo, tc.hi, strings.Join(got, " "), tc.want)
+		}
+	}
+}

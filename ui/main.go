@@ -617,7 +617,12 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	for _, l := range sn.Lanes {
 		maxT = max(maxT, len(l.Frames)-1)
 	}
-	m.timeline.Max = float64(max(maxT, 1))
+	if mx := float64(max(maxT, 1)); m.timeline.Max != mx {
+		// SetValue does not redraw when t is unchanged (ViT at t = 5 →
+		// block at t = 5), so a new range is drawn here.
+		m.timeline.Max = mx
+		m.timeline.Refresh()
+	}
 	m.timeline.SetValue(float64(sn.T))
 
 	if prev == nil || !slices.Equal(prev.Settings.Lanes, sn.Settings.Lanes) || len(m.states) != len(sn.Lanes) {

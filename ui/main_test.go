@@ -261,7 +261,12 @@ func TestTransformerHeads(t *testing.T) {
 	for range 8 {
 		typeKey(w, fyne.KeyRight)
 	}
-	if m.snap.T != 5 {
-		t.Fatalf("ViT at t = %d after 9 steps, want 5", m.snap.T)
+	if m.snap.T != 5 || m.timeline.Max != 5 {
+		t.Fatalf("ViT at t = %d after 9 steps (timeline to %g), want 5", m.snap.T, m.timeline.Max)
+	}
+	// Back to an unbounded model: the timeline grows again.
+	typeKey(w, fyne.Key1)
+	if m.timeline.Max <= 5 {
+		t.Fatalf("timeline to %g after choosing BSA P=2", m.timeline.Max)
 	}
 }
