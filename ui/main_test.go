@@ -266,6 +266,7 @@ func TestTransformerHeads(t *testing.T) {
 	}
 	// Back to an unbounded model: the timeline grows again.
 	typeKey(w, fyne.Key1)
+	m.Engine.Settle()
 	if m.timeline.Max <= 5 {
 		t.Fatalf("timeline to %g after choosing BSA P=2", m.timeline.Max)
 	}
