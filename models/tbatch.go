@@ -241,22 +241,32 @@ func (b *Batch) apply(a *bActs, blk int, x, next []float32) {
 	gemm(R, D, M, a.g, M, false, b.fc2T[blk], D, next, D)
 }
 
+// head returns where q, k and v of image n and head h start in qkv (rows
+// of 3D values).
+func (b *Batch) head(qkv []float32, n, h int) (q, k, v []float32) {
+	base := n*b.T*3*b.D + h*b.hs
+	return qkv[base:], qkv[base+b.D:], qkv[base+2*b.D:]
+}
+
+// headT writes one head's T rows of src (stride 3D) transposed into dst
+// [hs][TP]; columns T..TP−1 stay 0.
+func (b *Batch) headT(dst, src []float32) {
+	for j := 0; j < b.T; j++ {
+		for d := 0; d < b.hs; d++ {
+			dst[d*b.TP+j] = src[j*3*b.D+d]
+		}
+	}
+}
+
 func (b *Batch) attnForward(a *bActs) {
 	T, D, H, TP, hs := b.T, b.D, b.H, b.TP, b.hs
 	scale := float32(1 / math.Sqrt(float64(hs)))
 	relu := b.m.Cfg.Relu
 	clear(a.ao[:b.n*T*D])
 	for n := 0; n < b.n; n++ {
-		base := n * T * 3 * D
 		for h := 0; h < H; h++ {
-			q := a.qkv[base+h*hs:]
-			k := a.qkv[base+D+h*hs:]
-			v := a.qkv[base+2*D+h*hs:]
-			for j := 0; j < T; j++ {
-				for d := 0; d < hs; d++ {
-					b.kt[d*TP+j] = k[j*3*D+d]
-				}
-			}
+			q, k, v := b.head(a.qkv, n, h)
+			b.headT(b.kt, k)
 			att := a.att[(n*H+h)*T*TP : (n*H+h+1)*T*TP]
 			clear(att)
 			gemm(T, TP, hs, q, 3*D, false, b.kt, TP, att, TP)
@@ -385,16 +395,10 @@ func (b *Batch) attnBackward(a *bActs, dao, dqkv []float32) {
 	for n := 0; n < b.n; n++ {
 		base := n * T * 3 * D
 		for h := 0; h < H; h++ {
-			q := a.qkv[base+h*hs:]
-			k := a.qkv[base+D+h*hs:]
-			v := a.qkv[base+2*D+h*hs:]
+			q, k, v := b.head(a.qkv, n, h)
 			do := dao[n*T*D+h*hs:]
 			att := a.att[(n*H+h)*T*TP : (n*H+h+1)*T*TP]
-			for j := 0; j < T; j++ {
-				for d := 0; d < hs; d++ {
-					b.vt[d*TP+j] = v[j*3*D+d]
-				}
-			}
+			b.headT(b.vt, v)
 			// dA = dO·Vᵀ; dV += Aᵀ·dO
 			clear(b.dA)
 			gemm(T, TP, hs, do, D, false, b.vt, TP, b.dA, TP)

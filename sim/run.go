@@ -26,6 +26,40 @@ type StepVisit func(t, b int, pred []float32, energy float64)
 // calling visit for t = 0..steps. Images are handed out in chunks of Chunk
 // to workers goroutines. It returns ctx.Err() if cancelled.
 func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
+	return handOut(ctx, len(inputs), Chunk, workers, func() func(c0, c1 int) {
+		w := m.NewWorkspace(Chunk)
+		preds := make([][]float32, Chunk)
+		for b := range preds {
+			preds[b] = make([]float32, models.Pixels)
+		}
+		energy := make([]float64, Chunk)
+		return func(c0, c1 int) {
+			states := make([]*models.State, c1-c0)
+			for b := range states {
+				states[b] = BSAState(m, inputs[c0+b])
+			}
+			for t := 0; t <= steps && ctx.Err() == nil; t++ {
+				for b, st := range states {
+					m.Decode(preds[b], st.X)
+				}
+				// The energy of state t comes from the step that leaves it.
+				if t < steps {
+					m.Step(w, states, dy, nil, energy)
+				} else {
+					m.Energy(w, states, dy, energy)
+				}
+				for b := range states {
+					visit(t, c0+b, preds[b], energy[b])
+				}
+			}
+		}
+	})
+}
+
+// handOut runs workers goroutines (0: every core); each makes its own
+// state with newWorker and then takes the next chunk [c0, c1) of [0, n)
+// until none is left or ctx ends, whose error it returns.
+func handOut(ctx context.Context, n, chunk, workers int, newWorker func() func(c0, c1 int)) error {
 	if workers <= 0 {
 		workers = Workers()
 	}
@@ -35,36 +69,13 @@ func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Co
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := m.NewWorkspace(Chunk)
-			preds := make([][]float32, Chunk)
-			for b := range preds {
-				preds[b] = make([]float32, models.Pixels)
-			}
-			energy := make([]float64, Chunk)
+			work := newWorker()
 			for ctx.Err() == nil {
-				c0 := int(next.Add(Chunk)) - Chunk
-				if c0 >= len(inputs) {
+				c0 := int(next.Add(int64(chunk))) - chunk
+				if c0 >= n {
 					return
 				}
-				c1 := min(c0+Chunk, len(inputs))
-				states := make([]*models.State, c1-c0)
-				for b := range states {
-					states[b] = BSAState(m, inputs[c0+b])
-				}
-				for t := 0; t <= steps && ctx.Err() == nil; t++ {
-					for b, st := range states {
-						m.Decode(preds[b], st.X)
-					}
-					// The energy of state t comes from the step that leaves it.
-					if t < steps {
-						m.Step(w, states, dy, nil, energy)
-					} else {
-						m.Energy(w, states, dy, energy)
-					}
-					for b := range states {
-						visit(t, c0+b, preds[b], energy[b])
-					}
-				}
+				work(c0, min(c0+chunk, n))
 			}
 		}()
 	}

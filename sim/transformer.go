@@ -3,8 +3,6 @@ package sim
 import (
 	"context"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"attractorlab/models"
 )
@@ -119,35 +117,20 @@ func headAttention(dst, att []float32, H, T, tp int) {
 // when its MaxSteps is smaller), calling visit for t = 0.. with the
 // prediction and energy of each state, one image per worker at a time.
 func RunModel(ctx context.Context, m Model, set Settings, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
-	if workers <= 0 {
-		workers = Workers()
-	}
 	if ms := m.Info().MaxSteps; ms > 0 {
 		steps = min(steps, ms)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pred := make([]float32, models.Pixels)
-			for ctx.Err() == nil {
-				b := int(next.Add(1)) - 1
-				if b >= len(inputs) {
-					return
-				}
-				tr := m.Start(inputs[b], set)
-				for t := 0; t <= steps && ctx.Err() == nil; t++ {
-					tr.Decode(pred)
-					visit(t, b, pred, tr.Energy())
-					if t < steps {
-						tr.Step(nil)
-					}
+	return handOut(ctx, len(inputs), 1, workers, func() func(c0, c1 int) {
+		pred := make([]float32, models.Pixels)
+		return func(b, _ int) {
+			tr := m.Start(inputs[b], set)
+			for t := 0; t <= steps && ctx.Err() == nil; t++ {
+				tr.Decode(pred)
+				visit(t, b, pred, tr.Energy())
+				if t < steps {
+					tr.Step(nil)
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	return ctx.Err()
+		}
+	})
 }
