@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"attractorlab/models"
@@ -58,10 +59,13 @@ func (r *reproduceRun) curve(name string, patchVar bool) (*sim.Curve, time.Durat
 	fmt.Fprintf(os.Stderr, "%s on %d test digits from %s, %s, up to %d steps\n", name, n, r.data.Source, r.corr.Kind, r.steps)
 	start := time.Now()
 	last := time.Time{}
+	var mu sync.Mutex // Progress is called from the workers
 	c, err := sim.Reproduce(r.ctx, r.data, r.mem, sim.ReproduceConfig{
 		Model: bsa, Any: any, Settings: sim.Settings{Dyn: r.dy, Hop: r.hop}, Name: name, Dyn: r.dy,
 		Corruption: r.corr, N: r.n, Steps: r.steps, Workers: r.workers, PatchVar: patchVar,
 		Progress: func(done, total int) {
+			mu.Lock()
+			defer mu.Unlock()
 			if time.Since(last) > time.Second || done == total {
 				last = time.Now()
 				fmt.Fprintf(os.Stderr, "\r%d/%d digits, %.1fs", done, total, time.Since(start).Seconds())
@@ -114,6 +118,7 @@ func runReproduce(ctx context.Context, args []string) error {
 	model := fs.String("model", "bsa", "model: bsa (with --patch), block, vit, hopfield, hopfield-classic, or all")
 	patch := fs.Int("patch", 2, "patch side P of the bare self-attention (2 or 4)")
 	task := fs.String("task", "mask", "corruption: mask or noise")
+	replot := fs.Bool("replot", false, "with --model all: draw fig1.png again from the curve.csv files already in --out")
 	fig2 := fs.Bool("fig2", false, "write Fig. 2 (within-patch variance of masked patches, P = 4: bsa-p4, block, vit) instead of curves")
 	n := fs.Int("n", 1000, "number of test digits (the first n)")
 	steps := fs.Int("steps", 100, "iterations (the ViT stops after its 5 layers)")
@@ -168,6 +173,8 @@ func runReproduce(ctx context.Context, args []string) error {
 	switch {
 	case *fig2:
 		return runFig2(r, *out, nd)
+	case *model == "all" && *replot:
+		return replotFig1(*out, kind)
 	case *model == "all":
 		if *weights != "" {
 			return fmt.Errorf("reproduce: --weights names one model's file; it cannot go with --model all")
@@ -176,7 +183,7 @@ func runReproduce(ctx context.Context, args []string) error {
 		if err := refuseExisting(fig1); err != nil {
 			return err
 		}
-		var curves []*sim.Curve
+		curves := make([]*sim.Curve, 0, len(reproduceModels))
 		for _, name := range reproduceModels {
 			c, el, err := r.curve(name, false)
 			if err != nil {
@@ -213,6 +220,37 @@ func runReproduce(ctx context.Context, args []string) error {
 		fmt.Printf("wrote %s and %s\n", filepath.Join(*out, "curve.csv"), filepath.Join(*out, "mse.png"))
 		return nil
 	}
+}
+
+// replotFig1 draws DIR/fig1.png from DIR/<model>/curve.csv.
+func replotFig1(dir string, task sim.Kind) error {
+	fig1 := filepath.Join(dir, "fig1.png")
+	if err := refuseExisting(fig1); err != nil {
+		return err
+	}
+	var curves []*sim.Curve
+	for _, name := range reproduceModels {
+		p := filepath.Join(dir, name, "curve.csv")
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		c, err := sim.ReadCurveCSV(f, p, name, task)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		curves = append(curves, c)
+	}
+	p, err := sim.Fig1Plot(curves, map[string]bool{"vit": true})
+	if err != nil {
+		return err
+	}
+	if err := models.SaveFile(fig1, false, func(w io.Writer) error { return sim.WritePNG(w, p, 1000, 620) }); err != nil {
+		return err
+	}
+	fmt.Println("wrote", fig1)
+	return nil
 }
 
 // runFig2 measures the within-patch variance of the masked 4×4 patches for

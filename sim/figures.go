@@ -31,7 +31,7 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 	// Log MSE too: the transient minima (≈0.02–0.05) and the late rise
 	// (up to ≈0.4) are both readable.
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = LogTicks125{}
 	p.Add(plotter.NewGrid())
 	maxT := 1
 	for _, c := range curves {
@@ -152,7 +152,7 @@ func Fig2Plot(sets []Fig2Set, ref Fig2Set) (*plot.Plot, error) {
 	p.X.Label.Text = "variance of the 16 predicted pixels"
 	p.Y.Label.Text = "fraction of masked patches (log scale)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = LogTicks125{}
 	const floor = 1e-4 // empty bins
 	p.Y.Min = floor
 	p.Add(plotter.NewGrid())

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -240,6 +241,29 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 		}
 		c.Rows[t] = Row{T: t, MSE: mean(0), MSEMasked: mean(1), MSEUnmasked: mean(2), Energy: mean(3),
 			CorrClean: mean(4), NearestCorr: mean(5), LabelMatch: mean(6), CorrMean: mean(7)}
+	}
+	return c, nil
+}
+
+// ReadCurveCSV reads a curve.csv written by WriteCSV (file names it in errors).
+func ReadCurveCSV(r io.Reader, file, model string, task Kind) (*Curve, error) {
+	recs, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(recs) < 2 || strings.Join(recs[0], ",") != strings.Join(CurveColumns, ",") {
+		return nil, fmt.Errorf("%s: not a curve.csv (header %q, %d rows)", file, strings.Join(recs[0], ","), len(recs)-1)
+	}
+	c := &Curve{Model: model, Task: task}
+	for k, rec := range recs[1:] {
+		var v [9]float64
+		for j, s := range rec {
+			if v[j], err = strconv.ParseFloat(s, 64); err != nil {
+				return nil, fmt.Errorf("%s: row %d column %s: %w", file, k+2, CurveColumns[j], err)
+			}
+		}
+		c.Rows = append(c.Rows, Row{T: int(v[0]), MSE: v[1], MSEMasked: v[2], MSEUnmasked: v[3], Energy: v[4],
+			CorrClean: v[5], NearestCorr: v[6], LabelMatch: v[7], CorrMean: v[8]})
 	}
 	return c, nil
 }

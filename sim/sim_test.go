@@ -379,3 +379,18 @@ func TestIntTicks(t *testing.T) {
 		}
 	}
 }
+
+func TestLogTicks125(t *testing.T) {
+	var got []string
+	for _, tk := range (LogTicks125{}).Ticks(0.018, 0.45) {
+		if tk.Label != "" {
+			got = append(got, tk.Label)
+		}
+	}
+	if s := strings.Join(got, " "); s != "0.02 0.03 0.05 0.1 0.2 0.3" {
+		t.Fatalf("labels %q", s)
+	}
+	if (LogTicks125{}).Ticks(0, 1) != nil {
+		t.Fatal("ticks for a range reaching 0")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"attractorlab/models"
@@ -208,5 +209,24 @@ func TestTransformerStartIsInput(t *testing.T) {
 		if got[q] != in.Input[q] {
 			t.Fatalf("pixel %d at t = 0: %g, input %g", q, got[q], in.Input[q])
 		}
+	}
+}
+
+func TestCurveCSVRoundTrip(t *testing.T) {
+	c := &Curve{Model: "x", Task: Noise, Rows: []Row{{T: 0, MSE: 0.1, MSEMasked: math.NaN(), MSEUnmasked: math.NaN(), Energy: -3, CorrClean: 0.5},
+		{T: 1, MSE: 0.05, MSEMasked: math.NaN(), MSEUnmasked: math.NaN(), Energy: math.NaN(), LabelMatch: 1, CorrMean: 0.25}}}
+	var buf bytes.Buffer
+	if err := c.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCurveCSV(&buf, "curve.csv", "x", Noise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Rows) != 2 || got.Rows[1].MSE != 0.05 || got.Rows[1].LabelMatch != 1 || !math.IsNaN(got.Rows[0].MSEMasked) || got.Rows[0].Energy != -3 {
+		t.Fatalf("read back %+v", got.Rows)
+	}
+	if _, err := ReadCurveCSV(bytes.NewBufferString("a,b\n1,2\n"), "bad.csv", "x", Mask); err == nil || !strings.Contains(err.Error(), "bad.csv") {
+		t.Fatalf("a wrong header gave %v", err)
 	}
 }
