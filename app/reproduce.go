@@ -60,12 +60,17 @@ func (r *reproduceRun) curve(name string, patchVar bool) (*sim.Curve, time.Durat
 	start := time.Now()
 	last := time.Time{}
 	var mu sync.Mutex // Progress is called from the workers
+	shown := 0
 	c, err := sim.Reproduce(r.ctx, r.data, r.mem, sim.ReproduceConfig{
 		Model: bsa, Any: any, Settings: sim.Settings{Dyn: r.dy, Hop: r.hop}, Name: name, Dyn: r.dy,
 		Corruption: r.corr, N: r.n, Steps: r.steps, Workers: r.workers, PatchVar: patchVar,
 		Progress: func(done, total int) {
 			mu.Lock()
 			defer mu.Unlock()
+			if done <= shown {
+				return // a later count was printed already
+			}
+			shown = done
 			if time.Since(last) > time.Second || done == total {
 				last = time.Now()
 				fmt.Fprintf(os.Stderr, "\r%d/%d digits, %.1fs", done, total, time.Since(start).Seconds())
