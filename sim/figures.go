@@ -70,7 +70,11 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 		l.Color = color.RGBA{120, 120, 120, 255}
 		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("input, t = 0 (%s's mask: %.4f)", curves[0].Model, in), l)
+		label := fmt.Sprintf("input, t = 0 (%.4f)", in)
+		if curves[0].Task == Mask {
+			label = fmt.Sprintf("input, t = 0 (%s's mask: %.4f)", curves[0].Model, in)
+		}
+		p.Legend.Add(label, l)
 	}
 	p.Legend.Top = true
 	p.Legend.Left = true
