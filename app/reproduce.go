@@ -287,7 +287,8 @@ func runFig2(r *reproduceRun, out string, n int) error {
 		var b strings.Builder
 		for _, tt := range []int{1, 2, 3, 5, 7, 10, 30, 100} {
 			if tt < len(c.PatchVar) {
-				fmt.Fprintf(&b, "  t=%d %.5f", tt, sim.Fig2Set{Values: c.PatchVar[tt]}.Mean())
+				fmt.Fprintf(&b, "\n    t=%-3d %.5f   unclamped %.5f   pixels outside [0,1] %4.1f%%", tt,
+					sim.Fig2Set{Values: c.PatchVar[tt]}.Mean(), sim.Fig2Set{Values: c.RawVar[tt]}.Mean(), 100*c.Outside[tt])
 			}
 		}
 		byT[name] = b.String()
@@ -312,7 +313,7 @@ func runFig2(r *reproduceRun, out string, n int) error {
 		fmt.Printf("%-8s t = %3d  mean within-patch variance of masked patches %.5f  (%d patches)\n", s.Model, s.T, s.Mean(), len(s.Values))
 	}
 	fmt.Printf("%-8s          the same patches of the clean digits      %.5f\n", "clean", ref.Mean())
-	fmt.Println("mean variance by step:")
+	fmt.Println("mean variance by step (clamped to [0,1] as every metric; then without the clamp):")
 	for _, s := range sets {
 		fmt.Printf("  %-8s%s\n", s.Model, byT[s.Model])
 	}

@@ -73,3 +73,27 @@ func PatchVariance(dst []float64, pred []float32, index []int, a int, masked []b
 	}
 	return dst
 }
+
+// PatchVarianceRaw is PatchVariance without the clamp to [0,1]; it also
+// returns how many of the masked patches' pixels lie outside [0,1] (so a
+// user can see whether clamping shapes Fig. 2).
+func PatchVarianceRaw(dst []float64, pred []float32, index []int, a int, masked []bool) ([]float64, int) {
+	outside := 0
+	for i, m := range masked {
+		if !m {
+			continue
+		}
+		var s, ss float64
+		for k := 0; k < a; k++ {
+			v := float64(pred[index[i*a+k]])
+			if v < 0 || v > 1 {
+				outside++
+			}
+			s += v
+			ss += v * v
+		}
+		mu := s / float64(a)
+		dst = append(dst, ss/float64(a)-mu*mu)
+	}
+	return dst, outside
+}

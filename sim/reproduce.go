@@ -41,6 +41,10 @@ type Curve struct {
 	// CleanVar is the same quantity for the clean digits' masked patches:
 	// the reference a reconstruction's texture can be compared with.
 	CleanVar []float64
+	// RawVar[t] is PatchVar[t] without clamping the predictions, and
+	// Outside[t] the fraction of those patches' pixels outside [0,1].
+	RawVar  [][]float64
+	Outside []float64
 }
 
 // Best returns t* = argmin over t ≥ 1 of the MSE and the MSE there (§8).
@@ -147,8 +151,16 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 	T := cfg.Steps + 1
 	var pv [][][]float64 // [t][b]
 	var cv [][]float64   // [b]
+	var rv [][][]float64 // [t][b], unclamped
+	var outside [][]int  // [t][b]
 	if cfg.PatchVar && cfg.Corruption.Kind == Mask {
 		cv = make([][]float64, n)
+		rv = make([][][]float64, T)
+		outside = make([][]int, T)
+		for t := range rv {
+			rv[t] = make([][]float64, n)
+			outside[t] = make([]int, n)
+		}
 		pv = make([][][]float64, T)
 		for t := range pv {
 			pv[t] = make([][]float64, n)
@@ -168,6 +180,7 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 		v[7] = Pearson(pred, mem.Mean)
 		if pv != nil {
 			pv[t][b] = PatchVariance(nil, pred, pt.Index, pt.A, in.Masked)
+			rv[t][b], outside[t][b] = PatchVarianceRaw(nil, pred, pt.Index, pt.A, in.Masked)
 			if t == 0 {
 				cv[b] = PatchVariance(nil, in.Clean, pt.Index, pt.A, in.Masked)
 			}
@@ -216,10 +229,16 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 			c.CleanVar = append(c.CleanVar, v...)
 		}
 		c.PatchVar = make([][]float64, T)
+		c.RawVar = make([][]float64, T)
+		c.Outside = make([]float64, T)
 		for t := range pv {
-			for _, v := range pv[t] {
+			out := 0
+			for b, v := range pv[t] {
 				c.PatchVar[t] = append(c.PatchVar[t], v...)
+				c.RawVar[t] = append(c.RawVar[t], rv[t][b]...)
+				out += outside[t][b]
 			}
+			c.Outside[t] = float64(out) / float64(max(1, len(c.PatchVar[t])*pt.A))
 		}
 	}
 	for t := range c.Rows {

@@ -140,6 +140,14 @@ func TestReproduceAnyModelAndFigures(t *testing.T) {
 		if len(c.Rows) != wantRows || len(c.PatchVar) != wantRows {
 			t.Fatalf("%s: %d rows, %d variance sets, want %d", c.Model, len(c.Rows), len(c.PatchVar), wantRows)
 		}
+		if len(c.RawVar[1]) != len(c.PatchVar[1]) || c.Outside[1] < 0 || c.Outside[1] > 1 {
+			t.Fatalf("%s: %d unclamped variances, %g outside", c.Model, len(c.RawVar[1]), c.Outside[1])
+		}
+		for k, v := range c.PatchVar[1] {
+			if c.Outside[1] == 0 && v != c.RawVar[1][k] {
+				t.Fatalf("%s: nothing outside [0,1] but clamped %g ≠ raw %g", c.Model, v, c.RawVar[1][k])
+			}
+		}
 		if n := len(c.PatchVar[1]); n != 5*14 {
 			t.Fatalf("%s: %d masked patches at t=1, want 5×14", c.Model, n)
 		}
