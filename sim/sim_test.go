@@ -401,7 +401,7 @@ func TestPatchVarianceRaw(t *testing.T) {
 	masked := make([]bool, pt.N)
 	masked[3], masked[10] = true, true
 	for k := 0; k < pt.A; k++ {
-		pred[pt.Index[3*pt.A+k]] = float32(k%2) * 0.5   // in range: 0 or 0.5
+		pred[pt.Index[3*pt.A+k]] = float32(k%2) * 0.5  // in range: 0 or 0.5
 		pred[pt.Index[10*pt.A+k]] = float32(k%2)*3 - 1 // −1 or 2: all outside
 	}
 	clamped := PatchVariance(nil, pred, pt.Index, pt.A, masked)
