@@ -27,7 +27,7 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 	p.X.Label.Text = "iteration t"
 	p.Y.Label.Text = "MSE"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = LogTicks125{}
 	// Log MSE too: the transient minima (≈0.02–0.05) and the late rise
 	// (up to ≈0.4) are both readable.
 	p.Y.Scale = plot.LogScale{}

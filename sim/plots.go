@@ -42,7 +42,7 @@ func MSEPlot(title string, series []Series, input float64, tstar int) (*plot.Plo
 	p.X.Label.Text = "iteration t"
 	p.Y.Label.Text = "MSE"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = LogTicks125{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(12)
