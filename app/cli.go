@@ -78,6 +78,19 @@ func trainModel(args []string) string {
 	return "bsa"
 }
 
+// checkTrainOut refuses a missing --out, or an existing one without --force.
+func checkTrainOut(out string, force bool) error {
+	if out == "" {
+		return fmt.Errorf("train: --out FILE is required")
+	}
+	if !force {
+		if _, err := os.Stat(out); err == nil {
+			return fmt.Errorf("%s exists: choose another --out or pass --force", out)
+		}
+	}
+	return nil
+}
+
 func runTrain(ctx context.Context, args []string) error {
 	switch m := trainModel(args); m {
 	case "bsa":
@@ -103,13 +116,8 @@ func runTrain(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" {
-		return fmt.Errorf("train: --out FILE is required")
-	}
-	if !*force {
-		if _, err := os.Stat(*out); err == nil {
-			return fmt.Errorf("%s exists: choose another --out or pass --force", *out)
-		}
+	if err := checkTrainOut(*out, *force); err != nil {
+		return err
 	}
 	if *d == 0 {
 		*d = 2 * (*patch) * (*patch)
@@ -165,13 +173,8 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" {
-		return fmt.Errorf("train: --out FILE is required")
-	}
-	if !*force {
-		if _, err := os.Stat(*out); err == nil {
-			return fmt.Errorf("%s exists: choose another --out or pass --force", *out)
-		}
+	if err := checkTrainOut(*out, *force); err != nil {
+		return err
 	}
 	kind, err := sim.ParseKind(*task)
 	if err != nil {

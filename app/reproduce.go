@@ -200,11 +200,7 @@ func runReproduce(ctx context.Context, args []string) error {
 			printCurve(c, el, nd)
 			curves = append(curves, c)
 		}
-		p, err := sim.Fig1Plot(curves, map[string]bool{"vit": true})
-		if err != nil {
-			return err
-		}
-		if err := models.SaveFile(fig1, false, func(w io.Writer) error { return sim.WritePNG(w, p, 1000, 620) }); err != nil {
+		if err := writeFig1(fig1, curves); err != nil {
 			return err
 		}
 		fmt.Printf("wrote %s/<model>/curve.csv for %s and %s\n", *out, strings.Join(reproduceModels, ", "), fig1)
@@ -227,6 +223,16 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 }
 
+// writeFig1 draws the curves (the ViT as its final MSE) into path, which
+// must not exist.
+func writeFig1(path string, curves []*sim.Curve) error {
+	p, err := sim.Fig1Plot(curves, map[string]bool{"vit": true})
+	if err != nil {
+		return err
+	}
+	return models.SaveFile(path, false, func(w io.Writer) error { return sim.WritePNG(w, p, 1000, 620) })
+}
+
 // replotFig1 draws DIR/fig1.png from DIR/<model>/curve.csv.
 func replotFig1(dir string, task sim.Kind) error {
 	fig1 := filepath.Join(dir, "fig1.png")
@@ -247,11 +253,7 @@ func replotFig1(dir string, task sim.Kind) error {
 		}
 		curves = append(curves, c)
 	}
-	p, err := sim.Fig1Plot(curves, map[string]bool{"vit": true})
-	if err != nil {
-		return err
-	}
-	if err := models.SaveFile(fig1, false, func(w io.Writer) error { return sim.WritePNG(w, p, 1000, 620) }); err != nil {
+	if err := writeFig1(fig1, curves); err != nil {
 		return err
 	}
 	fmt.Println("wrote", fig1)
