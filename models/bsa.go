@@ -13,7 +13,7 @@ type AttnKind int
 const (
 	// Softmax is α_ij = softmax_j(λ s_ij), the paper's attention.
 	Softmax AttnKind = iota
-	// ReluSeqlen is α_ij = relu(λ s_ij)/N (seeds/004).
+	// ReluSeqlen is α_ij = relu(λ s_ij)/N, the "relu/seqlen" variant (§4).
 	ReluSeqlen
 )
 
@@ -34,17 +34,6 @@ type Dynamics struct {
 // DefaultDynamics are the paper's evaluation settings.
 func DefaultDynamics() Dynamics { return Dynamics{Lambda: 1, Gamma: 0.5, Attn: Softmax} }
 
-// Validate rejects parameters the dynamics cannot use.
-func (dy Dynamics) Validate() error {
-	if !(dy.Lambda > 0) || math.IsInf(float64(dy.Lambda), 0) {
-		return fmt.Errorf("λ must be a positive number, got %g", dy.Lambda)
-	}
-	if math.IsNaN(float64(dy.Gamma)) || math.IsInf(float64(dy.Gamma), 0) {
-		return fmt.Errorf("γ must be finite, got %g", dy.Gamma)
-	}
-	return nil
-}
-
 // BSA is the bare self-attention network of §4: couplings J [N,N,d,d], a
 // fixed embedding, and the training constants stored with the weights.
 type BSA struct {
@@ -59,8 +48,13 @@ type BSA struct {
 func roundUp16(n int) int { return (n + 15) &^ 15 }
 
 // NewBSA returns an untrained network: J ~ U(−0.5, 0.5)/d², J_ii = 0 (§5),
-// F drawn from the same seed.
+// F drawn from the same seed. It refuses a patch side P outside
+// BSAPatchSides and an embedding dimension d outside [MinBSADim(P),
+// MaxBSADim(P)], so what it makes can be saved and loaded again.
 func NewBSA(p, d int, seed uint64) (*BSA, error) {
+	if err := checkBSADim(p, d); err != nil {
+		return nil, err
+	}
 	emb, err := NewEmbedding(p, d, seed)
 	if err != nil {
 		return nil, err
@@ -162,11 +156,6 @@ func (m *BSA) NewState(img []float32, masked []bool) *State {
 	}
 	m.Encode(st.X, img, st.Masked)
 	return st
-}
-
-// Clone returns an independent copy.
-func (s *State) Clone() *State {
-	return &State{X: append([]float32(nil), s.X...), Masked: s.Masked, T: s.T}
 }
 
 func anyTrue(b []bool) bool {

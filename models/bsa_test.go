@@ -3,12 +3,10 @@ package models
 import (
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -491,14 +489,15 @@ func TestSafetensorsRejects(t *testing.T) {
 	if err := m.WriteBSA(&good); err != nil {
 		t.Fatal(err)
 	}
-	hdr := func(json string) []byte {
+	// hdr is a file with header json and a data section of data bytes.
+	hdr := func(json string, data int) []byte {
 		for len(json)%8 != 0 {
 			json += " "
 		}
-		b := make([]byte, 8, 8+len(json)+64)
+		b := make([]byte, 8, 8+len(json)+data)
 		b[0] = byte(len(json))
 		b[1] = byte(len(json) >> 8)
-		return append(append(b, json...), make([]byte, 64)...)
+		return append(append(b, json...), make([]byte, data)...)
 	}
 	cases := []struct {
 		name, want string
@@ -508,11 +507,13 @@ func TestSafetensorsRejects(t *testing.T) {
 		{"huge header", "exceeds", []byte{0, 0, 0, 0, 0, 0, 0, 1}},
 		{"truncated", "data_offsets", good.Bytes()[:good.Len()-100]},
 		{"truncated header", "truncated", good.Bytes()[:40]},
-		{"dtype", `dtype "F16"`, hdr(`{"J":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`)},
-		{"size mismatch", "want 8", hdr(`{"J":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`)},
-		{"overlap", "overlap", hdr(`{"A":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"B":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}`)},
-		{"negative shape", "negative", hdr(`{"A":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}}`)},
-		{"not model", `model=""`, hdr(`{"A":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`)},
+		{"dtype", `dtype "F16"`, hdr(`{"J":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, 4)},
+		{"size mismatch", "want 8", hdr(`{"J":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`, 4)},
+		{"overlap", "overlap", hdr(`{"A":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"B":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}`, 12)},
+		{"gap", "no gaps", hdr(`{"A":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"B":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}}`, 20)},
+		{"negative shape", "negative", hdr(`{"A":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}}`, 8)},
+		{"trailing bytes", "4 trailing bytes", hdr(`{"A":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 12)},
+		{"not model", `model=""`, hdr(`{"A":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 8)},
 		{"wrong J shape", `tensor "J" has shape`, func() []byte {
 			var b bytes.Buffer
 			WriteSafetensors(&b, map[string]Tensor{"F": {Shape: []int{8, 8}, Data: make([]float32, 64)}, "J": {Shape: []int{4, 4}, Data: make([]float32, 16)}},
@@ -536,32 +537,6 @@ func TestSafetensorsRejects(t *testing.T) {
 				t.Fatalf("error %q does not name the file and %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestSaveFileNeverOverwrites(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "w.safetensors")
-	if err := os.WriteFile(p, []byte("precious"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, _ := NewBSA(2, 8, 1)
-	err := SaveFile(p, false, m.WriteBSA)
-	if !errors.Is(err, ErrExists) {
-		t.Fatalf("err = %v, want ErrExists", err)
-	}
-	if b, _ := os.ReadFile(p); string(b) != "precious" {
-		t.Fatal("existing file was changed")
-	}
-	if err := SaveFile(p, true, m.WriteBSA); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := LoadBSA(p); err != nil {
-		t.Fatal(err)
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 {
-		t.Fatalf("temporary files left behind: %d entries", len(ents))
 	}
 }
 

@@ -2,6 +2,6 @@
 // the bare self-attention (BSA) dynamics and its pseudo-likelihood training,
 // and weight I/O in safetensors. It never imports a GUI package.
 //
-// The maths follows ../shared/DESIGN.md; section numbers in comments (§n)
-// refer to it.
+// The maths is written out in docs/maths.md; section numbers in comments
+// (§n) refer to it.
 package models

@@ -29,9 +29,6 @@ func NewHopfield(patterns [][]float32) *Hopfield {
 	return h
 }
 
-// DefaultBeta is 1/√784, the scaled-dot-product temperature.
-var DefaultBeta = float32(1 / math.Sqrt(Pixels))
-
 // HopfieldStep advances ξ in place and writes the pattern weights
 // softmax(β X ξ) into p (length ≥ M). It returns the energy of ξ before
 // the step.

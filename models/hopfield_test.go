@@ -14,7 +14,7 @@ func TestHopfieldStepMatchesDefinition(t *testing.T) {
 	for q := range xi {
 		xi[q] += float32(rng.NormFloat64() * 0.3)
 	}
-	beta := DefaultBeta
+	beta := float32(1 / math.Sqrt(Pixels)) // the scaled-dot-product temperature
 	// float64 reference
 	s := make([]float64, len(pats))
 	mx := math.Inf(-1)

@@ -2,7 +2,7 @@ package models
 
 import "math"
 
-// Layers of the comparison transformers (DESIGN §6), written as llm.c-style
+// Layers of the comparison transformers (docs/maths.md §6), written as llm.c-style
 // forward/backward pairs: arguments are outputs, inputs, then sizes;
 // forward saves what backward needs; backward accumulates (+=) into its
 // gradients, zeroing is the caller's. They are generic over float32 (used

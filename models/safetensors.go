@@ -2,15 +2,18 @@ package models
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -23,11 +26,16 @@ type Tensor struct {
 // MaxHeader caps the JSON header of a safetensors file we accept.
 const MaxHeader = 16 << 20
 
-// MaxTensorBytes caps the data section we accept.
-const MaxTensorBytes = 1 << 30
+// MaxDataBytes caps the data section (all tensors together) of a
+// safetensors file we read or write: 1 GiB. Every network the trainers can
+// make fits (see MaxBSADim), and the check comes before any allocation.
+const MaxDataBytes = 1 << 30
 
 // ErrFormat is wrapped by every safetensors parse error.
 var ErrFormat = errors.New("invalid safetensors file")
+
+// ErrNonFinite is wrapped by the error for a tensor holding NaN or ±Inf.
+var ErrNonFinite = errors.New("weights must be finite numbers")
 
 type stEntry struct {
 	Dtype   string  `json:"dtype"`
@@ -35,84 +43,283 @@ type stEntry struct {
 	Offsets []int64 `json:"data_offsets"`
 }
 
-// ParseSafetensors decodes a safetensors file held in data; name is used in
-// error messages. Every tensor must be F32 (little-endian); offsets must lie
-// in the data section, match the shape and not overlap.
-func ParseSafetensors(data []byte, name string) (map[string]Tensor, map[string]string, error) {
-	fail := func(format string, a ...any) error {
-		return fmt.Errorf("%s: %w: %s", name, ErrFormat, fmt.Sprintf(format, a...))
-	}
-	if len(data) < 8 {
-		return nil, nil, fail("file is %d bytes, shorter than the 8-byte header length", len(data))
-	}
-	hl := binary.LittleEndian.Uint64(data)
+// stTensor is one checked tensor of a header: bytes [a, b) of the data
+// section.
+type stTensor struct {
+	name  string
+	shape []int
+	a, b  int64
+}
+
+// stHeader is a checked header: tensors in file order, tiling the data
+// section [0, data) without gaps or overlaps.
+type stHeader struct {
+	tensors []stTensor
+	meta    map[string]string
+	data    int64
+}
+
+// formatError names the file and wraps ErrFormat.
+func formatError(name, format string, a ...any) error {
+	return fmt.Errorf("%s: %w: %s", name, ErrFormat, fmt.Sprintf(format, a...))
+}
+
+// headerLength checks the 8-byte header length against MaxHeader and the
+// size of the file (size bytes in all).
+func headerLength(b []byte, size int64, name string) (int64, error) {
+	hl := binary.LittleEndian.Uint64(b)
 	if hl > MaxHeader {
-		return nil, nil, fail("header length %d exceeds the %d-byte limit", hl, MaxHeader)
+		return 0, formatError(name, "header length %d exceeds the %d-byte limit", hl, MaxHeader)
 	}
-	if uint64(len(data)-8) < hl {
-		return nil, nil, fail("truncated: header says %d bytes, file has %d after the length", hl, len(data)-8)
+	if int64(hl) > size-8 {
+		return 0, formatError(name, "truncated: header says %d bytes, file has %d after the length", hl, size-8)
 	}
+	return int64(hl), nil
+}
+
+// parseHeader checks the JSON header: every tensor F32 with a shape of at
+// most MaxDataBytes, data_offsets matching the shape, the tensors tiling
+// the data section as safetensors requires, and the data section within
+// MaxDataBytes. Nothing is allocated in proportion to the tensors.
+func parseHeader(h []byte, name string) (*stHeader, error) {
 	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data[8 : 8+hl]))
+	dec := json.NewDecoder(bytes.NewReader(h))
 	if err := dec.Decode(&raw); err != nil {
-		return nil, nil, fail("header is not a JSON object: %v", err)
+		return nil, formatError(name, "header is not a JSON object: %v", err)
 	}
-	body := data[8+hl:]
-	meta := map[string]string{}
-	tensors := map[string]Tensor{}
-	type span struct {
-		a, b int64
-		name string
+	if raw == nil {
+		return nil, formatError(name, "header is not a JSON object")
 	}
-	var spans []span
-	for k, v := range raw {
+	out := &stHeader{meta: map[string]string{}}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		v := raw[k]
 		if k == "__metadata__" {
-			if err := json.Unmarshal(v, &meta); err != nil {
-				return nil, nil, fail("__metadata__ must map strings to strings: %v", err)
+			if err := json.Unmarshal(v, &out.meta); err != nil {
+				return nil, formatError(name, "__metadata__ must map strings to strings: %v", err)
+			}
+			if out.meta == nil {
+				out.meta = map[string]string{}
 			}
 			continue
 		}
 		var e stEntry
 		if err := json.Unmarshal(v, &e); err != nil {
-			return nil, nil, fail("tensor %q: %v", k, err)
+			return nil, formatError(name, "tensor %q: %v", k, err)
 		}
 		if e.Dtype != "F32" {
-			return nil, nil, fail("tensor %q has dtype %q, want F32", k, e.Dtype)
+			return nil, formatError(name, "tensor %q has dtype %q, want F32", k, e.Dtype)
 		}
 		if len(e.Offsets) != 2 {
-			return nil, nil, fail("tensor %q: data_offsets must have 2 entries", k)
+			return nil, formatError(name, "tensor %q: data_offsets must have 2 entries", k)
 		}
 		n := int64(1)
 		for _, s := range e.Shape {
-			if s < 0 || (s > 0 && n > MaxTensorBytes/4/int64(s)) {
-				return nil, nil, fail("tensor %q: shape %v is negative or too large", k, e.Shape)
+			if s < 0 || (s > 0 && n > MaxDataBytes/4/int64(s)) {
+				return nil, formatError(name, "tensor %q: shape %v is negative or larger than the %d-byte limit", k, e.Shape, MaxDataBytes)
 			}
 			n *= int64(s)
 		}
 		a, b := e.Offsets[0], e.Offsets[1]
-		if a < 0 || b < a || b > int64(len(body)) {
-			return nil, nil, fail("tensor %q: data_offsets [%d,%d] outside the %d-byte data section (truncated file?)", k, a, b, len(body))
+		if a < 0 || b < a {
+			return nil, formatError(name, "tensor %q: data_offsets [%d,%d] are not a byte range", k, a, b)
 		}
 		if b-a != 4*n {
-			return nil, nil, fail("tensor %q: %d bytes for shape %v, want %d", k, b-a, e.Shape, 4*n)
+			return nil, formatError(name, "tensor %q: %d bytes for shape %v, want %d", k, b-a, e.Shape, 4*n)
 		}
-		spans = append(spans, span{a, b, k})
-		d := make([]float32, n)
-		for q := range d {
-			d[q] = math.Float32frombits(binary.LittleEndian.Uint32(body[a+4*int64(q):]))
+		shape := e.Shape
+		if shape == nil {
+			shape = []int{}
 		}
-		tensors[k] = Tensor{Shape: e.Shape, Data: d}
+		out.tensors = append(out.tensors, stTensor{name: k, shape: shape, a: a, b: b})
 	}
-	slices.SortFunc(spans, func(x, y span) int { return int(x.a - y.a) })
-	for q := 1; q < len(spans); q++ {
-		if spans[q].a < spans[q-1].b {
-			return nil, nil, fail("tensors %q and %q overlap", spans[q-1].name, spans[q].name)
+	slices.SortStableFunc(out.tensors, func(x, y stTensor) int {
+		return cmp.Or(cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b))
+	})
+	var end int64
+	prev := ""
+	for _, t := range out.tensors {
+		switch {
+		case t.a < end:
+			return nil, formatError(name, "tensors %q and %q overlap", prev, t.name)
+		case t.a > end:
+			return nil, formatError(name, "tensor %q starts at byte %d of the data section, but the tensors before it end at %d (safetensors allows no gaps)", t.name, t.a, end)
+		}
+		end, prev = t.b, t.name
+		if end > MaxDataBytes {
+			return nil, formatError(name, "the tensors need more than %d bytes, the limit (MaxDataBytes)", MaxDataBytes)
 		}
 	}
-	return tensors, meta, nil
+	out.data = end
+	return out, nil
 }
 
-// WriteSafetensors encodes tensors (in name order) and metadata.
+// checkSize refuses a file whose size is not 8 + header + data.
+func checkSize(size, hl int64, h *stHeader, name string) error {
+	want := 8 + hl + h.data
+	switch {
+	case size < want:
+		return formatError(name, "truncated: the file is %d bytes, but its header's data_offsets need %d (8 + %d header + %d tensor data)", size, want, hl, h.data)
+	case size > want:
+		return formatError(name, "%d trailing bytes: the file is %d bytes, but its header's data_offsets need exactly %d (8 + %d header + %d tensor data)", size-want, size, want, hl, h.data)
+	}
+	return nil
+}
+
+// readTensors reads the data section described by h from r, refusing
+// NaN and ±Inf by tensor and element.
+func readTensors(r io.Reader, h *stHeader, name string) (map[string]Tensor, error) {
+	ts := make(map[string]Tensor, len(h.tensors))
+	buf := make([]byte, 64<<10)
+	for _, t := range h.tensors {
+		d := make([]float32, (t.b-t.a)/4)
+		for q := 0; q < len(d); {
+			c := buf[:4*min(len(buf)/4, len(d)-q)]
+			if _, err := io.ReadFull(r, c); err != nil {
+				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+					return nil, formatError(name, "truncated while reading tensor %q (did the file change?)", t.name)
+				}
+				return nil, fmt.Errorf("%s: reading tensor %q: %w", name, t.name, err)
+			}
+			for p := 0; p < len(c); p += 4 {
+				d[q] = math.Float32frombits(binary.LittleEndian.Uint32(c[p:]))
+				q++
+			}
+		}
+		if k := firstNonFinite(d); k >= 0 {
+			return nil, fmt.Errorf("%s: %w", name, nonFiniteError(t.name, t.shape, d, k))
+		}
+		ts[t.name] = Tensor{Shape: t.shape, Data: d}
+	}
+	return ts, nil
+}
+
+// firstNonFinite returns the index of the first NaN or ±Inf in d, or −1.
+func firstNonFinite(d []float32) int {
+	for k, v := range d {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			return k
+		}
+	}
+	return -1
+}
+
+// nonFiniteError names the tensor and element k of d (also as an index
+// into shape).
+func nonFiniteError(tensor string, shape []int, d []float32, k int) error {
+	idx := make([]int, len(shape))
+	r := k
+	for a := len(shape) - 1; a >= 0; a-- {
+		if shape[a] > 0 {
+			idx[a] = r % shape[a]
+			r /= shape[a]
+		}
+	}
+	return fmt.Errorf("tensor %q element %d (index %v of shape %v) is %v: %w", tensor, k, idx, shape, d[k], ErrNonFinite)
+}
+
+// ParseSafetensors decodes a safetensors file held in data; name is used in
+// error messages. Every tensor must be F32 (little-endian) and finite; the
+// tensors must tile the data section (no gaps, no overlaps, as safetensors
+// requires), which must be at most MaxDataBytes, and data must be exactly
+// 8 + header + data section bytes long.
+func ParseSafetensors(data []byte, name string) (map[string]Tensor, map[string]string, error) {
+	if len(data) < 8 {
+		return nil, nil, formatError(name, "file is %d bytes, shorter than the 8-byte header length", len(data))
+	}
+	hl, err := headerLength(data, int64(len(data)), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := parseHeader(data[8:8+hl], name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkSize(int64(len(data)), hl, h, name); err != nil {
+		return nil, nil, err
+	}
+	ts, err := readTensors(bytes.NewReader(data[8+hl:]), h, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ts, h.meta, nil
+}
+
+// LoadSafetensors reads the safetensors file at path with the checks of
+// ParseSafetensors, made before the tensors are allocated or read: path
+// must be a regular file (not a device, pipe or directory), its header at
+// most MaxHeader bytes, its data section at most MaxDataBytes, and its size
+// exactly what the header describes.
+func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: not a regular file (%s): weights must be a safetensors file", path, fileKind(st.Mode()))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fst, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fst.Mode().IsRegular() || !os.SameFile(st, fst) {
+		return nil, nil, fmt.Errorf("%s: the file changed while it was opened", path)
+	}
+	size := fst.Size()
+	if size < 8 {
+		return nil, nil, formatError(path, "file is %d bytes, shorter than the 8-byte header length", size)
+	}
+	var l [8]byte
+	if _, err := io.ReadFull(f, l[:]); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	hl, err := headerLength(l[:], size, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	hb := make([]byte, hl)
+	if _, err := io.ReadFull(f, hb); err != nil {
+		return nil, nil, fmt.Errorf("%s: reading the header: %w", path, err)
+	}
+	h, err := parseHeader(hb, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkSize(size, hl, h, path); err != nil {
+		return nil, nil, err
+	}
+	ts, err := readTensors(f, h, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ts, h.meta, nil
+}
+
+// fileKind names a non-regular file type.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
+
+// WriteSafetensors encodes tensors (in name order) and metadata. It writes
+// only what ParseSafetensors accepts: before writing anything it refuses a
+// shape that does not match the data, NaN or ±Inf (by tensor and element),
+// a data section over MaxDataBytes and a header over MaxHeader.
 func WriteSafetensors(w io.Writer, tensors map[string]Tensor, meta map[string]string) error {
 	names := make([]string, 0, len(tensors))
 	for k := range tensors {
@@ -126,12 +333,24 @@ func WriteSafetensors(w io.Writer, tensors map[string]Tensor, meta map[string]st
 	var off int64
 	for _, k := range names {
 		t := tensors[k]
+		if k == "__metadata__" {
+			return fmt.Errorf("tensor name %q is reserved for the metadata", k)
+		}
 		n := 1
 		for _, s := range t.Shape {
+			if s < 0 || (s > 0 && n > MaxDataBytes/4/s) {
+				return fmt.Errorf("tensor %q: shape %v is negative or larger than the %d-byte limit: %w", k, t.Shape, MaxDataBytes, ErrShape)
+			}
 			n *= s
 		}
 		if n != len(t.Data) {
 			return fmt.Errorf("tensor %q: %d values for shape %v: %w", k, len(t.Data), t.Shape, ErrShape)
+		}
+		if q := firstNonFinite(t.Data); q >= 0 {
+			return nonFiniteError(k, t.Shape, t.Data, q)
+		}
+		if off+int64(4*n) > MaxDataBytes {
+			return fmt.Errorf("the tensors need more than %d bytes, the limit a file may hold (MaxDataBytes)", MaxDataBytes)
 		}
 		shape := t.Shape
 		if shape == nil {
@@ -146,6 +365,9 @@ func WriteSafetensors(w io.Writer, tensors map[string]Tensor, meta map[string]st
 	}
 	for len(h)%8 != 0 {
 		h = append(h, ' ')
+	}
+	if len(h) > MaxHeader {
+		return fmt.Errorf("the header is %d bytes, over the %d-byte limit", len(h), MaxHeader)
 	}
 	var l [8]byte
 	binary.LittleEndian.PutUint64(l[:], uint64(len(h)))
@@ -171,51 +393,6 @@ func WriteSafetensors(w io.Writer, tensors map[string]Tensor, meta map[string]st
 	return err
 }
 
-// ErrExists is returned when saving would overwrite a file.
-var ErrExists = errors.New("file exists")
-
-// SaveFile writes through a temporary file and renames it into place. It
-// refuses to replace an existing path unless overwrite is set.
-func SaveFile(path string, overwrite bool, write func(io.Writer) error) error {
-	if !overwrite {
-		if _, err := os.Stat(path); err == nil {
-			return fmt.Errorf("%s: %w (choose another name or allow overwriting)", path, ErrExists)
-		}
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if !overwrite {
-		// Link fails if path appeared meanwhile, so nothing is replaced.
-		if err := os.Link(tmp, path); err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return fmt.Errorf("%s: %w", path, ErrExists)
-			}
-			return fmt.Errorf("save %s: %w", path, err)
-		}
-		return nil
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	return nil
-}
-
 // need fetches a tensor and checks its shape, naming file and tensor.
 func need(ts map[string]Tensor, file, name string, shape ...int) ([]float32, error) {
 	t, ok := ts[name]
@@ -233,19 +410,25 @@ func metaInt(meta map[string]string, file, key string) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("%s: metadata %q is missing", file, key)
 	}
-	var n int
-	if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d", &n); err != nil {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
 		return 0, fmt.Errorf("%s: metadata %q = %q is not an integer", file, key, v)
 	}
 	return n, nil
 }
 
-func metaFloat(meta map[string]string, key string, def float32) float32 {
-	var f float64
-	if _, err := fmt.Sscanf(meta[key], "%g", &f); err != nil {
-		return def
+// metaPositive reads an optional positive, finite metadata number (def
+// when the key is absent).
+func metaPositive(meta map[string]string, file, key string, def float32) (float32, error) {
+	v, ok := meta[key]
+	if !ok {
+		return def, nil
 	}
-	return float32(f)
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 32)
+	if err != nil || !(f > 0) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%s: metadata %q = %q is not a positive finite number", file, key, v)
+	}
+	return float32(f), nil
 }
 
 // ParseBSA builds a bare self-attention network from safetensors bytes
@@ -255,6 +438,20 @@ func ParseBSA(data []byte, file string) (*BSA, error) {
 	if err != nil {
 		return nil, err
 	}
+	return bsaFromTensors(ts, meta, file)
+}
+
+// LoadBSA reads a bare self-attention network from a safetensors file,
+// with the checks of LoadSafetensors.
+func LoadBSA(path string) (*BSA, error) {
+	ts, meta, err := LoadSafetensors(path)
+	if err != nil {
+		return nil, err
+	}
+	return bsaFromTensors(ts, meta, path)
+}
+
+func bsaFromTensors(ts map[string]Tensor, meta map[string]string, file string) (*BSA, error) {
 	if meta["model"] != "bsa" {
 		return nil, fmt.Errorf("%s: metadata model=%q, want \"bsa\"", file, meta["model"])
 	}
@@ -262,22 +459,30 @@ func ParseBSA(data []byte, file string) (*BSA, error) {
 	if err != nil {
 		return nil, err
 	}
-	pt, err := NewPatches(p)
+	pt, err := bsaPatches(p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: metadata patch: %w", file, err)
 	}
 	f, ok := ts["F"]
 	if !ok || len(f.Shape) != 2 {
 		return nil, fmt.Errorf("%s: tensor \"F\" is missing or not 2-D", file)
 	}
 	d := f.Shape[0]
-	if d < 2*pt.A || d > 4096 {
-		return nil, fmt.Errorf("%s: tensor \"F\" has shape %v, want [d,%d] with %d ≤ d: %w", file, f.Shape, 2*pt.A, 2*pt.A, ErrShape)
+	if err := checkBSADim(p, d); err != nil {
+		return nil, fmt.Errorf("%s: tensor \"F\" has shape %v: %w", file, f.Shape, err)
 	}
 	if _, err := need(ts, file, "F", d, 2*pt.A); err != nil {
 		return nil, err
 	}
 	j, err := need(ts, file, "J", pt.N, pt.N, d, d)
+	if err != nil {
+		return nil, err
+	}
+	lt, err := metaPositive(meta, file, "lambda_train", 5)
+	if err != nil {
+		return nil, err
+	}
+	clamp, err := metaPositive(meta, file, "clamp", 20)
 	if err != nil {
 		return nil, err
 	}
@@ -289,19 +494,10 @@ func ParseBSA(data []byte, file string) (*BSA, error) {
 	if err := m.SetCanonical(j); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	m.LambdaTrain = metaFloat(meta, "lambda_train", 5)
-	m.Clamp = metaFloat(meta, "clamp", 20)
+	m.LambdaTrain = lt
+	m.Clamp = clamp
 	m.Meta = meta
 	return m, nil
-}
-
-// LoadBSA reads a bare self-attention network from a safetensors file.
-func LoadBSA(path string) (*BSA, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseBSA(data, path)
 }
 
 // WriteBSA encodes m as safetensors with the §9 names and metadata.

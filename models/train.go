@@ -2,12 +2,10 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -32,6 +30,76 @@ type TrainConfig struct {
 	Validate func(*BSA) float64
 	// Progress receives one line of statistics per epoch.
 	Progress func(EpochStats)
+}
+
+// Allowed ranges of the training settings shared by both trainers; the
+// names in error messages are the train command's flags.
+const (
+	MinEpochs      = 1      // --epochs
+	MaxEpochs      = 100000 // --epochs
+	MinBatch       = 1      // --batch
+	MaxBatch       = 65536  // --batch
+	MaxLR          = 1.0    // --lr: 0 < lr ≤ MaxLR
+	MaxWeightDecay = 1.0    // --wd: 0 ≤ wd ≤ MaxWeightDecay
+	MaxHalveEvery  = MaxEpochs
+	MaxWorkers     = 1024 // --workers: 0 (every core) … MaxWorkers
+)
+
+// ErrDiverged is wrapped by the error a trainer returns when the loss or a
+// parameter stops being a finite number.
+var ErrDiverged = errors.New("training diverged")
+
+func checkInt(name string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("%s = %d is out of range (allowed %d … %d)", name, v, lo, hi)
+	}
+	return nil
+}
+
+// checkFloat refuses v outside [lo, hi] (or (lo, hi] with openLo, or
+// [lo, hi) with openHi), NaN and ±Inf.
+func checkFloat(name string, v, lo, hi float64, openLo, openHi bool) error {
+	ok := v >= lo && v <= hi && !(openLo && v == lo) && !(openHi && v == hi)
+	if ok {
+		return nil
+	}
+	l, h := "≤", "≤"
+	if openLo {
+		l = "<"
+	}
+	if openHi {
+		h = "<"
+	}
+	return fmt.Errorf("%s = %g is out of range (allowed %g %s %s %s %g)", name, v, lo, l, name, h, hi)
+}
+
+// checkCommon checks the settings both trainers share.
+func checkCommon(epochs, batch int, lr, wd, beta1, beta2, eps float64, workers int) error {
+	return errors.Join(
+		checkInt("epochs", epochs, MinEpochs, MaxEpochs),
+		checkInt("batch", batch, MinBatch, MaxBatch),
+		checkFloat("lr", lr, 0, MaxLR, true, false),
+		checkFloat("wd", wd, 0, MaxWeightDecay, false, false),
+		checkFloat("Beta1", beta1, 0, 1, false, true),
+		checkFloat("Beta2", beta2, 0, 1, false, true),
+		checkFloat("Eps", eps, 0, 1, true, false),
+		checkInt("workers", workers, 0, MaxWorkers),
+	)
+}
+
+// Check reports every setting outside its allowed range (one line each,
+// naming the train command's flag, e.g. "batch = 0 is out of range
+// (allowed 1 … 65536)"), or nil. NewTrainer and Train call it before any
+// work. (It is not called Validate because of the Validate field.)
+func (c TrainConfig) Check() error {
+	err := errors.Join(
+		checkCommon(c.Epochs, c.Batch, c.LR, c.WeightDecay, c.Beta1, c.Beta2, c.Eps, c.Workers),
+		checkInt("halve-every", c.HalveEvery, 0, MaxHalveEvery),
+	)
+	if !(c.Clip >= 0) || math.IsInf(c.Clip, 0) {
+		err = errors.Join(err, fmt.Errorf("%s = %g is out of range (allowed a finite number ≥ 0; 0: no clipping)", "Clip", c.Clip))
+	}
+	return err
 }
 
 // DefaultTrainConfig returns the recipe of §5.
@@ -67,14 +135,18 @@ type Trainer struct {
 	xh      [][]float32
 	rowG    [][]float32
 	ws      []*Workspace
+	err     error // cfg.Check(): Train returns it
 }
 
 // NewTrainer prepares AdamW state for m; its current RMS is the one kept.
+// It checks cfg (TrainConfig.Check); Train returns the error before any
+// work. Workers outside 1 … MaxWorkers means Workers().
 func NewTrainer(m *BSA, cfg TrainConfig) *Trainer {
-	if cfg.Workers <= 0 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
+	err := cfg.Check()
+	if cfg.Workers <= 0 || cfg.Workers > MaxWorkers {
+		cfg.Workers = Workers()
 	}
-	t := &Trainer{M: m, Cfg: cfg, rms0: m.rms()}
+	t := &Trainer{M: m, Cfg: cfg, rms0: m.rms(), err: err}
 	t.g = make([]float32, len(m.J))
 	t.m = make([]float32, len(m.J))
 	t.v = make([]float32, len(m.J))
@@ -92,11 +164,12 @@ func (t *Trainer) Gradient(xs [][]float32) float64 {
 	for len(t.xh) < len(xs) {
 		t.xh = append(t.xh, make([]float32, d*np))
 	}
-	parallel(len(xs), t.Cfg.Workers, func(_, b int) { m.layerNorm(t.xh[b], xs[b], nil) })
+	bg := context.Background()
+	Parallel(bg, len(xs), t.Cfg.Workers, func(_, b int) { m.layerNorm(t.xh[b], xs[b], nil) })
 	clear(t.g)
 	scale := -1 / float32(len(xs)*n)
 	losses := make([]float64, t.Cfg.Workers)
-	parallel(n, t.Cfg.Workers, func(wk, i int) {
+	Parallel(bg, n, t.Cfg.Workers, func(wk, i int) {
 		w := t.ws[wk]
 		gi := t.g[i*d*d*np : (i+1)*d*d*np]
 		ji := m.J[i*d*d*np : (i+1)*d*d*np]
@@ -131,7 +204,7 @@ func (t *Trainer) GradientRow(xs [][]float32, i int) float64 {
 	scale := -1 / float32(len(xs))
 	losses := make([]float64, W)
 	ji := m.J[i*d*d*np : (i+1)*d*d*np]
-	parallel(len(xs), W, func(wk, b int) {
+	Parallel(context.Background(), len(xs), W, func(wk, b int) {
 		w := t.ws[wk]
 		xh := t.xh[b]
 		m.layerNorm(xh, xs[b], nil)
@@ -186,7 +259,11 @@ func (t *Trainer) rowGrad(w *Workspace, ji, gi, xh []float32, i int, scale float
 }
 
 // Update applies clipping, one AdamW step at rate lr and the RMS rescale.
-func (t *Trainer) Update(lr float64) {
+func (t *Trainer) Update(lr float64) { t.update(lr) }
+
+// update is Update; it returns false, leaving J unscaled, when the step
+// left a non-finite coupling (the RMS is then NaN or +Inf).
+func (t *Trainer) update(lr float64) bool {
 	c := t.Cfg
 	var gn float64
 	for _, g := range t.g {
@@ -213,23 +290,40 @@ func (t *Trainer) Update(lr float64) {
 		t.m[k], t.v[k] = mk, vk
 		J[k] = J[k]*decay - stepSize*mk/(float32(math.Sqrt(float64(vk)))/sq2+eps)
 	}
-	if r := t.M.rms(); r > 0 {
+	r := t.M.rms()
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return false
+	}
+	if r > 0 {
 		f := float32(t.rms0 / r)
 		for k := range J {
 			J[k] *= f
 		}
 	}
+	return true
 }
 
 // Train runs the recipe on clean training images (pixels in [0,1], gain
 // already applied). It stops early, returning ctx.Err(), when ctx ends.
+// It refuses an invalid configuration (see TrainConfig.Check) or image set
+// before any work, and stops with an error wrapping ErrDiverged, naming the
+// epoch and batch, when the loss or a coupling is no longer finite; the
+// couplings are then unusable and must not be saved.
 func (t *Trainer) Train(ctx context.Context, images [][]float32) error {
+	if t.err != nil {
+		return t.err
+	}
 	m, c := t.M, t.Cfg
+	if err := checkImages(images); err != nil {
+		return err
+	}
 	xs := make([][]float32, len(images))
-	parallel(len(images), c.Workers, func(_, k int) {
+	if err := Parallel(ctx, len(images), c.Workers, func(_, k int) {
 		xs[k] = make([]float32, m.N*m.D)
 		m.Encode(xs[k], images[k], nil)
-	})
+	}); err != nil {
+		return err
+	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x7a1e))
 	order := make([]int, len(xs))
 	for k := range order {
@@ -245,6 +339,7 @@ func (t *Trainer) Train(ctx context.Context, images [][]float32) error {
 		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
 		var loss float64
 		nb := 0
+		batches := (len(order) + c.Batch - 1) / c.Batch
 		for s := 0; s < len(order); s += c.Batch {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -253,12 +348,20 @@ func (t *Trainer) Train(ctx context.Context, images [][]float32) error {
 			for _, k := range order[s:min(s+c.Batch, len(order))] {
 				batch = append(batch, xs[k])
 			}
+			var l float64
 			if c.AllRows {
-				loss += t.Gradient(batch)
+				l = t.Gradient(batch)
 			} else {
-				loss += t.GradientRow(batch, rng.IntN(m.N))
+				l = t.GradientRow(batch, rng.IntN(m.N))
 			}
-			t.Update(lr)
+			if math.IsNaN(l) || math.IsInf(l, 0) {
+				return fmt.Errorf("epoch %d, batch %d of %d: the loss is %g: %w", ep, nb+1, batches, l, ErrDiverged)
+			}
+			if !t.update(lr) {
+				return fmt.Errorf("epoch %d, batch %d of %d: the update at lr %g made %s: %w",
+					ep, nb+1, batches, lr, t.badCoupling(), ErrDiverged)
+			}
+			loss += l
 			nb++
 		}
 		st := EpochStats{Epoch: ep, Loss: loss / float64(nb), ValMSE: math.NaN(), LR: lr}
@@ -274,31 +377,32 @@ func (t *Trainer) Train(ctx context.Context, images [][]float32) error {
 	return nil
 }
 
-// parallel runs f(worker, k) for k in [0,n) on up to w goroutines, handing
-// out indices in order.
-func parallel(n, w int, f func(worker, k int)) {
-	if w <= 1 || n <= 1 {
-		for k := 0; k < n; k++ {
-			f(0, k)
+// badCoupling describes the first non-finite coupling, as J[i,j,r,e] of
+// the [N,N,d,d] tensor the file would hold.
+func (t *Trainer) badCoupling() string {
+	m := t.M
+	k := firstNonFinite(m.J)
+	if k < 0 {
+		return "the couplings' RMS non-finite"
+	}
+	j, rest := k%m.NP, k/m.NP
+	e, rest := rest%m.D, rest/m.D
+	r, i := rest%m.D, rest/m.D
+	return fmt.Sprintf("coupling J[%d,%d,%d,%d] = %g", i, j, r, e, m.J[k])
+}
+
+// checkImages refuses an empty training set and images that are not
+// Pixels values long.
+func checkImages(images [][]float32) error {
+	if len(images) == 0 {
+		return errors.New("no training images")
+	}
+	for k, img := range images {
+		if len(img) != Pixels {
+			return fmt.Errorf("training image %d has %d pixels, want %d", k, len(img), Pixels)
 		}
-		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for wk := 0; wk < min(w, n); wk++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := next.Add(1) - 1
-				if k >= int64(n) {
-					return
-				}
-				f(wk, int(k))
-			}
-		}()
-	}
-	wg.Wait()
+	return nil
 }
 
 // Epochs is the number of completed epochs.

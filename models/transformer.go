@@ -5,12 +5,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 )
 
 // TransformerConfig describes the recycled block (Depth 1, applied τ
-// times) or the ViT (Depth 5, each block once) of DESIGN §6.
+// times) or the ViT (Depth 5, each block once) of docs/maths.md §6.
 type TransformerConfig struct {
 	Patch int  // 4: 49 tokens of 16 pixels
 	Dim   int  // D = 64
@@ -340,41 +339,60 @@ func ParseTransformer(data []byte, file string) (*Transformer[float32], error) {
 	if err != nil {
 		return nil, err
 	}
+	return transformerFromTensors(ts, meta, file)
+}
+
+// LoadTransformer reads a block or ViT from a safetensors file, with the
+// checks of LoadSafetensors.
+func LoadTransformer(path string) (*Transformer[float32], error) {
+	ts, meta, err := LoadSafetensors(path)
+	if err != nil {
+		return nil, err
+	}
+	return transformerFromTensors(ts, meta, path)
+}
+
+// transformerFromTensors checks every tensor the metadata's configuration
+// needs before allocating the parameters, so metadata describing a huge
+// model is refused by the missing tensors rather than by running out of
+// memory.
+func transformerFromTensors(ts map[string]Tensor, meta map[string]string, file string) (*Transformer[float32], error) {
 	if meta["model"] != "block" && meta["model"] != "vit" {
 		return nil, fmt.Errorf("%s: metadata model=%q, want \"block\" or \"vit\"", file, meta["model"])
 	}
 	var cfg TransformerConfig
-	for key, dst := range map[string]*int{"patch": &cfg.Patch, "dim": &cfg.Dim, "heads": &cfg.Heads, "mlp": &cfg.MLP, "depth": &cfg.Depth} {
-		v, err := metaInt(meta, file, key)
+	for _, f := range []struct {
+		key string
+		dst *int
+	}{{"patch", &cfg.Patch}, {"dim", &cfg.Dim}, {"heads", &cfg.Heads}, {"mlp", &cfg.MLP}, {"depth", &cfg.Depth}} {
+		v, err := metaInt(meta, file, f.key)
 		if err != nil {
 			return nil, err
 		}
 		if v <= 0 || v > 4096 {
-			return nil, fmt.Errorf("%s: metadata %s = %d out of range", file, key, v)
+			return nil, fmt.Errorf("%s: metadata %s = %d out of range (allowed 1 … 4096)", file, f.key, v)
 		}
-		*dst = v
+		*f.dst = v
 	}
 	cfg.Relu = meta["attention"] == "relu/seqlen"
+	if _, err := NewPatches(cfg.Patch); err != nil {
+		return nil, fmt.Errorf("%s: metadata patch: %w", file, err)
+	}
+	if cfg.Dim%cfg.Heads != 0 {
+		return nil, fmt.Errorf("%s: metadata dim = %d is not a multiple of heads = %d", file, cfg.Dim, cfg.Heads)
+	}
+	for _, s := range cfg.specs() {
+		if _, err := need(ts, file, s.name, s.shape...); err != nil {
+			return nil, err
+		}
+	}
 	m, err := NewTransformer[float32](cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	for _, s := range m.specs {
-		d, err := need(ts, file, s.name, s.shape...)
-		if err != nil {
-			return nil, err
-		}
-		copy(m.Params[s.off:], d)
+		copy(m.Params[s.off:], ts[s.name].Data)
 	}
 	m.Meta = meta
 	return m, nil
-}
-
-// LoadTransformer reads a block or ViT from a safetensors file.
-func LoadTransformer(path string) (*Transformer[float32], error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseTransformer(data, path)
 }

@@ -2,11 +2,10 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 	"time"
 )
 
@@ -36,6 +35,42 @@ type TransformerTrainConfig struct {
 	// every epoch.
 	ValInputs, ValClean [][]float32
 	Progress            func(TransformerEpoch)
+}
+
+// Allowed ranges of the transformer trainer's own settings (the shared
+// ones are MinEpochs … MaxWorkers).
+const (
+	MaxTau   = 100 // TauMin, TauMax, ValTau: 1 … MaxTau
+	MaxMicro = 256 // Micro: 0 (16) … MaxMicro
+)
+
+// Check reports every setting outside its allowed range (one line each,
+// naming the train command's flag where there is one, e.g. "batch = 0 is
+// out of range (allowed 1 … 65536)"), or nil. NewTransformerTrainer and
+// Train call it before any work.
+func (c TransformerTrainConfig) Check() error {
+	errs := []error{
+		checkCommon(c.Epochs, c.Batch, c.LR, c.WeightDecay, c.Beta1, c.Beta2, c.Eps, c.Workers),
+		checkInt("TauMin", c.TauMin, 1, MaxTau),
+		checkInt("TauMax", c.TauMax, max(c.TauMin, 1), MaxTau),
+		checkInt("ValTau", c.ValTau, 1, MaxTau),
+		checkInt("Micro", c.Micro, 0, MaxMicro),
+	}
+	if c.Corrupt == nil {
+		errs = append(errs, errors.New("transformer training needs a corruption (Corrupt is nil)"))
+	}
+	if len(c.ValInputs) != len(c.ValClean) {
+		errs = append(errs, fmt.Errorf("%d validation inputs but %d clean images", len(c.ValInputs), len(c.ValClean)))
+	} else {
+		for k := range c.ValInputs {
+			if len(c.ValInputs[k]) != Pixels || len(c.ValClean[k]) != Pixels {
+				errs = append(errs, fmt.Errorf("validation image %d has %d input and %d clean pixels, want %d",
+					k, len(c.ValInputs[k]), len(c.ValClean[k]), Pixels))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // DefaultTransformerTrainConfig returns §6's recipe.
@@ -74,17 +109,22 @@ type TransformerTrainer struct {
 	total  int // AdamW steps of the whole run (for the cosine schedule)
 	work   []*Batch
 	grads  [][]float32
+	err    error // cfg.Check(): Train returns it
 }
 
-// NewTransformerTrainer prepares the AdamW state and one workspace per worker.
+// NewTransformerTrainer prepares the AdamW state and one workspace per
+// worker. It checks cfg (TransformerTrainConfig.Check); Train returns the
+// error before any work. Workers outside 1 … MaxWorkers means Workers(),
+// Micro outside 1 … MaxMicro means 16.
 func NewTransformerTrainer(m *Transformer[float32], cfg TransformerTrainConfig) *TransformerTrainer {
-	if cfg.Workers <= 0 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
+	err := cfg.Check()
+	if cfg.Workers <= 0 || cfg.Workers > MaxWorkers {
+		cfg.Workers = Workers()
 	}
-	if cfg.Micro <= 0 {
+	if cfg.Micro <= 0 || cfg.Micro > MaxMicro {
 		cfg.Micro = 16
 	}
-	t := &TransformerTrainer{M: m, Cfg: cfg, mom: make([]float32, len(m.Params)), v: make([]float32, len(m.Params))}
+	t := &TransformerTrainer{M: m, Cfg: cfg, mom: make([]float32, len(m.Params)), v: make([]float32, len(m.Params)), err: err}
 	for range cfg.Workers {
 		t.work = append(t.work, NewBatch(m, cfg.Micro))
 		t.grads = append(t.grads, make([]float32, len(m.Params)))
@@ -94,21 +134,6 @@ func NewTransformerTrainer(m *Transformer[float32], cfg TransformerTrainConfig) 
 
 // Epochs is the number of completed epochs.
 func (t *TransformerTrainer) Epochs() int { return t.epochs }
-
-// staticParallel runs f(worker, c) for c in [0,n), chunk c on worker c mod w.
-func staticParallel(n, w int, f func(worker, c int)) {
-	var wg sync.WaitGroup
-	for wk := 0; wk < min(w, n); wk++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := wk; c < n; c += w {
-				f(wk, c)
-			}
-		}()
-	}
-	wg.Wait()
-}
 
 // Gradient sets the summed gradient (in t.grads[0]) of the mean loss of
 // the batch (inputs, clean) after applications apps; it returns that loss.
@@ -120,7 +145,7 @@ func (t *TransformerTrainer) Gradient(inputs, clean [][]float32, apps []int) flo
 		clear(g)
 	}
 	scale := 1 / float32(len(inputs))
-	staticParallel(nc, len(t.work), func(w, c int) {
+	Parallel(context.Background(), nc, len(t.work), func(w, c int) {
 		lo, hi := c*mc, min((c+1)*mc, len(inputs))
 		t.work[w].Train(inputs[lo:hi], clean[lo:hi], apps, scale, t.grads[w], losses[lo:hi])
 	})
@@ -170,6 +195,21 @@ func (t *TransformerTrainer) Update() {
 	}
 }
 
+// badParam describes the first non-finite parameter by tensor name and
+// element, or returns "" when every parameter is finite.
+func (t *TransformerTrainer) badParam() string {
+	k := firstNonFinite(t.M.Params)
+	if k < 0 {
+		return ""
+	}
+	for _, s := range t.M.specs {
+		if k >= s.off && k < s.off+s.size() {
+			return fmt.Sprintf("parameter %q element %d = %g", s.name, k-s.off, t.M.Params[k])
+		}
+	}
+	return fmt.Sprintf("parameter %d = %g", k, t.M.Params[k])
+}
+
 // Evaluate returns the mean MSE of the images after applications apps.
 func (t *TransformerTrainer) Evaluate(inputs, clean [][]float32, apps []int) float64 {
 	return EvaluateTransformer(t.work, inputs, clean, apps)
@@ -185,7 +225,7 @@ func EvaluateTransformer(work []*Batch, inputs, clean [][]float32, apps []int) f
 	mc := work[0].Cap
 	nc := (len(inputs) + mc - 1) / mc
 	errs := make([]float64, len(inputs))
-	staticParallel(nc, len(work), func(w, c int) {
+	Parallel(context.Background(), nc, len(work), func(w, c int) {
 		lo, hi := c*mc, min((c+1)*mc, len(inputs))
 		b := work[w]
 		b.Start(inputs[lo:hi])
@@ -215,11 +255,19 @@ func EvaluateTransformer(work []*Batch, inputs, clean [][]float32, apps []int) f
 
 // Train runs the recipe on clean training images (gain applied). It stops
 // between batches, returning ctx.Err(), when ctx ends.
+//
+// It refuses an invalid configuration (see TransformerTrainConfig.Check) or
+// image set before any work, and stops with an error wrapping ErrDiverged,
+// naming the epoch and batch, when the loss or a parameter is no longer
+// finite; the parameters are then unusable and must not be saved.
 func (t *TransformerTrainer) Train(ctx context.Context, images [][]float32) error {
-	c, cfg := t.Cfg, t.M.Cfg
-	if c.Corrupt == nil {
-		return fmt.Errorf("transformer training needs a corruption")
+	if t.err != nil {
+		return t.err
 	}
+	if err := checkImages(images); err != nil {
+		return err
+	}
+	c, cfg := t.Cfg, t.M.Cfg
 	rng := rand.New(rand.NewPCG(c.Seed, 0x7b10c))
 	order := make([]int, len(images))
 	for k := range order {
@@ -233,6 +281,7 @@ func (t *TransformerTrainer) Train(ctx context.Context, images [][]float32) erro
 		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
 		var loss, taus float64
 		nb := 0
+		batches := (len(order) + c.Batch - 1) / c.Batch
 		for s := 0; s < len(order); s += c.Batch {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -242,12 +291,29 @@ func (t *TransformerTrainer) Train(ctx context.Context, images [][]float32) erro
 			batchSeed := rng.Uint64()
 			idx := order[s:min(s+c.Batch, len(order))]
 			inputs, clean = inputs[:len(idx)], clean[:len(idx)]
-			staticParallel(len(idx), c.Workers, func(_, k int) {
+			if err := Parallel(ctx, len(idx), c.Workers, func(_, k int) {
 				clean[k] = images[idx[k]]
 				inputs[k] = c.Corrupt(images[idx[k]], batchSeed, k)
-			})
-			loss += t.Gradient(inputs, clean, apps)
+			}); err != nil {
+				return err
+			}
+			for k, in := range inputs {
+				if len(in) != Pixels {
+					return fmt.Errorf("epoch %d, batch %d of %d: the corruption of image %d has %d pixels, want %d",
+						ep, nb+1, batches, idx[k], len(in), Pixels)
+				}
+			}
+			l := t.Gradient(inputs, clean, apps)
+			if math.IsNaN(l) || math.IsInf(l, 0) {
+				return fmt.Errorf("epoch %d, batch %d of %d: the loss is %g: %w", ep, nb+1, batches, l, ErrDiverged)
+			}
+			lr := t.LR()
 			t.Update()
+			if bad := t.badParam(); bad != "" {
+				return fmt.Errorf("epoch %d, batch %d of %d: the update at lr %g made %s: %w",
+					ep, nb+1, batches, lr, bad, ErrDiverged)
+			}
+			loss += l
 			taus += float64(len(apps))
 			nb++
 		}

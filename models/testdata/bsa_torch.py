@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch twin of the bare self-attention (DESIGN §3-4) and safetensors I/O.
+"""PyTorch twin of the bare self-attention (docs/maths.md §3-4) and safetensors I/O.
 
   /usr/bin/python3 bsa_torch.py fixture OUT.safetensors.gz
       writes a P=2, d=8 network made in PyTorch (sparse, quantised couplings so the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch twin of the recycled transformer block and the ViT (DESIGN §6).
+"""PyTorch twin of the recycled transformer block and the ViT (docs/maths.md §6).
 
   /usr/bin/python3 transformer_torch.py fixture OUT.safetensors
       writes two tiny networks made by PyTorch modules whose state_dict names
