@@ -11,6 +11,7 @@ import (
 
 	"attractorlab/models"
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 )
 
 func newFlags(name, synopsis string) *flag.FlagSet {
@@ -30,21 +31,21 @@ func runData(ctx context.Context, args []string) error {
 		return err
 	}
 	if *cache == "" {
-		c, err := sim.DefaultCache()
+		c, err := mnist.DefaultCache()
 		if err != nil {
 			return err
 		}
 		*cache = c
 	}
-	f := &sim.Fetcher{
-		Dir: *dir, Cache: *cache, Mirrors: sim.DefaultMirrors,
+	f := &mnist.Fetcher{
+		Dir: *dir, Cache: *cache, Mirrors: mnist.DefaultMirrors,
 		Progress: progressPrinter(os.Stderr),
 		Log:      func(s string) { fmt.Fprintln(os.Stderr, s) },
 	}
 	if err := f.Fetch(ctx); err != nil {
 		return err
 	}
-	if _, err := sim.LoadMNIST(*cache); err != nil {
+	if _, err := mnist.LoadMNIST(*cache); err != nil {
 		return err
 	}
 	fmt.Println("MNIST ready in", *cache)
@@ -78,18 +79,31 @@ func trainModel(args []string) string {
 	return "bsa"
 }
 
-// checkTrainOut refuses a missing --out, or an existing one without --force.
-func checkTrainOut(out string, force bool) error {
+// trainChecks runs the checks every train command makes before any work:
+// no stray arguments, the --out file (writable, new unless --force), the
+// trainer's settings and the number of validation digits.
+func trainChecks(fs *flag.FlagSet, out string, force bool, check func() error, val int) (*outputs, error) {
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("train: unexpected argument %q", fs.Arg(0))
+	}
 	if out == "" {
-		return fmt.Errorf("train: --out FILE is required")
+		return nil, fmt.Errorf("train: --out FILE is required")
 	}
-	if !force {
-		if _, err := os.Stat(out); err == nil {
-			return fmt.Errorf("%s exists: choose another --out or pass --force", out)
-		}
+	if err := check(); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
 	}
-	return nil
+	if err := valDigits.CheckInt(val, sim.ViaFlag); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	o, err := planOutputs("--out", force, out)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	return o, nil
 }
+
+// valDigits is how many embedded test digits the trainers validate on.
+var valDigits = sim.Range{Name: "validation digits", Flag: "val", Min: 1, Max: 1000, Default: 200, Integer: true}
 
 func runTrain(ctx context.Context, args []string) error {
 	switch m := trainModel(args); m {
@@ -109,33 +123,38 @@ func runTrain(ctx context.Context, args []string) error {
 	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "AdamW learning rate")
 	fs.IntVar(&cfg.HalveEvery, "halve-every", cfg.HalveEvery, "halve the learning rate every this many epochs (0: never)")
 	seed := fs.Uint64("seed", 0, "seed for the embedding, the initial couplings and the shuffling")
-	fs.BoolVar(&cfg.AllRows, "all-rows", false, "update every query row each batch (default: one random row per batch, the recipe of DESIGN §5)")
-	val := fs.Int("val", 200, "embedded test digits used for the validation masked-MSE")
+	fs.BoolVar(&cfg.AllRows, "all-rows", false, "update every query row each batch (default: one random row per batch, the recipe of docs/maths.md §5)")
+	val := fs.Int("val", int(valDigits.Default), "embedded test digits used for the validation masked-MSE: "+valDigits.Allowed())
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := checkTrainOut(*out, *force); err != nil {
+	o, err := trainChecks(fs, *out, *force, cfg.Check, *val)
+	if err != nil {
 		return err
+	}
+	defer o.Abort()
+	if *patch != 2 && *patch != 4 {
+		return fmt.Errorf("train: --patch = %d is out of range (allowed 2 or 4)", *patch)
 	}
 	if *d == 0 {
 		*d = 2 * (*patch) * (*patch)
 	}
-	train, test, err := sim.Sample()
+	train, test, err := mnist.Sample()
 	if err != nil {
 		return err
 	}
 	m, err := models.NewBSA(*patch, *d, *seed)
 	if err != nil {
-		return err
+		return fmt.Errorf("train: --d: %w", err)
 	}
 	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
-	m.Meta["pixel_gain"] = fmt.Sprint(sim.PixelGain)
+	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
 	m.Meta["train_images"] = fmt.Sprint(train.Len())
 	images := make([][]float32, train.Len())
 	for k := range images {
-		images[k] = train.Clean(k, sim.PixelGain)
+		images[k] = train.Clean(k, mnist.PixelGain)
 	}
 	cfg.Seed = *seed
 	cfg.Validate = func(m *models.BSA) float64 { return sim.ValidateBSA(m, test, *val, 1) }
@@ -147,8 +166,13 @@ func runTrain(ctx context.Context, args []string) error {
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
+	// Interrupted (Ctrl-C), the epochs done are saved whole; any other
+	// error saves nothing.
 	m.Meta["epochs_done"] = fmt.Sprint(tr.Epochs())
-	if serr := models.SaveFile(*out, *force, m.WriteBSA); serr != nil {
+	if serr := o.Write(*out, m.WriteBSA); serr != nil {
+		return serr
+	}
+	if serr := o.Commit(); serr != nil {
 		return serr
 	}
 	fmt.Printf("wrote %s after %.0fs\n", *out, time.Since(start).Seconds())
@@ -167,19 +191,21 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	fs.BoolVar(&cfg.Cosine, "cosine", cfg.Cosine, "decay the learning rate to 0 along a half cosine (false: constant)")
 	fs.IntVar(&cfg.Workers, "workers", 0, "goroutines (default: every core)")
 	seed := fs.Uint64("seed", 0, "seed for the initial weights, the shuffling, τ and the corruptions")
-	val := fs.Int("val", 200, "embedded test digits used for the validation MSE")
+	val := fs.Int("val", int(valDigits.Default), "embedded test digits used for the validation MSE: "+valDigits.Allowed())
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := checkTrainOut(*out, *force); err != nil {
-		return err
-	}
 	kind, err := sim.ParseKind(*task)
+	if err != nil {
+		return fmt.Errorf("train: --task: %w", err)
+	}
+	o, err := trainChecks(fs, *out, *force, cfg.Check, *val)
 	if err != nil {
 		return err
 	}
+	defer o.Abort()
 	tc := models.BlockConfig
 	if model == "vit" {
 		tc = models.ViTConfig
@@ -190,15 +216,15 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	}
 	m.Init(*seed)
 	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
-	m.Meta["pixel_gain"] = fmt.Sprint(sim.PixelGain)
-	train, test, err := sim.Sample()
+	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
+	train, test, err := mnist.Sample()
 	if err != nil {
 		return err
 	}
 	m.Meta["train_images"] = fmt.Sprint(train.Len())
 	images := make([][]float32, train.Len())
 	for k := range images {
-		images[k] = train.Clean(k, sim.PixelGain)
+		images[k] = train.Clean(k, mnist.PixelGain)
 	}
 	corr := sim.DefaultMask
 	if kind == sim.Noise {
@@ -219,7 +245,10 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 		return err
 	}
 	m.Meta["epochs_done"] = fmt.Sprint(tr.Epochs())
-	if serr := models.SaveFile(*out, *force, func(w io.Writer) error { return m.WriteTransformer(w, model, kind.String()) }); serr != nil {
+	if serr := o.Write(*out, func(w io.Writer) error { return m.WriteTransformer(w, model, kind.String()) }); serr != nil {
+		return serr
+	}
+	if serr := o.Commit(); serr != nil {
 		return serr
 	}
 	fmt.Printf("wrote %s after %.0fs\n", *out, time.Since(start).Seconds())

@@ -12,6 +12,7 @@ import (
 
 	"attractorlab/assets"
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 	"attractorlab/ui"
 )
 
@@ -29,50 +30,30 @@ func runGUI(args []string) error {
 		*w2 = *weights
 	}
 	start := time.Now()
-	data, err := sim.LoadData(sim.DataDir())
+	data, err := mnist.LoadCached()
 	if err != nil {
 		return err
 	}
-	var catalogue []sim.Model
-	var problems []string
-	for _, c := range []struct {
-		p    int
-		path string
-	}{{2, *w2}, {4, *w4}} {
-		m, err := sim.LoadBSA(c.p, c.path)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		catalogue = append(catalogue, &sim.BSAModel{M: m})
+	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{BSA2: *w2, BSA4: *w4, Block: *wBlock, ViT: *wViT})
+	problems, err := cat.LoadAll()
+	if err != nil {
+		return err
 	}
-	for _, c := range []struct{ name, path string }{{"block", *wBlock}, {"vit", *wViT}} {
-		m, ps, err := sim.LoadTransformerModel(c.name, c.path)
-		problems = append(problems, ps...)
-		if err != nil {
-			if len(ps) == 0 {
-				problems = append(problems, err.Error())
-			}
-			continue
-		}
-		catalogue = append(catalogue, m)
+	if data.Warning != "" {
+		problems = append(problems, data.Warning)
 	}
-	if len(catalogue) == 0 {
-		return fmt.Errorf("no model could be loaded: %v", problems)
-	}
-	catalogue = append(catalogue, &sim.HopfieldModel{Set: data.Train}, &sim.ClassicModel{Set: data.Train})
 	a := app.NewWithID("org.attractorlab.app")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	w := a.NewWindow("Attractor Lab")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	settings := sim.Settings{Corruption: sim.DefaultMask}
+	settings := sim.DefaultSettings()
 	if last := a.Preferences().String("last_scenario"); last != "" {
 		if st, _, err := sim.ReadScenario(bytes.NewReader([]byte(last)), "saved session"); err == nil {
 			settings = st
 		}
 	}
-	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Models: catalogue}
+	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat}
 	m := ui.NewMain(ctx, a, w, deps, settings)
 	w.SetContent(m.Content())
 	w.Resize(fyne.NewSize(1280, 800))

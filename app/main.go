@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+
+	// Before Fyne initialises: a locale it can parse (no error under LANG=C).
+	_ "attractorlab/app/internal/posixlocale"
 )
 
 const usage = `Attractor Lab — self-attention as an attractor network
@@ -26,28 +29,37 @@ commands:
 Run 'attractorlab COMMAND -h' for a command's flags.
 `
 
-func main() {
-	args := os.Args[1:]
+// errUsage is an unknown command.
+var errUsage = errors.New("unknown command")
+
+// run dispatches a command line (without the program name).
+func run(ctx context.Context, args []string) error {
 	cmd := "gui"
 	if len(args) > 0 && (len(args[0]) == 0 || args[0][0] != '-') {
 		cmd, args = args[0], args[1:]
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	var err error
 	switch cmd {
 	case "gui":
-		err = runGUI(args)
+		return runGUI(args)
 	case "data":
-		err = runData(ctx, args)
+		return runData(ctx, args)
 	case "reproduce":
-		err = runReproduce(ctx, args)
+		return runReproduce(ctx, args)
 	case "train":
-		err = runTrain(ctx, args)
+		return runTrain(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
-	default:
-		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
+		return nil
+	}
+	return fmt.Errorf("%w %q\n\n%s", errUsage, cmd, usage)
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := run(ctx, os.Args[1:])
+	if errors.Is(err, errUsage) {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	if err != nil {

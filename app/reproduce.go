@@ -10,77 +10,60 @@ import (
 	"sync"
 	"time"
 
-	"attractorlab/models"
 	"attractorlab/sim"
+	"attractorlab/sim/figures"
+	"attractorlab/sim/mnist"
 )
-
-// reproduceModels are the names `reproduce --model all` runs, in order.
-var reproduceModels = []string{"bsa-p2", "bsa-p4", "block", "vit", "hopfield", "hopfield-classic"}
 
 type reproduceRun struct {
 	ctx      context.Context
-	data     *sim.Data
+	data     *mnist.Data
 	mem      *sim.Memories
-	corr     sim.Corruption
+	cat      *sim.Catalogue
+	settings sim.Settings
 	n, steps int
 	workers  int
-	weights  string // --weights, for a single model
-	dy       models.Dynamics
-	hop      sim.HopfieldParams
 }
 
-// model builds the named model; for the BSA it returns the network itself.
-func (r *reproduceRun) model(name string) (*models.BSA, sim.Model, error) {
-	switch name {
-	case "bsa-p2", "bsa-p4":
-		m, err := sim.LoadBSA(int(name[5]-'0'), r.weights)
-		return m, nil, err
-	case "block", "vit":
-		m, problems, err := sim.LoadTransformerModel(name, r.weights)
-		for _, p := range problems {
-			fmt.Fprintln(os.Stderr, "warning:", p)
-		}
-		return nil, m, err
-	case "hopfield":
-		return nil, &sim.HopfieldModel{Set: r.data.Train}, nil
-	case "hopfield-classic":
-		return nil, &sim.ClassicModel{Set: r.data.Train}, nil
-	}
-	return nil, nil, fmt.Errorf("reproduce: unknown model %q (bsa, block, vit, hopfield, hopfield-classic or all)", name)
-}
-
-// curve runs one model and returns its mean curve.
+// curve runs one model of the catalogue and returns its mean curve.
 func (r *reproduceRun) curve(name string, patchVar bool) (*sim.Curve, time.Duration, error) {
-	bsa, any, err := r.model(name)
+	m, err := r.cat.Model(name, r.settings)
 	if err != nil {
 		return nil, 0, err
 	}
+	for _, p := range r.cat.Warnings(name) {
+		fmt.Fprintln(os.Stderr, "warning:", p)
+	}
 	n := min(r.n, r.data.Test.Len())
-	fmt.Fprintf(os.Stderr, "%s on %d test digits from %s, %s, up to %d steps\n", name, n, r.data.Source, r.corr.Kind, r.steps)
+	fmt.Fprintf(os.Stderr, "%s on %d test digits from %s, %s, up to %d steps\n", name, n, r.data.Source, r.settings.Corruption.Kind, r.steps)
 	start := time.Now()
-	last := time.Time{}
-	var mu sync.Mutex // Progress is called from the workers
-	shown := 0
 	c, err := sim.Reproduce(r.ctx, r.data, r.mem, sim.ReproduceConfig{
-		Model: bsa, Any: any, Settings: sim.Settings{Dyn: r.dy, Hop: r.hop}, Name: name, Dyn: r.dy,
-		Corruption: r.corr, N: r.n, Steps: r.steps, Workers: r.workers, PatchVar: patchVar,
-		Progress: func(done, total int) {
-			mu.Lock()
-			defer mu.Unlock()
-			if done <= shown {
-				return // a later count was printed already
-			}
-			shown = done
-			if time.Since(last) > time.Second || done == total {
-				last = time.Now()
-				fmt.Fprintf(os.Stderr, "\r%d/%d digits, %.1fs", done, total, time.Since(start).Seconds())
-				if done == total {
-					fmt.Fprintln(os.Stderr)
-				}
-			}
-		},
+		Model: m, Corruption: r.settings.Corruption, N: r.n, Steps: r.steps, Workers: r.workers, PatchVar: patchVar,
+		Progress: stepProgress(os.Stderr, start),
 	})
 	return c, time.Since(start), err
+}
+
+// stepProgress prints a run's progress at most once a second (it is called
+// from the workers, for every image-step).
+func stepProgress(w io.Writer, start time.Time) func(done, total int) {
+	var mu sync.Mutex
+	last, shown := time.Time{}, 0
+	return func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done <= shown {
+			return // a later count was printed already
+		}
+		shown = done
+		if time.Since(last) > time.Second || done == total {
+			last = time.Now()
+			fmt.Fprintf(w, "\r%5.1f%% of %d image-steps, %.1fs", 100*float64(done)/float64(total), total, time.Since(start).Seconds())
+			if done == total {
+				fmt.Fprintln(w)
+			}
+		}
+	}
 }
 
 func printCurve(c *sim.Curve, elapsed time.Duration, n int) {
@@ -90,157 +73,211 @@ func printCurve(c *sim.Curve, elapsed time.Duration, n int) {
 		c.Model, ts, best, c.Rows[0].MSE, last.T, last.MSE, last.T, last.CorrMean, n, len(c.Rows)-1, elapsed.Seconds())
 }
 
-// writeCurve writes curve.csv and mse.png into dir, refusing to overwrite.
-func writeCurve(dir string, c *sim.Curve) error {
-	csvPath, pngPath := filepath.Join(dir, "curve.csv"), filepath.Join(dir, "mse.png")
-	if err := refuseExisting(csvPath, pngPath); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := models.SaveFile(csvPath, false, c.WriteCSV); err != nil {
-		return err
-	}
-	p, err := sim.CurvePlot(c)
+// writeCurve writes curve.csv and mse.png into dir (planned in o).
+func writeCurve(o *outputs, dir string, c *sim.Curve) error {
+	p, err := figures.CurvePlot(c)
 	if err != nil {
+		return fmt.Errorf("%s: %w", c.Model, err)
+	}
+	if err := o.Write(filepath.Join(dir, "curve.csv"), c.WriteCSV); err != nil {
 		return err
 	}
-	return models.SaveFile(pngPath, false, func(w io.Writer) error { return sim.WritePNG(w, p, 900, 560) })
-}
-
-func refuseExisting(paths ...string) error {
-	for _, p := range paths {
-		if _, err := os.Stat(p); err == nil {
-			return fmt.Errorf("%s exists: choose another --out", p)
-		}
-	}
-	return nil
+	return o.Write(filepath.Join(dir, "mse.png"), func(w io.Writer) error { return figures.WritePNG(w, p, 900, 560) })
 }
 
 func runReproduce(ctx context.Context, args []string) error {
 	fs := newFlags("reproduce", "reproduce --model bsa|block|vit|hopfield|hopfield-classic|all --task mask|noise --out DIR [flags]\n       attractorlab reproduce --fig2 --out DIR [flags]")
-	model := fs.String("model", "bsa", "model: bsa (with --patch), block, vit, hopfield, hopfield-classic, or all")
+	model := fs.String("model", "bsa", "model: bsa (with --patch), "+strings.Join(sim.ModelNames[2:], ", ")+", or all")
 	patch := fs.Int("patch", 2, "patch side P of the bare self-attention (2 or 4)")
-	task := fs.String("task", "mask", "corruption: mask or noise")
+	task := fs.String("task", "mask", "corruption: "+strings.Join(sim.Tasks, " or "))
 	replot := fs.Bool("replot", false, "with --model all: draw fig1.png again from the curve.csv files already in --out")
 	fig2 := fs.Bool("fig2", false, "write Fig. 2 (within-patch variance of masked patches, P = 4: bsa-p4, block, vit) instead of curves")
-	n := fs.Int("n", 1000, "number of test digits (the first n)")
-	steps := fs.Int("steps", 100, "iterations (the ViT stops after its 5 layers)")
+	n := fs.Int("n", int(sim.Digits.Default), "number of test digits (the first n): "+sim.Digits.Allowed())
+	steps := fs.Int("steps", int(sim.Steps.Default), "iterations (the ViT stops after its 5 layers): "+sim.Steps.Allowed())
 	seed := fs.Uint64("seed", 0, "corruption seed")
-	frac := fs.Float64("mask", sim.DefaultMask.Fraction, "masked fraction of tokens")
-	sigma2 := fs.Float64("sigma2", sim.DefaultNoise.Sigma2, "noise variance σ²")
+	frac := fs.Float64("mask", sim.MaskFraction.Default, sim.MaskFraction.Usage())
+	sigma2 := fs.Float64("sigma2", sim.NoiseSigma2.Default, sim.NoiseSigma2.Usage())
 	weights := fs.String("weights", "", "safetensors weights for a single model (default: the embedded pretrained ones)")
 	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
-	out := fs.String("out", "", "output directory (created; existing files are not overwritten)")
-	workers := fs.Int("workers", 0, "goroutines (default: every core)")
-	dy := models.DefaultDynamics()
-	lambda := fs.Float64("lambda", float64(dy.Lambda), "λ of the bare self-attention")
-	gamma := fs.Float64("gamma", float64(dy.Gamma), "γ of the bare self-attention")
-	attn := fs.String("attn", "softmax", "attention of the bare self-attention: softmax or relu")
-	hop := sim.DefaultHopfield()
-	beta := fs.Float64("beta", float64(hop.Beta), "β of the modern Hopfield network")
-	fs.IntVar(&hop.K, "k", hop.K, "stored digits of the classical Hopfield network")
-	fs.BoolVar(&hop.Async, "async", false, "asynchronous updates in the classical Hopfield network")
+	out := fs.String("out", "", "output directory (created)")
+	force := fs.Bool("force", false, "replace files already in --out")
+	workers := fs.Int("workers", 0, "goroutines (0: every core): "+sim.WorkerCount.Allowed())
+	lambda := fs.Float64("lambda", sim.Lambda.Default, sim.Lambda.Usage()+" of the bare self-attention")
+	gamma := fs.Float64("gamma", sim.Gamma.Default, sim.Gamma.Usage()+" of the bare self-attention")
+	attn := fs.String("attn", "softmax", "attention of the bare self-attention: "+strings.Join(sim.Attentions, " or ")+" (relu for short)")
+	beta := fs.Float64("beta", sim.Beta.Default, sim.Beta.Usage())
+	k := fs.Int("k", int(sim.StoredK.Default), sim.StoredK.Usage())
+	async := fs.Bool("async", false, "asynchronous updates in the classical Hopfield network")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("reproduce: unexpected argument %q", fs.Arg(0))
 	}
 	if *out == "" {
 		return fmt.Errorf("reproduce: --out DIR is required")
 	}
-	hop.Beta = float32(*beta)
+	// Every flag is checked before any work.
+	set := sim.DefaultSettings()
 	kind, err := sim.ParseKind(*task)
 	if err != nil {
-		return err
+		return fmt.Errorf("reproduce: --task: %w", err)
 	}
-	dy.Lambda, dy.Gamma = float32(*lambda), float32(*gamma)
-	switch *attn {
-	case "softmax":
-	case "relu", "relu/seqlen":
-		dy.Attn = models.ReluSeqlen
-	default:
-		return fmt.Errorf("reproduce: unknown attention %q (softmax or relu)", *attn)
+	set.Corruption = sim.Corruption{Kind: kind, Fraction: *frac, Sigma2: *sigma2, Seed: *seed}
+	if set.Dyn.Attn, err = sim.ParseAttention(*attn); err != nil {
+		return fmt.Errorf("reproduce: --attn: %w", err)
 	}
-	if err := dy.Validate(); err != nil {
-		return err
+	set.Dyn.Lambda, set.Dyn.Gamma = float32(*lambda), float32(*gamma)
+	set.Hop = sim.HopfieldParams{Beta: float32(*beta), K: *k, Async: *async}
+	// The flags settings do not hold, and the float ones as given (float32
+	// rounding would hide 1e-50); Validate below checks the rest.
+	for _, c := range []struct {
+		r sim.Range
+		v float64
+	}{{sim.Digits, float64(*n)}, {sim.Steps, float64(*steps)}, {sim.WorkerCount, float64(*workers)},
+		{sim.Lambda, *lambda}, {sim.Gamma, *gamma}, {sim.Beta, *beta}} {
+		if err := c.r.Check(c.v, sim.ViaFlag); err != nil {
+			return fmt.Errorf("reproduce: %w", err)
+		}
 	}
-	if *dataDir == "" {
-		*dataDir = sim.DataDir()
-	}
-	data, err := sim.LoadData(*dataDir)
-	if err != nil {
-		return err
-	}
-	r := &reproduceRun{ctx: ctx, data: data, mem: sim.NewMemories(data.Train), n: *n, steps: *steps, workers: *workers,
-		weights: *weights, dy: dy, hop: hop,
-		corr: sim.Corruption{Kind: kind, Fraction: *frac, Sigma2: *sigma2, Seed: *seed}}
-	nd := min(*n, data.Test.Len())
+	names := sim.ModelNames
 	switch {
 	case *fig2:
-		return runFig2(r, *out, nd)
-	case *model == "all" && *replot:
-		return replotFig1(*out, kind)
+		names = []string{"bsa-p4", "block", "vit"}
+		if kind != sim.Mask {
+			return fmt.Errorf("reproduce --fig2 measures masked patches: use --task mask")
+		}
 	case *model == "all":
 		if *weights != "" {
 			return fmt.Errorf("reproduce: --weights names one model's file; it cannot go with --model all")
 		}
-		fig1 := filepath.Join(*out, "fig1.png")
-		if err := refuseExisting(fig1); err != nil {
-			return err
-		}
-		curves := make([]*sim.Curve, 0, len(reproduceModels))
-		for _, name := range reproduceModels {
-			c, el, err := r.curve(name, false)
-			if err != nil {
-				return err
-			}
-			if err := writeCurve(filepath.Join(*out, name), c); err != nil {
-				return err
-			}
-			printCurve(c, el, nd)
-			curves = append(curves, c)
-		}
-		if err := writeFig1(fig1, curves); err != nil {
-			return err
-		}
-		fmt.Printf("wrote %s/<model>/curve.csv for %s and %s\n", *out, strings.Join(reproduceModels, ", "), fig1)
-		return nil
 	default:
-		name := *model
-		if name == "bsa" {
-			name = fmt.Sprintf("bsa-p%d", *patch)
+		name, err := sim.ParseModelPatch(*model, *patch)
+		if err != nil {
+			return fmt.Errorf("reproduce: --model: %w", err)
 		}
+		names = []string{name}
+	}
+	set.Lanes = names[:1]
+	if err := set.Validate(sim.ViaFlag); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	if *replot {
+		if *model != "all" || *fig2 {
+			return fmt.Errorf("reproduce: --replot goes with --model all")
+		}
+		return replotFig1(*out, kind, *force)
+	}
+	// Then the outputs, before any work.
+	var paths []string
+	switch {
+	case *fig2:
+		paths = fig2Paths(*out)
+	case *model == "all":
+		for _, name := range names {
+			paths = append(paths, filepath.Join(*out, name, "curve.csv"), filepath.Join(*out, name, "mse.png"))
+		}
+		paths = append(paths, filepath.Join(*out, "fig1.png"))
+	default:
+		paths = []string{filepath.Join(*out, "curve.csv"), filepath.Join(*out, "mse.png")}
+	}
+	o, err := planOutputs("--out", *force, paths...)
+	if err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	defer o.Abort()
+	// Then the data and the models: a bad weights file stops here.
+	data, err := loadData(*dataDir)
+	if err != nil {
+		return err
+	}
+	files := sim.WeightFiles{}
+	if *weights != "" {
+		switch names[0] {
+		case "bsa-p2":
+			files.BSA2 = *weights
+		case "bsa-p4":
+			files.BSA4 = *weights
+		case "block":
+			files.Block = *weights
+		case "vit":
+			files.ViT = *weights
+		default:
+			return fmt.Errorf("reproduce: --weights: %s has no weights file (it stores the training digits)", names[0])
+		}
+	}
+	cat := sim.NewCatalogue(data.Train, files)
+	for _, name := range names {
+		if _, err := cat.Model(name, set); err != nil {
+			return fmt.Errorf("reproduce: %w", err)
+		}
+	}
+	r := &reproduceRun{ctx: ctx, data: data, mem: sim.NewMemories(data.Train), cat: cat, settings: set,
+		n: *n, steps: *steps, workers: *workers}
+	nd := min(*n, data.Test.Len())
+	if *fig2 {
+		return runFig2(r, o, nd)
+	}
+	var curves []*sim.Curve
+	for _, name := range names {
 		c, el, err := r.curve(name, false)
 		if err != nil {
 			return err
 		}
-		if err := writeCurve(*out, c); err != nil {
+		dir := *out
+		if *model == "all" {
+			dir = filepath.Join(*out, name)
+		}
+		if err := writeCurve(o, dir, c); err != nil {
 			return err
 		}
 		printCurve(c, el, nd)
-		fmt.Printf("wrote %s and %s\n", filepath.Join(*out, "curve.csv"), filepath.Join(*out, "mse.png"))
-		return nil
+		curves = append(curves, c)
 	}
+	if *model == "all" {
+		if err := writeFig1(o, filepath.Join(*out, "fig1.png"), curves); err != nil {
+			return err
+		}
+	}
+	if err := o.Commit(); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s\n", strings.Join(paths, ", "))
+	return nil
 }
 
-// writeFig1 draws the curves (the ViT as its final MSE) into path, which
-// must not exist.
-func writeFig1(path string, curves []*sim.Curve) error {
-	p, err := sim.Fig1Plot(curves, map[string]bool{"vit": true})
+// loadData reads full MNIST from --data when given (strictly), else the
+// cache or the embedded sample (a corrupt cache falls back with a warning).
+func loadData(dir string) (*mnist.Data, error) {
+	if dir != "" {
+		return mnist.LoadData(dir)
+	}
+	d, err := mnist.LoadCached()
+	if err == nil && d.Warning != "" {
+		fmt.Fprintln(os.Stderr, "warning:", d.Warning)
+	}
+	return d, err
+}
+
+// writeFig1 draws the curves (the ViT as its final MSE) into path.
+func writeFig1(o *outputs, path string, curves []*sim.Curve) error {
+	p, err := figures.Fig1Plot(curves, map[string]bool{"vit": true})
 	if err != nil {
 		return err
 	}
-	return models.SaveFile(path, false, func(w io.Writer) error { return sim.WritePNG(w, p, 1000, 620) })
+	return o.Write(path, func(w io.Writer) error { return figures.WritePNG(w, p, 1000, 620) })
 }
 
 // replotFig1 draws DIR/fig1.png from DIR/<model>/curve.csv.
-func replotFig1(dir string, task sim.Kind) error {
+func replotFig1(dir string, task sim.Kind, force bool) error {
 	fig1 := filepath.Join(dir, "fig1.png")
-	if err := refuseExisting(fig1); err != nil {
-		return err
+	o, err := planOutputs("--out", force, fig1)
+	if err != nil {
+		return fmt.Errorf("reproduce: %w", err)
 	}
+	defer o.Abort()
 	var curves []*sim.Curve
-	for _, name := range reproduceModels {
+	for _, name := range sim.ModelNames {
 		p := filepath.Join(dir, name, "curve.csv")
 		f, err := os.Open(p)
 		if err != nil {
@@ -253,26 +290,27 @@ func replotFig1(dir string, task sim.Kind) error {
 		}
 		curves = append(curves, c)
 	}
-	if err := writeFig1(fig1, curves); err != nil {
+	if err := writeFig1(o, fig1, curves); err != nil {
+		return err
+	}
+	if err := o.Commit(); err != nil {
 		return err
 	}
 	fmt.Println("wrote", fig1)
 	return nil
 }
 
+func fig2Paths(out string) []string {
+	return []string{filepath.Join(out, "fig2.png"), filepath.Join(out, "fig2.csv"), filepath.Join(out, "fig2_summary.csv")}
+}
+
 // runFig2 measures the within-patch variance of the masked 4×4 patches for
 // the three paper models at each one's best step (the ViT: its last
 // layer) and writes fig2.png, fig2.csv and fig2_summary.csv.
-func runFig2(r *reproduceRun, out string, n int) error {
-	paths := []string{filepath.Join(out, "fig2.png"), filepath.Join(out, "fig2.csv"), filepath.Join(out, "fig2_summary.csv")}
-	if err := refuseExisting(paths...); err != nil {
-		return err
-	}
-	if r.corr.Kind != sim.Mask {
-		return fmt.Errorf("reproduce --fig2 measures masked patches: use --task mask")
-	}
-	var sets []sim.Fig2Set
-	var ref sim.Fig2Set
+func runFig2(r *reproduceRun, o *outputs, n int) error {
+	paths := o.paths
+	var sets []figures.Fig2Set
+	var ref figures.Fig2Set
 	byT := map[string]string{}
 	for _, name := range []string{"bsa-p4", "block", "vit"} {
 		c, el, err := r.curve(name, true)
@@ -284,31 +322,31 @@ func runFig2(r *reproduceRun, out string, n int) error {
 		if name == "vit" {
 			t = len(c.Rows) - 1
 		}
-		sets = append(sets, sim.Fig2Set{Model: name, T: t, Values: c.PatchVar[t]})
-		ref = sim.Fig2Set{Model: "clean digits (reference)", Values: c.CleanVar}
+		sets = append(sets, figures.Fig2Set{Model: name, T: t, Values: c.PatchVar[t]})
+		ref = figures.Fig2Set{Model: "clean digits (reference)", Values: c.CleanVar}
 		var b strings.Builder
 		for _, tt := range []int{1, 2, 3, 5, 7, 10, 30, 100} {
 			if tt < len(c.PatchVar) {
 				fmt.Fprintf(&b, "\n    t=%-3d %.5f   unclamped %.5f   pixels outside [0,1] %4.1f%%", tt,
-					sim.Fig2Set{Values: c.PatchVar[tt]}.Mean(), sim.Fig2Set{Values: c.RawVar[tt]}.Mean(), 100*c.Outside[tt])
+					figures.Fig2Set{Values: c.PatchVar[tt]}.Mean(), figures.Fig2Set{Values: c.RawVar[tt]}.Mean(), 100*c.Outside[tt])
 			}
 		}
 		byT[name] = b.String()
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	p, err := sim.Fig2Plot(sets, ref)
+	p, err := figures.Fig2Plot(sets, ref)
 	if err != nil {
 		return err
 	}
-	if err := models.SaveFile(paths[0], false, func(w io.Writer) error { return sim.WritePNG(w, p, 900, 560) }); err != nil {
+	if err := o.Write(paths[0], func(w io.Writer) error { return figures.WritePNG(w, p, 900, 560) }); err != nil {
 		return err
 	}
-	if err := models.SaveFile(paths[1], false, func(w io.Writer) error { return sim.WriteFig2CSV(w, sets) }); err != nil {
+	if err := o.Write(paths[1], func(w io.Writer) error { return figures.WriteFig2CSV(w, sets) }); err != nil {
 		return err
 	}
-	if err := models.SaveFile(paths[2], false, func(w io.Writer) error { return sim.WriteFig2Summary(w, sets) }); err != nil {
+	if err := o.Write(paths[2], func(w io.Writer) error { return figures.WriteFig2Summary(w, sets) }); err != nil {
+		return err
+	}
+	if err := o.Commit(); err != nil {
 		return err
 	}
 	for _, s := range sets {

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"attractorlab/models"
+	"attractorlab/sim/mnist"
 )
 
-func benchData(b *testing.B) (*Data, *Memories, *models.BSA) {
+func benchData(b *testing.B) (*mnist.Data, *Memories, *models.BSA) {
 	b.Helper()
-	data, err := LoadData("")
+	data, err := mnist.LoadData("")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func BenchmarkReproduce(b *testing.B) {
 		b.Run(task.Kind.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, err := Reproduce(context.Background(), data, mem, ReproduceConfig{Model: m, Dyn: models.DefaultDynamics(),
+				_, err := Reproduce(context.Background(), data, mem, ReproduceConfig{Model: &BSAModel{M: m, Dyn: DefaultDynamics()},
 					Corruption: task, N: 32, Steps: 100})
 				if err != nil {
 					b.Fatal(err)
@@ -47,11 +48,11 @@ func BenchmarkStep256(b *testing.B) {
 	data, _, m := benchData(b)
 	var inputs []*Corrupted
 	for k := 0; k < 256; k++ {
-		inputs = append(inputs, DefaultNoise.Apply(data.Test.Clean(k, PixelGain), m.Patches, k))
+		inputs = append(inputs, DefaultNoise.Apply(data.Test.Clean(k, mnist.PixelGain), m.Patches, k))
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		RunBSA(context.Background(), m, models.DefaultDynamics(), inputs, 10, 0, func(int, int, []float32, float64) {})
+		RunBSA(context.Background(), m, DefaultDynamics(), inputs, 10, 0, func(int, int, []float32, float64) {})
 	}
 	b.ReportMetric(float64(b.N*256*10)/b.Elapsed().Seconds(), "image-steps/s")
 }

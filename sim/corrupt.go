@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -23,17 +22,6 @@ func (k Kind) String() string {
 	return "mask"
 }
 
-// ParseKind reads "mask" or "noise".
-func ParseKind(s string) (Kind, error) {
-	switch s {
-	case "mask":
-		return Mask, nil
-	case "noise":
-		return Noise, nil
-	}
-	return 0, fmt.Errorf("unknown task %q (want mask or noise)", s)
-}
-
 // Corruption names a reproducible corruption: the same (image, kind, level,
 // seed) always gives the same corrupted image.
 type Corruption struct {
@@ -42,12 +30,6 @@ type Corruption struct {
 	Sigma2   float64 // noise: variance σ² (0.7)
 	Seed     uint64
 }
-
-// DefaultMask and DefaultNoise are the paper's two tasks.
-var (
-	DefaultMask  = Corruption{Kind: Mask, Fraction: 0.3}
-	DefaultNoise = Corruption{Kind: Noise, Sigma2: 0.7}
-)
 
 // Corrupted is a corrupted image and what the metrics need to know about it.
 type Corrupted struct {
@@ -68,13 +50,15 @@ func (c *Corrupted) Clamped() []float32 {
 
 // Apply corrupts clean image number image (its index, used to seed) for the
 // tokenisation pt. Masked tokens are chosen as in §2: ⌊f·N⌋ distinct tokens.
+// c must hold validated levels (Settings.Validate, MaskFraction and
+// NoiseSigma2): a fraction up to MaskFraction.Max leaves MinVisible tokens
+// on every grid.
 func (c Corruption) Apply(clean []float32, pt *models.Patches, image int) *Corrupted {
 	out := &Corrupted{Clean: clean, Input: append([]float32(nil), clean...)}
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(image)<<2|uint64(c.Kind)))
 	switch c.Kind {
 	case Mask:
 		k := int(math.Floor(c.Fraction * float64(pt.N)))
-		k = max(0, min(k, pt.N-2)) // keep two keys so attention is defined
 		out.Masked = make([]bool, pt.N)
 		for _, i := range rng.Perm(pt.N)[:k] {
 			out.Masked[i] = true

@@ -8,39 +8,20 @@ import (
 	"time"
 
 	"attractorlab/models"
+	"attractorlab/sim/mnist"
 )
 
-// Split selects the training subset or the test digits.
-type Split int
+// Grid is a tokenisation of the image into square patches, as the engine
+// publishes it for drawing (patch outlines, hover, attention overlays).
+type Grid = models.Patches
 
-const (
-	TestSplit Split = iota
-	TrainSplit
-)
-
-func (s Split) String() string {
-	if s == TrainSplit {
-		return "train"
-	}
-	return "test"
-}
-
-// Settings are what a user chooses; a scenario file stores them.
-type Settings struct {
-	Split      Split
-	Index      int
-	Corruption Corruption
-	// Toggled lists patches (on the mask grid) the user flipped by hand
-	// after the seeded mask was drawn.
-	Toggled []int
-	Lanes   []string // model names, 1–4
-	Dyn     models.Dynamics
-	Hop     HopfieldParams
-}
+// Pixels is the number of pixels of an image.
+const Pixels = models.Pixels
 
 // Lane is one model's recorded trajectory in a snapshot.
 type Lane struct {
 	Info    ModelInfo
+	Grid    *Grid    // the model's tokens (nil for pixel-level models)
 	Frames  []*Frame // t = 0 … recorded; never modified
 	Best    int      // t* over the recorded t ≥ 1
 	BestMSE float64
@@ -88,12 +69,12 @@ const MaxFPS = 60
 
 // EngineConfig wires an engine to its data and models.
 type EngineConfig struct {
-	Data     *Data
-	Memories *Memories
-	Models   []Model // the catalogue, in menu order
-	Settings Settings
-	Horizon  int // steps recorded ahead so t* is known (default 100)
-	MaxT     int // last step a user may reach (default 1000)
+	Data      *mnist.Data
+	Memories  *Memories
+	Catalogue *Catalogue
+	Settings  Settings
+	Horizon   int // steps recorded ahead so t* is known (default 100)
+	MaxT      int // last step a user may reach (default 1000)
 	// Synchronous engines apply commands on the caller's goroutine and
 	// never play by themselves (tests drive them with Tick).
 	Synchronous bool
@@ -108,15 +89,9 @@ func NewEngine(cfg EngineConfig) *Engine {
 	if cfg.MaxT <= 0 {
 		cfg.MaxT = 1000
 	}
-	s := &session{cfg: cfg, speed: 10, set: cfg.Settings}
-	if len(s.set.Lanes) == 0 && len(cfg.Models) > 0 {
-		s.set.Lanes = []string{cfg.Models[0].Info().Name}
-	}
-	if s.set.Dyn == (models.Dynamics{}) {
-		s.set.Dyn = models.DefaultDynamics()
-	}
-	if s.set.Hop == (HopfieldParams{}) {
-		s.set.Hop = DefaultHopfield()
+	s := &session{cfg: cfg, speed: 10, set: DefaultSettings()}
+	if avail := cfg.Catalogue.Available(); len(avail) > 0 {
+		s.set.Lanes = []string{avail[0].Name}
 	}
 	e := &Engine{cmds: make(chan func(*session), 256), s: s, sync: cfg.Synchronous, OnSnap: cfg.OnSnap}
 	s.emit = func(sn *Snapshot) {
@@ -125,6 +100,10 @@ func NewEngine(cfg EngineConfig) *Engine {
 		}
 	}
 	s.rebuild()
+	// The initial settings are tried like any change: when they are not
+	// valid (a scenario saved by another version), the defaults stay and
+	// the snapshot says why.
+	s.change(func(st *Settings) { *st = cfg.Settings }, true)
 	return e
 }
 
@@ -231,30 +210,115 @@ func (e *Engine) Settle() {
 
 // Commands.
 
+// Update changes settings. A change that is not valid (Settings.Validate,
+// a digit index beyond its set, a model that did not load) is refused: the
+// session stays as it was and the snapshot's Err says why.
 func (e *Engine) Update(f func(*Settings)) {
+	e.do(func(s *session) { s.change(f, false) })
+}
+
+// Restore sets every setting and t exactly (opening a scenario), or
+// refuses them as Update does.
+func (e *Engine) Restore(set Settings, t int) {
 	e.do(func(s *session) {
-		old := s.set
-		f(&s.set)
-		s.set.Lanes = slices.Clone(s.set.Lanes)
-		if !sameInput(old, s.set) {
-			// A new digit or corruption starts its trajectory at t = 0.
-			s.set.Toggled = nil
-			s.t = 0
+		if s.change(func(st *Settings) { *st = set }, true) {
+			s.playing = false
+			s.seek(t)
 		}
-		s.rebuild()
 	})
 }
 
-// Restore sets every setting and t exactly (opening a scenario).
-func (e *Engine) Restore(set Settings, t int) {
-	e.do(func(s *session) {
-		s.set = set
-		s.set.Lanes = slices.Clone(set.Lanes)
-		s.set.Toggled = slices.Clone(set.Toggled)
-		s.playing = false
-		s.rebuild()
-		s.seek(t)
-	})
+// change applies f to a copy of the settings and rebuilds the session when
+// the result is valid; it reports whether it did. keepToggled keeps the
+// hand-toggled patches even when the input changes (a restored scenario).
+func (s *session) change(f func(*Settings), keepToggled bool) bool {
+	old := s.set
+	next := old
+	next.Lanes = slices.Clone(old.Lanes)
+	next.Toggled = slices.Clone(old.Toggled)
+	f(&next)
+	next.Lanes = slices.Clone(next.Lanes)
+	next.Toggled = slices.Clone(next.Toggled)
+	if !sameInput(old, next) && !keepToggled {
+		// A new digit or corruption starts its trajectory at t = 0.
+		next.Toggled = nil
+		s.t = 0
+	}
+	if err := s.check(next); err != nil {
+		s.err = err.Error()
+		s.dirty = true
+		return false
+	}
+	s.set = next
+	s.rebuild()
+	return true
+}
+
+// check refuses settings the session cannot run.
+func (s *session) check(set Settings) error {
+	if err := set.Validate(ViaName); err != nil {
+		return err
+	}
+	if n := s.digits(set.Split).Len(); set.Index >= n {
+		return fmt.Errorf("digit %d is out of range: the %s split has digits 0 … %d", set.Index, set.Split, n-1)
+	}
+	for _, name := range set.Lanes {
+		if _, err := s.cfg.Catalogue.Model(name, set); err != nil {
+			return err
+		}
+	}
+	grid, err := models.NewPatches(s.maskGrid(set.Lanes))
+	if err != nil {
+		return err
+	}
+	if set.Corruption.Kind == Mask {
+		masked := s.maskOf(set, grid)
+		visible := 0
+		for _, m := range masked {
+			if !m {
+				visible++
+			}
+		}
+		if visible < MinVisible {
+			return fmt.Errorf("at least %d patches must stay unmasked (attention needs keys)", MinVisible)
+		}
+	}
+	return nil
+}
+
+func (s *session) digits(sp Split) *mnist.Set {
+	if sp == TrainSplit {
+		return s.cfg.Data.Train
+	}
+	return s.cfg.Data.Test
+}
+
+// maskGrid is the coarsest grid among the lanes' models, so that every
+// model sees the same corrupted pixels.
+func (s *session) maskGrid(lanes []string) int {
+	g := 0
+	for _, name := range lanes {
+		if m, err := s.cfg.Catalogue.Model(name, s.set); err == nil {
+			g = max(g, m.Info().Patch)
+		}
+	}
+	if g == 0 {
+		g = 2
+	}
+	return g
+}
+
+// maskOf is the seeded mask of set's digit on grid with the hand-toggled
+// patches flipped.
+func (s *session) maskOf(set Settings, grid *models.Patches) []bool {
+	base := set.Corruption.Apply(s.digits(set.Split).Clean(set.Index, mnist.PixelGain), grid, set.Index+int(set.Split)<<20)
+	masked := slices.Clone(base.Masked)
+	for _, i := range set.Toggled {
+		if i >= 0 && i < len(masked) {
+			masked[i] = !masked[i]
+		}
+	}
+	return masked
 }
 
 // sameInput reports whether the digit and corruption are unchanged.
@@ -265,7 +329,6 @@ func sameInput(a, b Settings) bool {
 func (e *Engine) Step()       { e.do(func(s *session) { s.playing = false; s.advance(1) }) }
 func (e *Engine) Back()       { e.do(func(s *session) { s.playing = false; s.seek(s.shownT() - 1) }) }
 func (e *Engine) Play()       { e.do(func(s *session) { s.playing = true; s.dirty = true }) }
-func (e *Engine) Pause()      { e.do(func(s *session) { s.playing = false; s.dirty = true }) }
 func (e *Engine) TogglePlay() { e.do(func(s *session) { s.playing = !s.playing; s.dirty = true }) }
 func (e *Engine) Reset()      { e.do(func(s *session) { s.playing = false; s.seek(0) }) }
 func (e *Engine) Seek(t int)  { e.do(func(s *session) { s.seek(t) }) }
@@ -274,22 +337,24 @@ func (e *Engine) SetSpeed(v float64) {
 	e.do(func(s *session) { s.speed = max(0.5, min(v, 240)); s.dirty = true })
 }
 
-// TogglePatch masks or unmasks patch i of the mask grid.
+// TogglePatch masks or unmasks patch i of the mask grid (refused when it
+// would leave fewer than MinVisible patches).
 func (e *Engine) TogglePatch(i int) {
 	e.do(func(s *session) {
-		if k := slices.Index(s.set.Toggled, i); k >= 0 {
-			s.set.Toggled = slices.Delete(slices.Clone(s.set.Toggled), k, k+1)
-		} else {
-			s.set.Toggled = append(slices.Clone(s.set.Toggled), i)
-		}
-		s.rebuild()
+		s.change(func(st *Settings) {
+			if k := slices.Index(st.Toggled, i); k >= 0 {
+				st.Toggled = slices.Delete(st.Toggled, k, k+1)
+			} else {
+				st.Toggled = append(st.Toggled, i)
+			}
+		}, true)
 	})
 }
 
 type lane struct {
 	model  Model
 	info   ModelInfo
-	pt     *models.Patches // the model's tokens (nil for pixel models)
+	grid   *Grid // the model's tokens (nil for pixel-level models)
 	in     *Corrupted
 	traj   Trajectory
 	frames []*Frame
@@ -317,83 +382,56 @@ type session struct {
 	lanes    []*lane
 }
 
-func (s *session) find(name string) Model {
-	for _, m := range s.cfg.Models {
-		if m.Info().Name == name {
-			return m
-		}
-	}
-	return nil
-}
-
-// rebuild re-corrupts the digit and restarts every lane at t = 0, keeping t.
+// rebuild re-corrupts the digit and restarts every lane at t = 0, keeping
+// t. The settings were checked (change).
 func (s *session) rebuild() {
 	s.err = ""
-	set := s.cfg.Data.Test
-	if s.set.Split == TrainSplit {
-		set = s.cfg.Data.Train
-	}
-	if s.set.Index < 0 || s.set.Index >= set.Len() {
-		s.err = fmt.Sprintf("digit %d is out of range 0..%d", s.set.Index, set.Len()-1)
-		s.set.Index = max(0, min(s.set.Index, set.Len()-1))
-	}
-	if err := s.set.Dyn.Validate(); err != nil {
-		s.err = err.Error()
-		s.set.Dyn = models.DefaultDynamics()
-	}
+	set := s.digits(s.set.Split)
 	s.label = set.Labels[s.set.Index]
 	s.mnistIdx = set.Index[s.set.Index]
-	s.clean = set.Clean(s.set.Index, PixelGain)
+	s.clean = set.Clean(s.set.Index, mnist.PixelGain)
 	var ms []Model
 	for _, name := range s.set.Lanes {
-		if m := s.find(name); m != nil && len(ms) < 4 {
-			ms = append(ms, m)
+		m, err := s.cfg.Catalogue.Model(name, s.set)
+		if err != nil {
+			s.err = err.Error()
+			continue
 		}
+		ms = append(ms, m)
 	}
-	if len(ms) == 0 && len(s.cfg.Models) > 0 {
-		ms = []Model{s.cfg.Models[0]}
+	s.grid = s.maskGrid(s.set.Lanes)
+	grid, err := models.NewPatches(s.grid)
+	if err != nil {
+		s.err = err.Error()
+		return
 	}
-	s.set.Lanes = s.set.Lanes[:0:0]
-	// Masks are drawn on the coarsest grid of the lanes, so every model
-	// sees the same corrupted pixels.
-	s.grid = 0
-	for _, m := range ms {
-		s.grid = max(s.grid, m.Info().Patch)
-		s.set.Lanes = append(s.set.Lanes, m.Info().Name)
-	}
-	if s.grid == 0 {
-		s.grid = 2
-	}
-	pt, _ := models.NewPatches(s.grid)
-	base := s.set.Corruption.Apply(s.clean, pt, s.set.Index+int(s.set.Split)<<20)
-	s.input, s.pixel = base.Input, nil
+	s.input, s.pixel = slices.Clone(s.clean), nil
 	if s.set.Corruption.Kind == Mask {
-		masked := slices.Clone(base.Masked)
-		for _, i := range s.set.Toggled {
-			if i >= 0 && i < len(masked) {
-				masked[i] = !masked[i]
-			}
-		}
-		s.pixel = pt.PixelMask(masked)
-		s.input = slices.Clone(s.clean)
+		s.pixel = grid.PixelMask(s.maskOf(s.set, grid))
 		for q, m := range s.pixel {
 			if m {
 				s.input[q] = 0
 			}
 		}
+	} else {
+		s.input = s.set.Corruption.Apply(s.clean, grid, s.set.Index+int(s.set.Split)<<20).Input
 	}
-	s.lanes = s.lanes[:0]
+	// A fresh slice: the frames of dropped lanes must not stay reachable.
+	s.lanes = make([]*lane, 0, len(ms))
 	for _, m := range ms {
 		info := m.Info()
-		in := &Corrupted{Clean: s.clean, Input: s.input, Pixel: s.pixel}
-		if s.pixel != nil && info.Patch > 0 {
-			lp, _ := models.NewPatches(info.Patch)
-			in.Masked = tokensFromPixels(lp, s.pixel)
-		}
-		l := &lane{model: m, info: info, in: in, traj: m.Start(in, s.set)}
+		l := &lane{model: m, info: info}
 		if info.Patch > 0 {
-			l.pt, _ = models.NewPatches(info.Patch)
+			if l.grid, err = models.NewPatches(info.Patch); err != nil {
+				s.err = err.Error()
+				continue
+			}
 		}
+		l.in = &Corrupted{Clean: s.clean, Input: s.input, Pixel: s.pixel}
+		if s.pixel != nil && l.grid != nil {
+			l.in.Masked = tokensFromPixels(l.grid, s.pixel)
+		}
+		l.traj = m.Start(l.in)
 		l.frames = append(l.frames, s.frame(l, 0, nil))
 		s.lanes = append(s.lanes, l)
 	}
@@ -434,7 +472,7 @@ func (s *session) frame(l *lane, t int, attn []float32) *Frame {
 		f.Nearest, f.NearCorr, f.NearLbl = idx[0], float64(corr[0]), mem.Set.Labels[idx[0]]
 		f.CorrMean = Pearson(f.Image, mem.Mean)
 	}
-	if pt := l.pt; pt != nil {
+	if pt := l.grid; pt != nil {
 		masked := l.in.Masked
 		if masked == nil {
 			masked = make([]bool, pt.N)
@@ -574,7 +612,7 @@ func (s *session) snapshot() *Snapshot {
 	}
 	for _, l := range s.lanes {
 		b, bm := best(l.frames)
-		sn.Lanes = append(sn.Lanes, Lane{Info: l.info, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm})
+		sn.Lanes = append(sn.Lanes, Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm})
 	}
 	return sn
 }

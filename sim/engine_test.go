@@ -3,29 +3,25 @@ package sim
 import (
 	"context"
 	"math"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"attractorlab/models"
+	"attractorlab/sim/mnist"
 )
 
 func testEngine(t testing.TB, sync bool, onSnap func(*Snapshot)) *Engine {
 	t.Helper()
-	data, err := LoadData("")
+	data, err := mnist.LoadData("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ms []Model
-	for _, p := range []int{2, 4} {
-		m, err := LoadBSA(p, "")
-		if err != nil {
-			t.Skipf("no embedded weights for P=%d: %v", p, err)
-		}
-		ms = append(ms, &BSAModel{M: m})
-	}
-	return NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Models: ms, Horizon: 30, MaxT: 60,
-		Settings: Settings{Corruption: DefaultMask}, Synchronous: sync, OnSnap: onSnap})
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	return NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: cat, Horizon: 30, MaxT: 60,
+		Settings: DefaultSettings(), Synchronous: sync, OnSnap: onSnap})
 }
 
 func TestEngineSynchronous(t *testing.T) {
@@ -42,7 +38,7 @@ func TestEngineSynchronous(t *testing.T) {
 	// The frames agree with a direct run of the same corrupted input.
 	m := e.s.lanes[0].model.(*BSAModel).M
 	in := e.s.lanes[0].in
-	RunBSA(context.Background(), m, models.DefaultDynamics(), []*Corrupted{in}, 30, 1, func(tt, _ int, pred []float32, energy float64) {
+	RunBSA(context.Background(), m, DefaultDynamics(), []*Corrupted{in}, 30, 1, func(tt, _ int, pred []float32, energy float64) {
 		f := l.Frames[tt]
 		for q := range pred {
 			if pred[q] != f.Image[q] {
@@ -108,10 +104,54 @@ func TestEngineSynchronous(t *testing.T) {
 	if n != 14*16 { // ⌊0.3·49⌋ patches of 16 pixels
 		t.Fatalf("%d masked pixels, want %d", n, 14*16)
 	}
-	// A bad index is reported, not fatal.
-	e.Update(func(s *Settings) { s.Index = 5000 })
-	if sn := e.Snapshot(); sn.Err == "" || sn.Settings.Index != 999 {
-		t.Fatalf("out-of-range index: err %q index %d", sn.Err, sn.Settings.Index)
+	// Invalid changes are refused with a reason naming the setting and the
+	// session stays as it was: nothing is clamped or replaced.
+	before = e.Snapshot().PixelMask
+	prev := e.Snapshot().Settings
+	for _, c := range []struct {
+		name string
+		f    func(*Settings)
+		want string
+	}{
+		{"index", func(s *Settings) { s.Index = 5000 }, "digit 5000 is out of range"},
+		{"negative index", func(s *Settings) { s.Index = -1 }, "negative"},
+		{"mask fraction", func(s *Settings) { s.Corruption.Fraction = 2 }, "mask fraction = 2 is out of range (allowed 0 … 0.9)"},
+		{"σ²", func(s *Settings) { s.Corruption.Sigma2 = -1 }, "noise variance σ² = -1 is out of range"},
+		{"λ NaN", func(s *Settings) { s.Dyn.Lambda = float32(math.NaN()) }, "λ = NaN is out of range"},
+		{"β", func(s *Settings) { s.Hop.Beta = -1 }, "β = -1 is out of range"},
+		{"K", func(s *Settings) { s.Hop.K = 100000 }, "K (stored digits) = 100000 is out of range (allowed 1 … 1000)"},
+		{"model", func(s *Settings) { s.Lanes = []string{"gpt"} }, `model "gpt" is not one of`},
+		{"five lanes", func(s *Settings) { s.Lanes = []string{"bsa-p2", "bsa-p4", "block", "vit", "hopfield"} }, "5 models chosen"},
+	} {
+		e.Update(c.f)
+		sn := e.Snapshot()
+		if !strings.Contains(sn.Err, c.want) {
+			t.Errorf("%s: err %q, want it to contain %q", c.name, sn.Err, c.want)
+		}
+		if !reflect.DeepEqual(sn.Settings, prev) || !slices.Equal(sn.PixelMask, before) {
+			t.Errorf("%s: the refused change altered the session: %+v", c.name, sn.Settings)
+		}
+	}
+	// Hand-masking every patch is refused once two would be left.
+	for i := 0; i < 49; i++ {
+		if !e.Snapshot().PixelMask[(i/7)*4*28+(i%7)*4] {
+			e.TogglePatch(i)
+		}
+	}
+	n = 0
+	for _, m := range e.Snapshot().PixelMask {
+		if !m {
+			n++
+		}
+	}
+	if n < MinVisible*16 || !strings.Contains(e.Snapshot().Err, "must stay unmasked") {
+		t.Fatalf("%d unmasked pixels after masking every patch by hand (err %q)", n, e.Snapshot().Err)
+	}
+	// Dropping lanes drops their frames (the slice is not reused).
+	e.Update(func(s *Settings) { s.Lanes = []string{"bsa-p2", "bsa-p4", "block", "vit"}; s.Toggled = nil })
+	e.Update(func(s *Settings) { s.Lanes = []string{"bsa-p2"} })
+	if len(e.s.lanes) != 1 || cap(e.s.lanes) != 1 {
+		t.Fatalf("after 4 → 1 lanes: len %d cap %d (dropped lanes still reachable)", len(e.s.lanes), cap(e.s.lanes))
 	}
 }
 

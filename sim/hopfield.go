@@ -5,55 +5,44 @@ import (
 	"sync"
 
 	"attractorlab/models"
+	"attractorlab/sim/mnist"
 )
 
-// HopfieldParams are the comparators' settings (§7).
-type HopfieldParams struct {
-	Beta  float32 // modern network's inverse temperature
-	K     int     // classical network: stored digits (one per class, cycling)
-	Async bool    // classical network: asynchronous sweeps instead of synchronous updates
-}
-
-// DefaultHopfield: β = 1, K = 10, synchronous. At β = 1 the modern
-// network retrieves one stored digit within a step or two (mean top weight
-// 1.00 on masked test digits); near β = 1/√784 it blends them all into
-// an average digit instead.
-func DefaultHopfield() HopfieldParams {
-	return HopfieldParams{Beta: 1, K: 10}
-}
-
 // HopfieldModel is the modern Hopfield network over the stored training
-// subset; it is built on first use (62 MB).
+// subset at inverse temperature Beta.
 type HopfieldModel struct {
-	Set  *Set
+	net  *modernNet
+	Beta float32
+}
+
+// modernNet is the stored patterns, built on first use (62 MB) and shared
+// by every binding of the model.
+type modernNet struct {
+	set  *mnist.Set
 	once sync.Once
 	h    *models.Hopfield
 }
 
 // Info describes the network.
 func (m *HopfieldModel) Info() ModelInfo {
-	return ModelInfo{Name: "hopfield", Label: "Hopfield (modern)", Patterns: m.Set.Len(), HasEnergy: true}
+	return ModelInfo{Name: "hopfield", Label: "Hopfield (modern)", Patterns: m.net.set.Len(), HasEnergy: true}
 }
 
-func (m *HopfieldModel) net() *models.Hopfield {
-	m.once.Do(func() {
-		rows := make([][]float32, m.Set.Len())
+func (n *modernNet) get() *models.Hopfield {
+	n.once.Do(func() {
+		rows := make([][]float32, n.set.Len())
 		for k := range rows {
-			rows[k] = m.Set.Clean(k, PixelGain)
+			rows[k] = n.set.Clean(k, mnist.PixelGain)
 		}
-		m.h = models.NewHopfield(rows)
+		n.h = models.NewHopfield(rows)
 	})
-	return m.h
+	return n.h
 }
 
 // Start takes the corrupted image itself as the state ξ.
-func (m *HopfieldModel) Start(in *Corrupted, set Settings) Trajectory {
-	beta := set.Hop.Beta
-	if !(beta > 0) {
-		beta = DefaultHopfield().Beta
-	}
-	h := m.net()
-	return &hopTraj{h: h, xi: append([]float32(nil), in.Input...), p: make([]float32, h.M+16), beta: beta}
+func (m *HopfieldModel) Start(in *Corrupted) Trajectory {
+	h := m.net.get()
+	return &hopTraj{h: h, xi: append([]float32(nil), in.Input...), p: make([]float32, h.M+16), beta: m.Beta}
 }
 
 type hopTraj struct {
@@ -70,9 +59,20 @@ func (t *hopTraj) Step(attn []float32) {
 	copy(attn, t.p[:t.h.M])
 }
 
-// ClassicModel is the binary Hopfield network with K stored digits.
+// ClassicModel is the binary Hopfield network with K stored digits,
+// updated synchronously or (Async) one random pixel at a time, the order
+// drawn from Seed.
 type ClassicModel struct {
-	Set *Set
+	net   *classicNets
+	K     int
+	Async bool
+	Seed  uint64
+}
+
+// classicNets holds the last network built (one K at a time), shared by
+// every binding of the model.
+type classicNets struct {
+	set *mnist.Set
 	mu  sync.Mutex
 	k   int
 	h   *models.ClassicHopfield
@@ -85,14 +85,16 @@ func (m *ClassicModel) Info() ModelInfo {
 
 // Stored returns the indices of the K stored digits: one per class in
 // turn (the first unused digit of class 0, 1, …, 9, 0, …).
-func (m *ClassicModel) Stored(k int) []int {
+func (m *ClassicModel) Stored(k int) []int { return m.net.stored(k) }
+
+func (n *classicNets) stored(k int) []int {
 	var next [10]int
 	var out []int
 	for len(out) < k {
 		c := len(out) % 10
 		found := false
-		for j := next[c]; j < m.Set.Len(); j++ {
-			if int(m.Set.Labels[j]) == c {
+		for j := next[c]; j < n.set.Len(); j++ {
+			if int(n.set.Labels[j]) == c {
 				out = append(out, j)
 				next[c] = j + 1
 				found = true
@@ -106,27 +108,23 @@ func (m *ClassicModel) Stored(k int) []int {
 	return out
 }
 
-func (m *ClassicModel) net(k int) *models.ClassicHopfield {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.h == nil || m.k != k {
+func (n *classicNets) get(k int) *models.ClassicHopfield {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.h == nil || n.k != k {
 		var rows [][]float32
-		for _, j := range m.Stored(k) {
-			rows = append(rows, m.Set.Clean(j, PixelGain))
+		for _, j := range n.stored(k) {
+			rows = append(rows, n.set.Clean(j, mnist.PixelGain))
 		}
-		m.h, m.k = models.NewClassicHopfield(rows), k
+		n.h, n.k = models.NewClassicHopfield(rows), k
 	}
-	return m.h
+	return n.h
 }
 
 // Start binarises the corrupted image (masked pixels become −1).
-func (m *ClassicModel) Start(in *Corrupted, set Settings) Trajectory {
-	k := set.Hop.K
-	if k <= 0 {
-		k = 10
-	}
-	return &classicTraj{h: m.net(min(k, 1000)), xi: models.Binarize(in.Input), async: set.Hop.Async,
-		rng: rand.New(rand.NewPCG(set.Corruption.Seed, 0xc1a5))}
+func (m *ClassicModel) Start(in *Corrupted) Trajectory {
+	return &classicTraj{h: m.net.get(m.K), xi: models.Binarize(in.Input), async: m.Async,
+		rng: rand.New(rand.NewPCG(m.Seed, 0xc1a5))}
 }
 
 type classicTraj struct {

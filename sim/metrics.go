@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"attractorlab/models"
+	"math"
+)
 
 // MSE returns the mean squared error of pred against clean over all pixels,
 // the masked pixels and the unmasked pixels (§8). pred is clamped to [0,1]
@@ -97,3 +100,7 @@ func PatchVarianceRaw(dst []float64, pred []float32, index []int, a int, masked 
 	}
 	return dst, outside
 }
+
+// TopPatterns returns the indices of the k largest weights, largest first
+// (the stored patterns a modern Hopfield step weighs most).
+func TopPatterns(weights []float32, k int) []int { return models.TopK(weights, len(weights), k) }

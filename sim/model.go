@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"math"
 
 	"attractorlab/models"
@@ -16,7 +17,15 @@ type ModelInfo struct {
 	Heads     int    // attention heads: when > 1, Attn holds the head average then each head (N×N each)
 	MaxSteps  int    // 0: unbounded; the ViT has 5 layers
 	HasEnergy bool
-	Params    bool // λ, γ and the attention kind apply
+}
+
+// MaskGrid is the patch side a mask for this model is drawn on: its own
+// tokens, or 4×4 patches for the pixel-level models (§2).
+func (i ModelInfo) MaskGrid() int {
+	if i.Patch == 0 {
+		return 4
+	}
+	return i.Patch
 }
 
 // Frame is one recorded step of a trajectory. It is never modified after
@@ -39,9 +48,9 @@ type Frame struct {
 // Model is one network behind the interface the engine and GUI share.
 type Model interface {
 	Info() ModelInfo
-	// Start encodes a corrupted image with the user's settings; the
-	// trajectory's state is t = 0.
-	Start(in *Corrupted, set Settings) Trajectory
+	// Start encodes a corrupted image; the trajectory's state is t = 0.
+	// The model's parameters were bound when the catalogue made it.
+	Start(in *Corrupted) Trajectory
 }
 
 // Trajectory is a model's state on one input.
@@ -56,22 +65,23 @@ type Trajectory interface {
 	Step(attn []float32)
 }
 
-// BSAModel runs a bare self-attention network.
+// BSAModel runs a bare self-attention network with its dynamics.
 type BSAModel struct {
-	M *models.BSA
+	M   *models.BSA
+	Dyn models.Dynamics
 }
 
 // Info describes the network.
 func (b *BSAModel) Info() ModelInfo {
-	return ModelInfo{Name: bsaName(b.M.P), Label: bsaLabel(b.M.P), Patch: b.M.P, Tokens: b.M.N, HasEnergy: true, Params: true}
+	return ModelInfo{Name: bsaName(b.M.P), Label: bsaLabel(b.M.P), Patch: b.M.P, Tokens: b.M.N, HasEnergy: true}
 }
 
 func bsaName(p int) string  { return "bsa-p" + string(rune('0'+p)) }
 func bsaLabel(p int) string { return "BSA P=" + string(rune('0'+p)) }
 
 // Start encodes the corrupted image (§2–3).
-func (b *BSAModel) Start(in *Corrupted, set Settings) Trajectory {
-	return &bsaTraj{m: b.M, st: BSAState(b.M, in), w: b.M.NewWorkspace(1), dy: set.Dyn}
+func (b *BSAModel) Start(in *Corrupted) Trajectory {
+	return &bsaTraj{m: b.M, st: BSAState(b.M, in), w: b.M.NewWorkspace(1), dy: b.Dyn}
 }
 
 type bsaTraj struct {
@@ -79,6 +89,11 @@ type bsaTraj struct {
 	st *models.State
 	w  *models.Workspace
 	dy models.Dynamics
+}
+
+// RunBatch steps every input through the batched path (RunBSA).
+func (b *BSAModel) RunBatch(ctx context.Context, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
+	return RunBSA(ctx, b.M, b.Dyn, inputs, steps, workers, visit)
 }
 
 func (t *bsaTraj) Decode(dst []float32) { t.m.Decode(dst, t.st.X) }

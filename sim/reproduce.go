@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"attractorlab/models"
+	"attractorlab/sim/mnist"
 )
 
 // CurveColumns are the columns of curve.csv, in order.
@@ -79,17 +80,17 @@ func (c *Curve) WriteCSV(w io.Writer) error {
 
 // Memories is the stored training subset as the metrics use it.
 type Memories struct {
-	Set  *Set
+	Set  *mnist.Set
 	Mem  *models.Memory
 	Mean []float32 // the mean training digit (the global attractor's look-alike)
 }
 
 // NewMemories prepares the nearest-memory search over a training set.
-func NewMemories(train *Set) *Memories {
+func NewMemories(train *mnist.Set) *Memories {
 	rows := make([][]float32, train.Len())
 	mean := make([]float32, models.Pixels)
 	for k := range rows {
-		rows[k] = train.Clean(k, PixelGain)
+		rows[k] = train.Clean(k, mnist.PixelGain)
 		for q, v := range rows[k] {
 			mean[q] += v / float32(len(rows))
 		}
@@ -97,18 +98,13 @@ func NewMemories(train *Set) *Memories {
 	return &Memories{Set: train, Mem: models.NewMemory(rows), Mean: mean}
 }
 
-// ReproduceConfig is one `reproduce` run: the bare self-attention (Model,
-// Dyn), or any model behind the shared interface (Any, Settings).
+// ReproduceConfig is one `reproduce` run of a model from the catalogue.
 type ReproduceConfig struct {
-	Model      *models.BSA
-	Any        Model
-	Settings   Settings
-	Name       string
-	Dyn        models.Dynamics
+	Model      Model
 	Corruption Corruption
 	N, Steps   int
 	Workers    int
-	Progress   func(done, total int)
+	Progress   func(done, total int) // image-steps measured of n·(steps+1); called from the workers
 	// PatchVar records the within-patch variances of masked patches at
 	// every t (masking only).
 	PatchVar bool
@@ -116,37 +112,22 @@ type ReproduceConfig struct {
 
 // Reproduce runs the model on the first N test digits and averages the
 // metrics of §8 over images for every t.
-func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConfig) (*Curve, error) {
+func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg ReproduceConfig) (*Curve, error) {
 	n := min(cfg.N, data.Test.Len())
 	if n <= 0 {
 		return nil, fmt.Errorf("reproduce: no test digits")
 	}
+	info := cfg.Model.Info()
+	if info.MaxSteps > 0 {
+		cfg.Steps = min(cfg.Steps, info.MaxSteps)
+	}
+	pt, err := models.NewPatches(info.MaskGrid())
+	if err != nil {
+		return nil, err
+	}
 	inputs := make([]*Corrupted, n)
-	run := func(visit StepVisit) error {
-		return RunBSA(ctx, cfg.Model, cfg.Dyn, inputs, cfg.Steps, cfg.Workers, visit)
-	}
-	pt := (*models.Patches)(nil)
-	if cfg.Any != nil {
-		info := cfg.Any.Info()
-		if info.MaxSteps > 0 {
-			cfg.Steps = min(cfg.Steps, info.MaxSteps)
-		}
-		p := info.Patch
-		if p == 0 {
-			p = 4 // pixel-level models: masks still hide 4×4 patches
-		}
-		var err error
-		if pt, err = models.NewPatches(p); err != nil {
-			return nil, err
-		}
-		run = func(visit StepVisit) error {
-			return RunModel(ctx, cfg.Any, cfg.Settings, inputs, cfg.Steps, cfg.Workers, visit)
-		}
-	} else {
-		pt = cfg.Model.Patches
-	}
 	for k := range inputs {
-		inputs[k] = cfg.Corruption.Apply(data.Test.Clean(k, PixelGain), pt, k)
+		inputs[k] = cfg.Corruption.Apply(data.Test.Clean(k, mnist.PixelGain), pt, k)
 	}
 	T := cfg.Steps + 1
 	var pv [][][]float64 // [t][b]
@@ -172,6 +153,9 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 	var pool sync.Pool              // recycled prediction buffers
 	var done atomic.Int64
 	visit := func(t, b int, pred []float32, energy float64) {
+		if cfg.Progress != nil {
+			defer func() { cfg.Progress(int(done.Add(1)), n*T) }()
+		}
 		in := inputs[b]
 		v := vals[(t*n+b)*nv : (t*n+b+1)*nv]
 		v[0], v[1], v[2] = MSE(pred, in.Clean, in.Pixel)
@@ -215,15 +199,12 @@ func Reproduce(ctx context.Context, data *Data, mem *Memories, cfg ReproduceConf
 					w[6] = 1
 				}
 			}
-			if d := done.Add(1); cfg.Progress != nil {
-				cfg.Progress(int(d), n)
-			}
 		}
 	}
-	if err := run(visit); err != nil {
+	if err := Run(ctx, cfg.Model, inputs, cfg.Steps, cfg.Workers, visit); err != nil {
 		return nil, err
 	}
-	c := &Curve{Model: cfg.Name, Task: cfg.Corruption.Kind, Rows: make([]Row, T)}
+	c := &Curve{Model: info.Name, Task: cfg.Corruption.Kind, Rows: make([]Row, T)}
 	if pv != nil {
 		for _, v := range cv {
 			c.CleanVar = append(c.CleanVar, v...)
@@ -270,12 +251,18 @@ func ReadCurveCSV(r io.Reader, file, model string, task Kind) (*Curve, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: empty: not a curve.csv", file)
+	}
 	if len(recs) < 2 || strings.Join(recs[0], ",") != strings.Join(CurveColumns, ",") {
 		return nil, fmt.Errorf("%s: not a curve.csv (header %q, %d rows)", file, strings.Join(recs[0], ","), len(recs)-1)
 	}
 	c := &Curve{Model: model, Task: task}
 	for k, rec := range recs[1:] {
 		var v [9]float64
+		if len(rec) != len(v) {
+			return nil, fmt.Errorf("%s: row %d has %d columns, want %d", file, k+2, len(rec), len(v))
+		}
 		for j, s := range rec {
 			if v[j], err = strconv.ParseFloat(s, 64); err != nil {
 				return nil, fmt.Errorf("%s: row %d column %s: %w", file, k+2, CurveColumns[j], err)

@@ -2,9 +2,6 @@ package sim
 
 import (
 	"context"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"attractorlab/models"
 )
@@ -12,9 +9,6 @@ import (
 // Chunk is how many images one worker steps together, so each row of J
 // serves several images while it is in cache.
 const Chunk = 8
-
-// Workers is the default parallelism: every core.
-func Workers() int { return runtime.GOMAXPROCS(0) }
 
 // StepVisit receives the decoded prediction of image b at step t (in
 // [0,1]) and the energy of that state. It is called from worker goroutines,
@@ -56,31 +50,53 @@ func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Co
 	})
 }
 
-// handOut runs workers goroutines (0: every core); each makes its own
-// state with newWorker and then takes the next chunk [c0, c1) of [0, n)
-// until none is left or ctx ends, whose error it returns.
-func handOut(ctx context.Context, n, chunk, workers int, newWorker func() func(c0, c1 int)) error {
-	if workers <= 0 {
-		workers = Workers()
+// BatchRunner is a model with a faster path for many inputs than one
+// trajectory per image.
+type BatchRunner interface {
+	RunBatch(ctx context.Context, inputs []*Corrupted, steps, workers int, visit StepVisit) error
+}
+
+// Run steps model m on every input for up to steps steps (fewer when its
+// MaxSteps is smaller), calling visit for t = 0.. with the prediction and
+// energy of each state: through the model's batched path when it has one,
+// else one trajectory per image on each worker.
+func Run(ctx context.Context, m Model, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
+	if ms := m.Info().MaxSteps; ms > 0 {
+		steps = min(steps, ms)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work := newWorker()
-			for ctx.Err() == nil {
-				c0 := int(next.Add(int64(chunk))) - chunk
-				if c0 >= n {
-					return
+	if b, ok := m.(BatchRunner); ok {
+		return b.RunBatch(ctx, inputs, steps, workers, visit)
+	}
+	return handOut(ctx, len(inputs), 1, workers, func() func(c0, c1 int) {
+		pred := make([]float32, models.Pixels)
+		return func(b, _ int) {
+			tr := m.Start(inputs[b])
+			for t := 0; t <= steps && ctx.Err() == nil; t++ {
+				tr.Decode(pred)
+				visit(t, b, pred, tr.Energy())
+				if t < steps {
+					tr.Step(nil)
 				}
-				work(c0, min(c0+chunk, n))
 			}
-		}()
+		}
+	})
+}
+
+// handOut runs the chunks [c0, c1) of [0, n) on workers goroutines (0:
+// every core) through models.Parallel; each worker makes its own state
+// with newWorker first. It returns ctx.Err() if cancelled.
+func handOut(ctx context.Context, n, chunk, workers int, newWorker func() func(c0, c1 int)) error {
+	nc := (n + chunk - 1) / chunk
+	if workers <= 0 {
+		workers = models.Workers()
 	}
-	wg.Wait()
-	return ctx.Err()
+	work := make([]func(c0, c1 int), min(workers, nc))
+	for w := range work {
+		work[w] = newWorker()
+	}
+	return models.Parallel(ctx, nc, len(work), func(w, c int) {
+		work[w](c*chunk, min((c+1)*chunk, n))
+	})
 }
 
 // BSAState encodes a corrupted image for the bare self-attention: masked

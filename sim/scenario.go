@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -41,60 +42,64 @@ func ScenarioOf(sn *Snapshot) Scenario {
 		Attention: s.Dyn.Attn.String(), Beta: s.Hop.Beta, K: s.Hop.K, Async: s.Hop.Async, T: sn.T}
 }
 
-// Settings converts a scenario back, validating every field.
+// scenarioFields are the fields a scenario must have (toggled_patches is
+// optional).
+var scenarioFields = []string{"version", "split", "index", "corruption", "mask_fraction", "noise_sigma2", "seed",
+	"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async", "t"}
+
+// Settings converts a scenario back, validating every field; an error
+// names the field.
 func (sc Scenario) Settings() (Settings, error) {
 	var s Settings
 	if sc.Version != 1 {
-		return s, fmt.Errorf("version %d is not supported (want 1)", sc.Version)
+		return s, fmt.Errorf("field version = %d is not supported (want 1)", sc.Version)
 	}
-	switch sc.Split {
-	case "test":
-	case "train":
-		s.Split = TrainSplit
-	default:
-		return s, fmt.Errorf("split %q (want test or train)", sc.Split)
+	split, err := ParseSplit(sc.Split)
+	if err != nil {
+		return s, fmt.Errorf("field split: %w", err)
 	}
 	k, err := ParseKind(sc.Corruption)
 	if err != nil {
-		return s, err
+		return s, fmt.Errorf("field corruption: %w", err)
 	}
-	if sc.Fraction < 0 || sc.Fraction >= 1 || sc.Sigma2 < 0 || sc.Sigma2 > 100 {
-		return s, fmt.Errorf("corruption level out of range (mask fraction %g, σ² %g)", sc.Fraction, sc.Sigma2)
+	attn, err := ParseAttention(sc.Attention)
+	if err != nil {
+		return s, fmt.Errorf("field attention: %w", err)
 	}
-	if sc.Index < 0 || sc.T < 0 {
-		return s, fmt.Errorf("negative index or t")
+	if sc.T < 0 || sc.T > int(Steps.Max) {
+		return s, fmt.Errorf("field t = %d is out of range (allowed 0 … %d)", sc.T, int(Steps.Max))
 	}
-	if len(sc.Models) == 0 || len(sc.Models) > 4 {
-		return s, fmt.Errorf("%d models (want 1 to 4)", len(sc.Models))
-	}
-	s.Index = sc.Index
-	s.Corruption = Corruption{Kind: k, Fraction: sc.Fraction, Sigma2: sc.Sigma2, Seed: sc.Seed}
-	s.Toggled = sc.Toggled
-	s.Lanes = sc.Models
-	s.Dyn = models.Dynamics{Lambda: sc.Lambda, Gamma: sc.Gamma}
-	switch sc.Attention {
-	case "softmax":
-	case "relu/seqlen":
-		s.Dyn.Attn = models.ReluSeqlen
-	default:
-		return s, fmt.Errorf("attention %q (want softmax or relu/seqlen)", sc.Attention)
-	}
-	if err := s.Dyn.Validate(); err != nil {
-		return s, err
-	}
-	s.Hop = HopfieldParams{Beta: sc.Beta, K: sc.K, Async: sc.Async}
-	if sc.Beta == 0 && sc.K == 0 {
-		s.Hop = DefaultHopfield()
-	}
-	if !(s.Hop.Beta > 0) || s.Hop.K < 1 || s.Hop.K > 1000 {
-		return s, fmt.Errorf("hopfield parameters out of range (β %g, K %d)", s.Hop.Beta, s.Hop.K)
+	s = Settings{Split: split, Index: sc.Index,
+		Corruption: Corruption{Kind: k, Fraction: sc.Fraction, Sigma2: sc.Sigma2, Seed: sc.Seed},
+		Toggled:    sc.Toggled, Lanes: sc.Models,
+		Dyn: models.Dynamics{Lambda: sc.Lambda, Gamma: sc.Gamma, Attn: attn},
+		Hop: HopfieldParams{Beta: sc.Beta, K: sc.K, Async: sc.Async}}
+	if err := s.Validate(ViaField); err != nil {
+		return Settings{}, err
 	}
 	return s, nil
 }
 
-// ReadScenario decodes a scenario file, rejecting unknown fields.
+// ReadScenario decodes a scenario file, rejecting unknown and missing
+// fields; errors name the file (name) and the field.
 func ReadScenario(r io.Reader, name string) (Settings, int, error) {
-	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
+	if err != nil {
+		return Settings{}, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > 1<<20 {
+		return Settings{}, 0, fmt.Errorf("%s: larger than 1 MB: not a scenario file", name)
+	}
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(b, &present); err != nil {
+		return Settings{}, 0, fmt.Errorf("%s: not a scenario file: %w", name, err)
+	}
+	for _, f := range scenarioFields {
+		if _, ok := present[f]; !ok {
+			return Settings{}, 0, fmt.Errorf("%s: field %s is missing", name, f)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var sc Scenario
 	if err := dec.Decode(&sc); err != nil {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"math"
 
 	"attractorlab/models"
@@ -47,7 +46,7 @@ func (t *TransformerModel) Info() ModelInfo {
 }
 
 // Start embeds the corrupted image: masked pixels 0, noise unclamped (§2).
-func (t *TransformerModel) Start(in *Corrupted, _ Settings) Trajectory {
+func (t *TransformerModel) Start(in *Corrupted) Trajectory {
 	m := t.net(in.Masked == nil)
 	b := models.NewBatch(m, 1)
 	b.Start([][]float32{in.Input})
@@ -111,26 +110,4 @@ func headAttention(dst, att []float32, H, T, tp int) {
 			}
 		}
 	}
-}
-
-// RunModel steps any model on every input for up to steps steps (fewer
-// when its MaxSteps is smaller), calling visit for t = 0.. with the
-// prediction and energy of each state, one image per worker at a time.
-func RunModel(ctx context.Context, m Model, set Settings, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
-	if ms := m.Info().MaxSteps; ms > 0 {
-		steps = min(steps, ms)
-	}
-	return handOut(ctx, len(inputs), 1, workers, func() func(c0, c1 int) {
-		pred := make([]float32, models.Pixels)
-		return func(b, _ int) {
-			tr := m.Start(inputs[b], set)
-			for t := 0; t <= steps && ctx.Err() == nil; t++ {
-				tr.Decode(pred)
-				visit(t, b, pred, tr.Energy())
-				if t < steps {
-					tr.Step(nil)
-				}
-			}
-		}
-	})
 }

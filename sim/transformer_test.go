@@ -2,14 +2,12 @@ package sim
 
 import (
 	"bytes"
-	"context"
-	"encoding/csv"
 	"math"
-	"strconv"
 	"strings"
 	"testing"
 
 	"attractorlab/models"
+	"attractorlab/sim/mnist"
 )
 
 func randomNet(t *testing.T, cfg models.TransformerConfig) *models.Transformer[float32] {
@@ -26,7 +24,7 @@ func randomNet(t *testing.T, cfg models.TransformerConfig) *models.Transformer[f
 // after 5 layers, each step's image is the generic model's, and the
 // attention holds the head average then every head, rows summing to 1.
 func TestTransformerTrajectory(t *testing.T) {
-	_, test, err := Sample()
+	_, test, err := mnist.Sample()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,8 +34,8 @@ func TestTransformerTrajectory(t *testing.T) {
 	if info.Name != "vit" || info.MaxSteps != 5 || info.Tokens != 49 || info.Heads != 4 {
 		t.Fatalf("info %+v", info)
 	}
-	in := DefaultMask.Apply(test.Clean(3, PixelGain), vit.Pt, 3)
-	tr := model.Start(in, Settings{})
+	in := DefaultMask.Apply(test.Clean(3, mnist.PixelGain), vit.Pt, 3)
+	tr := model.Start(in)
 	run := vit.Forward(in.Input, vit.Cfg.Applications(0))
 	N := info.Tokens
 	attn := make([]float32, N*N*(1+info.Heads))
@@ -95,15 +93,15 @@ func TestTransformerModelPicksTask(t *testing.T) {
 	if m.Info().Name != "block" || m.Info().MaxSteps != 0 {
 		t.Fatalf("info %+v", m.Info())
 	}
-	_, test, _ := Sample()
+	_, test, _ := mnist.Sample()
 	for _, c := range []Corruption{DefaultMask, DefaultNoise} {
-		in := c.Apply(test.Clean(0, PixelGain), mask.Pt, 0)
+		in := c.Apply(test.Clean(0, mnist.PixelGain), mask.Pt, 0)
 		want := mask
 		if c.Kind == Noise {
 			want = noise
 		}
 		img := make([]float32, models.Pixels)
-		tr := m.Start(in, Settings{})
+		tr := m.Start(in)
 		tr.Step(nil)
 		tr.Decode(img)
 		ref := make([]float32, models.Pixels)
@@ -116,103 +114,15 @@ func TestTransformerModelPicksTask(t *testing.T) {
 	}
 }
 
-// TestReproduceAnyModelAndFigures runs Reproduce through the shared model
-// interface with patch variances, then draws Fig. 1 and Fig. 2.
-func TestReproduceAnyModelAndFigures(t *testing.T) {
-	data, err := LoadData("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem := NewMemories(data.Train)
-	var curves []*Curve
-	var sets []Fig2Set
-	for _, m := range []Model{NewTransformerModel(randomNet(t, models.BlockConfig), nil), NewTransformerModel(randomNet(t, models.ViTConfig), nil),
-		&ClassicModel{Set: data.Train}} {
-		c, err := Reproduce(context.Background(), data, mem, ReproduceConfig{Any: m, Name: m.Info().Name,
-			Corruption: DefaultMask, N: 5, Steps: 8, PatchVar: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantRows := 9
-		if m.Info().MaxSteps == 5 {
-			wantRows = 6
-		}
-		if len(c.Rows) != wantRows || len(c.PatchVar) != wantRows {
-			t.Fatalf("%s: %d rows, %d variance sets, want %d", c.Model, len(c.Rows), len(c.PatchVar), wantRows)
-		}
-		if len(c.RawVar[1]) != len(c.PatchVar[1]) || c.Outside[1] < 0 || c.Outside[1] > 1 {
-			t.Fatalf("%s: %d unclamped variances, %g outside", c.Model, len(c.RawVar[1]), c.Outside[1])
-		}
-		for k, v := range c.PatchVar[1] {
-			if c.Outside[1] == 0 && v != c.RawVar[1][k] {
-				t.Fatalf("%s: nothing outside [0,1] but clamped %g ≠ raw %g", c.Model, v, c.RawVar[1][k])
-			}
-		}
-		if n := len(c.PatchVar[1]); n != 5*14 {
-			t.Fatalf("%s: %d masked patches at t=1, want 5×14", c.Model, n)
-		}
-		for _, r := range c.Rows {
-			if math.IsNaN(r.MSE) || r.MSE < 0 {
-				t.Fatalf("%s: MSE %g at t=%d", c.Model, r.MSE, r.T)
-			}
-		}
-		curves = append(curves, c)
-		sets = append(sets, Fig2Set{Model: c.Model, T: 1, Values: c.PatchVar[1]})
-	}
-	p, err := Fig1Plot(curves, map[string]bool{"vit": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var png bytes.Buffer
-	if err := WritePNG(&png, p, 600, 400); err != nil || png.Len() < 1000 {
-		t.Fatalf("fig1: %v (%d bytes)", err, png.Len())
-	}
-	if len(curves[0].CleanVar) != 5*14 {
-		t.Fatalf("%d clean reference patches, want 5×14", len(curves[0].CleanVar))
-	}
-	if p, err = Fig2Plot(sets, Fig2Set{Model: "clean", Values: curves[0].CleanVar}); err != nil {
-		t.Fatal(err)
-	}
-	if err := WritePNG(&png, p, 600, 400); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteFig2CSV(&buf, sets); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(&buf).ReadAll()
-	if err != nil || len(recs) != Fig2Bins+1 || len(recs[0]) != 2+len(sets) {
-		t.Fatalf("fig2.csv: %v, %d rows", err, len(recs))
-	}
-	for k, s := range sets {
-		total := 0
-		for _, r := range recs[1:] {
-			n, _ := strconv.Atoi(r[2+k])
-			total += n
-		}
-		if total != len(s.Values) {
-			t.Fatalf("%s: histogram holds %d of %d patches", s.Model, total, len(s.Values))
-		}
-	}
-	buf.Reset()
-	if err := WriteFig2Summary(&buf, sets); err != nil {
-		t.Fatal(err)
-	}
-	recs, _ = csv.NewReader(&buf).ReadAll()
-	if recs[0][0] != "model" || recs[0][1] != "mean_variance" || len(recs) != 1+len(sets) {
-		t.Fatalf("fig2_summary.csv: %v", recs)
-	}
-}
-
 // TestTransformerStartIsInput: t = 0 is the corrupted input (§8), not the
 // output linear of the embedded input.
 func TestTransformerStartIsInput(t *testing.T) {
 	net := randomNet(t, models.BlockConfig)
 	m := NewTransformerModel(net, nil)
-	_, test, _ := Sample()
-	in := DefaultNoise.Apply(test.Clean(2, PixelGain), net.Pt, 2)
+	_, test, _ := mnist.Sample()
+	in := DefaultNoise.Apply(test.Clean(2, mnist.PixelGain), net.Pt, 2)
 	got := make([]float32, models.Pixels)
-	m.Start(in, Settings{}).Decode(got)
+	m.Start(in).Decode(got)
 	for q := range got {
 		if got[q] != in.Input[q] {
 			t.Fatalf("pixel %d at t = 0: %g, input %g", q, got[q], in.Input[q])
@@ -234,7 +144,9 @@ func TestCurveCSVRoundTrip(t *testing.T) {
 	if len(got.Rows) != 2 || got.Rows[1].MSE != 0.05 || got.Rows[1].LabelMatch != 1 || !math.IsNaN(got.Rows[0].MSEMasked) || got.Rows[0].Energy != -3 {
 		t.Fatalf("read back %+v", got.Rows)
 	}
-	if _, err := ReadCurveCSV(bytes.NewBufferString("a,b\n1,2\n"), "bad.csv", "x", Mask); err == nil || !strings.Contains(err.Error(), "bad.csv") {
-		t.Fatalf("a wrong header gave %v", err)
+	for _, bad := range []string{"a,b\n1,2\n", "", "t,mse\n", strings.Join(CurveColumns, ",") + "\n0,1\n"} {
+		if _, err := ReadCurveCSV(bytes.NewBufferString(bad), "bad.csv", "x", Mask); err == nil || !strings.Contains(err.Error(), "bad.csv") {
+			t.Fatalf("%q gave %v", bad, err)
+		}
 	}
 }

@@ -5,22 +5,23 @@ import (
 	"math"
 
 	"attractorlab/models"
+	"attractorlab/sim/mnist"
 )
 
 // ValidateBSA is the training monitor of issue 2: the mean masked-pixel MSE
 // after 5 steps of the evaluation dynamics on the first n digits of set,
 // masked at 30% with the given seed.
-func ValidateBSA(m *models.BSA, set *Set, n int, seed uint64) float64 {
+func ValidateBSA(m *models.BSA, set *mnist.Set, n int, seed uint64) float64 {
 	n = min(n, set.Len())
 	inputs := make([]*Corrupted, n)
 	c := DefaultMask
 	c.Seed = seed
 	for k := range inputs {
-		inputs[k] = c.Apply(set.Clean(k, PixelGain), m.Patches, k)
+		inputs[k] = c.Apply(set.Clean(k, mnist.PixelGain), m.Patches, k)
 	}
 	const steps = 5
 	errs := make([]float64, n)
-	RunBSA(context.Background(), m, models.DefaultDynamics(), inputs, steps, 0, func(t, b int, pred []float32, _ float64) {
+	RunBSA(context.Background(), m, DefaultDynamics(), inputs, steps, 0, func(t, b int, pred []float32, _ float64) {
 		if t == steps {
 			_, errs[b], _ = MSE(pred, inputs[b].Clean, inputs[b].Pixel)
 		}

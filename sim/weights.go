@@ -6,6 +6,7 @@ import (
 
 	"attractorlab/assets"
 	"attractorlab/models"
+	"attractorlab/sim/mnist"
 )
 
 // LoadBSA reads bare self-attention weights from path, or the embedded
@@ -33,10 +34,6 @@ func LoadBSA(p int, path string) (*models.BSA, error) {
 	return m, nil
 }
 
-// TransformerNames are the embedded pretrained transformers: the recycled
-// block and the ViT, each trained for masking and for noise.
-var TransformerNames = []string{"block-mask", "block-noise", "vit-mask", "vit-noise"}
-
 // LoadTransformer reads a block or ViT from path, or the embedded
 // pretrained weights name (e.g. "block-mask") when path is empty.
 func LoadTransformer(name, path string) (*models.Transformer[float32], error) {
@@ -63,10 +60,10 @@ func TrainCorrupter(c Corruption, pt *models.Patches) func(clean []float32, seed
 
 // CorruptFirst corrupts the first n digits of set (gain applied) with c on
 // patches pt and returns the inputs and the clean images.
-func CorruptFirst(set *Set, n int, c Corruption, pt *models.Patches) (inputs, clean [][]float32) {
+func CorruptFirst(set *mnist.Set, n int, c Corruption, pt *models.Patches) (inputs, clean [][]float32) {
 	n = min(n, set.Len())
 	for k := 0; k < n; k++ {
-		cl := set.Clean(k, PixelGain)
+		cl := set.Clean(k, mnist.PixelGain)
 		inputs = append(inputs, c.Apply(cl, pt, k).Input)
 		clean = append(clean, cl)
 	}

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"attractorlab/sim"
+	"attractorlab/sim/figures"
 )
 
 // exportItem is one thing the Export dialog can write.
@@ -31,8 +34,8 @@ func (m *Main) exports() []exportItem {
 		{"Scenario (JSON, reopens exactly)", "scenario.json", func(w io.Writer) error { return sim.WriteScenario(w, sn) }},
 		{"Clean image (PNG)", "clean.png", img(func() image.Image { return m.clean.draw(560, 560) })},
 		{"Input image (PNG)", "input.png", img(func() image.Image { return m.input.draw(560, 560) })},
-		{"MSE plot (PNG)", "mse.png", img(func() image.Image { return m.plotImage(m.msePlot) })},
-		{"Energy plot (PNG)", "energy.png", img(func() image.Image { return m.plotImage(m.energyPlot) })},
+		{"MSE plot (PNG)", "mse.png", m.plotPNG(m.msePlot)},
+		{"Energy plot (PNG)", "energy.png", m.plotPNG(m.energyPlot)},
 		{"Variance histogram (PNG)", "variance.png", img(func() image.Image { return m.hist.draw(900, 500) })},
 	}
 	for k, v := range m.states {
@@ -49,15 +52,18 @@ func (m *Main) exports() []exportItem {
 	return items
 }
 
-func (m *Main) plotImage(p *PlotView) image.Image {
-	if p.Build == nil {
-		return image.NewRGBA(image.Rect(0, 0, 1, 1))
+// plotPNG writes a plot panel at 1200×700, or says why it cannot.
+func (m *Main) plotPNG(p *PlotView) func(io.Writer) error {
+	return func(w io.Writer) error {
+		if p.Build == nil {
+			return errors.New("this plot is not shown for the current models")
+		}
+		pl, err := p.Build()
+		if err != nil {
+			return err
+		}
+		return writePNG(w, figures.Render(pl, 1200, 700, 120))
 	}
-	pl, err := p.Build()
-	if err != nil {
-		return image.NewRGBA(image.Rect(0, 0, 1, 1))
-	}
-	return sim.Render(pl, 1200, 700, 120)
 }
 
 // image renders the heatmap alone at side×side pixels.
@@ -97,14 +103,22 @@ func (m *Main) showExport() {
 			return
 		}
 		for _, it := range items {
-			if it.label == choice.Selected {
-				m.saveAs(it)
+			if it.label != choice.Selected {
+				continue
 			}
+			// Render first: a failure is reported before any file is
+			// chosen, so nothing partial is ever written.
+			var buf bytes.Buffer
+			if err := it.write(&buf); err != nil {
+				dialog.ShowError(fmt.Errorf("%s: %w", it.label, err), m.win)
+				return
+			}
+			m.saveAs(it.file, buf.Bytes())
 		}
 	}, m.win)
 }
 
-func (m *Main) saveAs(it exportItem) {
+func (m *Main) saveAs(file string, data []byte) {
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil {
 			dialog.ShowError(err, m.win)
@@ -113,7 +127,7 @@ func (m *Main) saveAs(it exportItem) {
 		if w == nil {
 			return
 		}
-		werr := it.write(w)
+		_, werr := w.Write(data)
 		cerr := w.Close()
 		if werr == nil {
 			werr = cerr
@@ -124,7 +138,7 @@ func (m *Main) saveAs(it exportItem) {
 		}
 		m.setStatus("saved " + w.URI().Path())
 	}, m.win)
-	d.SetFileName(it.file)
+	d.SetFileName(file)
 	d.Show()
 }
 
@@ -154,13 +168,9 @@ func (m *Main) OpenScenario(r io.Reader, name string) error {
 	if err != nil {
 		return err
 	}
-	known := map[string]bool{}
-	for _, md := range m.deps.Models {
-		known[md.Info().Name] = true
-	}
 	for _, l := range st.Lanes {
-		if !known[l] {
-			return fmt.Errorf("%s: model %q is not available here", name, l)
+		if _, err := m.deps.Catalogue.Model(l, st); err != nil {
+			return fmt.Errorf("%s: model %s is not available here: %w", name, l, err)
 		}
 	}
 	m.Engine.Restore(st, t)

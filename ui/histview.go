@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"attractorlab/sim/figures"
 	"fmt"
 	"image"
 	"image/color"
@@ -10,8 +11,6 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
-
-	"attractorlab/sim"
 )
 
 // Histogram draws the distribution of within-patch variances (the paper's
@@ -131,7 +130,7 @@ func (h *Histogram) draw(w, hgt int) image.Image {
 	bw := float64(w) / float64(h.Bins)
 	for b := 0; b < h.Bins; b++ {
 		for k := range h.Sets {
-			c := sim.Palette[k%len(sim.Palette)]
+			c := figures.Palette[k%len(figures.Palette)]
 			x0 := int(float64(b)*bw + float64(k)*bw/float64(lanes))
 			x1 := int(float64(b)*bw + float64(k+1)*bw/float64(lanes))
 			top := hgt - int(counts[k][b]/peak*float64(hgt-2))

@@ -12,8 +12,9 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
 
-	"attractorlab/models"
 	"attractorlab/sim"
+	"attractorlab/sim/figures"
+	"attractorlab/sim/mnist"
 )
 
 func titledPanel(title *widget.Label, o fyne.CanvasObject) fyne.CanvasObject {
@@ -136,7 +137,7 @@ func (m *Main) redrawImages() {
 		}
 		v.Overlay, v.Selected = nil, -1
 		if m.query >= 0 && k == m.lane && f.Attn != nil && m.query < l.Info.Tokens {
-			v.Overlay = attentionOverlay(attn, l.Info, m.query, hi)
+			v.Overlay = attentionOverlay(attn, l.Grid, m.query, hi)
 			v.Selected = m.query
 		}
 		v.Refresh()
@@ -158,7 +159,7 @@ func (m *Main) redrawImages() {
 	if len(sn.Lanes) > 0 {
 		f := sn.Lanes[min(m.lane, len(sn.Lanes)-1)].At(sn.T)
 		if mem := m.deps.Memories; mem != nil && f.Nearest < mem.Set.Len() {
-			m.nearest.Pixels = mem.Set.Clean(f.Nearest, sim.PixelGain)
+			m.nearest.Pixels = mem.Set.Clean(f.Nearest, mnist.PixelGain)
 			m.nearest.Refresh()
 		}
 	}
@@ -166,13 +167,12 @@ func (m *Main) redrawImages() {
 
 // attentionOverlay paints row q of an attention matrix onto the pixels of
 // each key patch, on the colour scale [0, hi] of the attention maps.
-func attentionOverlay(attn []float32, info sim.ModelInfo, q int, hi float32) []float32 {
-	pt, err := models.NewPatches(info.Patch)
-	if err != nil || len(attn) < (q+1)*pt.N {
+func attentionOverlay(attn []float32, pt *sim.Grid, q int, hi float32) []float32 {
+	if pt == nil || len(attn) < (q+1)*pt.N {
 		return nil
 	}
 	row := attn[q*pt.N : (q+1)*pt.N]
-	out := make([]float32, models.Pixels)
+	out := make([]float32, sim.Pixels)
 	if hi <= 0 {
 		return out
 	}
@@ -193,8 +193,7 @@ func (m *Main) hoverState(lane, q int) {
 	l := sn.Lanes[lane]
 	f := l.At(sn.T)
 	txt := describe(l.Info.Label+" state", f.Image, q)
-	if m.query >= 0 && lane == m.lane && f.Attn != nil && l.Info.Patch > 0 {
-		pt, _ := models.NewPatches(l.Info.Patch)
+	if pt := l.Grid; m.query >= 0 && lane == m.lane && f.Attn != nil && pt != nil {
 		j := pt.Token(q)
 		txt += fmt.Sprintf("   patch %d → patch %d: α = %.4f", m.query, j, m.shownAttention(f, l.Info)[m.query*pt.N+j])
 	}
@@ -224,26 +223,26 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 		m.lastPlotKey = key
 		lanes := sn.Lanes
 		m.msePlot.SetPlot(func() (*plot.Plot, error) {
-			var ss []sim.Series
+			var ss []figures.Series
 			if len(lanes) == 1 {
 				fr := lanes[0].Frames
-				ss = append(ss, sim.Series{Name: "all", Values: column(fr, func(f *sim.Frame) float64 { return f.MSE })})
+				ss = append(ss, figures.Series{Name: "all", Values: column(fr, func(f *sim.Frame) float64 { return f.MSE })})
 				if sn.PixelMask != nil {
 					ss = append(ss,
-						sim.Series{Name: "masked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEMask }), Dashed: true},
-						sim.Series{Name: "unmasked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEOther }), Dashed: true})
+						figures.Series{Name: "masked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEMask }), Dashed: true},
+						figures.Series{Name: "unmasked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEOther }), Dashed: true})
 				}
 			} else {
 				for _, l := range lanes {
-					ss = append(ss, sim.Series{Name: l.Info.Label, Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
+					ss = append(ss, figures.Series{Name: l.Info.Label, Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
 				}
 			}
-			return sim.TrajectoryPlot("MSE vs t", "MSE", ss)
+			return figures.TrajectoryPlot("MSE vs t", "MSE", ss)
 		})
 		m.setLegend(sn)
 		m.energyPlot.SetPlot(func() (*plot.Plot, error) {
 			l := lanes[0]
-			return sim.TrajectoryPlot("energy (NPL) vs t", "E", []sim.Series{{Values: column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })}})
+			return figures.TrajectoryPlot("energy (NPL) vs t", "E", []figures.Series{{Values: column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })}})
 		})
 	}
 	best := -1.0
@@ -335,7 +334,7 @@ func (m *Main) setLegend(sn *sim.Snapshot) {
 	}
 	var objs []fyne.CanvasObject
 	for k, n := range names {
-		t := canvas.NewText("— "+n, sim.Palette[k%len(sim.Palette)])
+		t := canvas.NewText("— "+n, figures.Palette[k%len(figures.Palette)])
 		t.TextSize = theme.CaptionTextSize()
 		t.TextStyle.Bold = true
 		objs = append(objs, t)

@@ -8,8 +8,8 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
-	"attractorlab/models"
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 )
 
 // PatternsView is the modern Hopfield network's "attention": the stored
@@ -20,18 +20,18 @@ type PatternsView struct {
 	images []*canvas.Image
 	labels []*canvas.Text
 	box    *fyne.Container
-	set    *sim.Set
+	set    *mnist.Set
 }
 
 const topPatterns = 8
 
 // NewPatternsView shows patterns of set.
-func NewPatternsView(set *sim.Set) *PatternsView {
+func NewPatternsView(set *mnist.Set) *PatternsView {
 	v := &PatternsView{set: set}
 	v.ExtendBaseWidget(v)
 	var cells []fyne.CanvasObject
 	for k := 0; k < topPatterns; k++ {
-		img := canvas.NewImageFromImage(grayImage(make([]float32, models.Pixels)))
+		img := canvas.NewImageFromImage(grayImage(make([]float32, sim.Pixels)))
 		img.ScaleMode = canvas.ImageScalePixels
 		img.FillMode = canvas.ImageFillContain
 		img.SetMinSize(fyne.NewSize(36, 36))
@@ -52,15 +52,15 @@ func (v *PatternsView) CreateRenderer() fyne.WidgetRenderer { return widget.NewS
 func (v *PatternsView) SetWeights(p []float32) {
 	var top []int
 	if len(p) > 0 {
-		top = models.TopK(p, len(p), topPatterns)
+		top = sim.TopPatterns(p, topPatterns)
 	}
 	for k := range v.images {
 		if k < len(top) {
 			j := top[k]
-			v.images[k].Image = grayImage(v.set.Clean(j, sim.PixelGain))
+			v.images[k].Image = grayImage(v.set.Clean(j, mnist.PixelGain))
 			v.labels[k].Text = fmt.Sprintf("%d  %.2f", v.set.Labels[j], p[j])
 		} else {
-			v.images[k].Image = grayImage(make([]float32, models.Pixels))
+			v.images[k].Image = grayImage(make([]float32, sim.Pixels))
 			v.labels[k].Text = ""
 		}
 		v.labels[k].TextSize = themeCaption()

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"attractorlab/sim/figures"
 	"image"
 	"image/color"
 
@@ -8,8 +9,6 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
-
-	"attractorlab/sim"
 )
 
 // PlotView shows a gonum plot rendered at the widget's pixel size and a
@@ -92,7 +91,7 @@ func (r *plotRenderer) render() {
 	}
 	styleForTheme(pl)
 	w, h := int(s.Width*scale), int(s.Height*scale)
-	img, xpix, top, bottom := sim.RenderWithAxis(pl, w, h, 96*float64(scale))
+	img, xpix, top, bottom := figures.RenderWithAxis(pl, w, h, 96*float64(scale))
 	p.img.Image = img
 	p.xpix, p.top, p.bottom, p.scale = xpix, top, bottom, scale
 	p.builtAt = s

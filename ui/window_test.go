@@ -12,25 +12,17 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
-	"attractorlab/models"
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 )
 
 func testDeps(t testing.TB) Deps {
 	t.Helper()
-	data, err := sim.LoadData("")
+	data, err := mnist.LoadData("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ms []sim.Model
-	for _, p := range []int{2, 4} {
-		m, err := sim.LoadBSA(p, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, &sim.BSAModel{M: m})
-	}
-	return Deps{Data: data, Memories: sim.NewMemories(data.Train), Models: ms}
+	return Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: sim.NewCatalogue(data.Train, sim.WeightFiles{})}
 }
 
 func newTestMain(t testing.TB) (*Main, fyne.Window) {
@@ -38,7 +30,7 @@ func newTestMain(t testing.TB) (*Main, fyne.Window) {
 	os.Setenv("LANG", "en_US.UTF-8")
 	a := test.NewTempApp(t)
 	w := test.NewTempWindow(t, nil)
-	m := NewMainSync(a, w, testDeps(t), sim.Settings{Corruption: sim.DefaultMask})
+	m := NewMainSync(a, w, testDeps(t), sim.DefaultSettings())
 	w.SetContent(m.Content())
 	w.Resize(fyne.NewSize(1280, 800))
 	return m, w
@@ -129,7 +121,7 @@ func TestClickPatchTogglesMask(t *testing.T) {
 
 func TestCompareAndScenarioRoundTrip(t *testing.T) {
 	m, _ := newTestMain(t)
-	m.modelCheck.SetSelected([]string{"BSA P=2", "BSA P=4"})
+	m.side.modelCheck.SetSelected([]string{"BSA P=2", "BSA P=4"})
 	if len(m.snap.Lanes) != 2 || len(m.states) != 2 || len(m.heat) != 2 {
 		t.Fatalf("compare: %d lanes, %d state views", len(m.snap.Lanes), len(m.states))
 	}
@@ -221,23 +213,11 @@ func BenchmarkStepAndRedraw(b *testing.B) {
 	}
 }
 
-// TestTransformerHeads: with the ViT chosen (key 3 here), the attention
+// TestTransformerHeads: with the ViT chosen (key 4), the attention
 // map shows the mean of the heads; H shows head 1, 2, …, then the mean again.
 func TestTransformerHeads(t *testing.T) {
-	os.Setenv("LANG", "en_US.UTF-8")
-	a := test.NewTempApp(t)
-	w := test.NewTempWindow(t, nil)
-	deps := testDeps(t)
-	vit, err := models.NewTransformer[float32](models.ViTConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vit.Init(1)
-	deps.Models = append(deps.Models, sim.NewTransformerModel(vit, nil))
-	m := NewMainSync(a, w, deps, sim.Settings{Corruption: sim.DefaultMask})
-	w.SetContent(m.Content())
-	w.Resize(fyne.NewSize(1280, 800))
-	typeKey(w, fyne.Key3)
+	m, w := newTestMain(t)
+	typeKey(w, fyne.Key4)
 	typeKey(w, fyne.KeyRight)
 	if got := m.snap.Lanes[0].Info.Name; got != "vit" || m.snap.T != 1 {
 		t.Fatalf("lane %s at t = %d", got, m.snap.T)
@@ -269,5 +249,18 @@ func TestTransformerHeads(t *testing.T) {
 	m.Engine.Settle()
 	if m.timeline.Max <= 5 {
 		t.Fatalf("timeline to %g after choosing BSA P=2", m.timeline.Max)
+	}
+}
+
+// TestExportRefusesEmptyPlot: a plot that is not drawn exports an error,
+// not a 1×1 PNG; a drawn one exports a real image.
+func TestExportRefusesEmptyPlot(t *testing.T) {
+	m, _ := newTestMain(t)
+	var b bytes.Buffer
+	if err := m.plotPNG(&PlotView{})(&b); err == nil || b.Len() != 0 {
+		t.Fatalf("an undrawn plot exported %d bytes (err %v)", b.Len(), err)
+	}
+	if err := m.plotPNG(m.msePlot)(&b); err != nil || b.Len() < 10000 {
+		t.Fatalf("the MSE plot: %v, %d bytes", err, b.Len())
 	}
 }

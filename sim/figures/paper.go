@@ -1,6 +1,7 @@
-package sim
+package figures
 
 import (
+	"attractorlab/sim"
 	"encoding/csv"
 	"fmt"
 	"image/color"
@@ -18,9 +19,14 @@ import (
 // 5 layers) are drawn as a horizontal line at their final MSE. The
 // corrupted input's MSE (of the first curve: masks depend on the patch
 // grid) is the dotted line. Both axes are logarithmic.
-func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
+func Fig1Plot(curves []*sim.Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 	if len(curves) == 0 {
 		return nil, fmt.Errorf("fig1: no curves")
+	}
+	for _, c := range curves {
+		if err := drawable(c); err != nil {
+			return nil, fmt.Errorf("fig1: %w", err)
+		}
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Fig. 1, %s task: MSE vs iteration", curves[0].Task)
@@ -53,6 +59,11 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 			ts, best := c.Best()
 			name = fmt.Sprintf("%s (t* = %d, %.4f)", c.Model, ts, best)
 		}
+		if len(xy) == 0 || !(xy[0].Y > 0) {
+			// A log MSE axis cannot show a curve of zeros.
+			p.Legend.Add(name + ": MSE 0, not drawn on the log axis")
+			continue
+		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
 			return nil, fmt.Errorf("fig1 %s: %w", c.Model, err)
@@ -66,12 +77,12 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 		p.Legend.Add(name, l)
 	}
 	in := curves[0].Rows[0].MSE
-	if l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: in}, {X: float64(maxT), Y: in}}); err == nil {
+	if l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: in}, {X: float64(maxT), Y: in}}); err == nil && in > 0 {
 		l.Color = color.RGBA{120, 120, 120, 255}
 		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		p.Add(l)
 		label := fmt.Sprintf("input, t = 0 (%.4f)", in)
-		if curves[0].Task == Mask {
+		if curves[0].Task == sim.Mask {
 			label = fmt.Sprintf("input, t = 0 (%s's mask: %.4f)", curves[0].Model, in)
 		}
 		p.Legend.Add(label, l)
@@ -79,6 +90,7 @@ func Fig1Plot(curves []*Curve, fixedDepth map[string]bool) (*plot.Plot, error) {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(12)
+	padRange(p)
 	return p, nil
 }
 

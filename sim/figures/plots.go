@@ -1,6 +1,7 @@
-package sim
+package figures
 
 import (
+	"attractorlab/sim"
 	"fmt"
 	"image"
 	"image/color"
@@ -90,7 +91,42 @@ func MSEPlot(title string, series []Series, input float64, tstar int) (*plot.Plo
 			p.Legend.Add(fmt.Sprintf("t* = %d (%.4f)", tstar, series[0].Values[tstar]), sc)
 		}
 	}
+	padRange(p)
 	return p, nil
+}
+
+// drawable refuses a curve no plot can show: no step after the input, or
+// no finite MSE at any step (a diverged run).
+func drawable(c *sim.Curve) error {
+	if len(c.Rows) < 2 {
+		return fmt.Errorf("%s: no step after the input to plot", c.Model)
+	}
+	for _, r := range c.Rows[1:] {
+		if !math.IsNaN(r.MSE) && !math.IsInf(r.MSE, 0) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no finite MSE at any step after the input: nothing to plot", c.Model)
+}
+
+// padRange widens an axis whose data span a single value (one step, a flat
+// curve) so every scale can draw it: a log t axis runs from 1 to at least 2.
+func padRange(p *plot.Plot) {
+	if _, ok := p.X.Scale.(plot.LogScale); ok {
+		p.X.Min = 1
+		if !(p.X.Max >= 2) || math.IsInf(p.X.Max, 0) {
+			p.X.Max = 2
+		}
+	}
+	_, logY := p.Y.Scale.(plot.LogScale)
+	switch {
+	case logY && (!(p.Y.Min > 0) || p.Y.Min > p.Y.Max):
+		p.Y.Min, p.Y.Max = 1e-3, 1 // nothing positive to draw
+	case p.Y.Min == p.Y.Max && logY:
+		p.Y.Min, p.Y.Max = p.Y.Min/2, p.Y.Max*2
+	case p.Y.Min == p.Y.Max:
+		p.Y.Min, p.Y.Max = p.Y.Min-0.05, p.Y.Max+0.05
+	}
 }
 
 // Render draws a plot into an image of w×h pixels at the given DPI.
@@ -107,19 +143,22 @@ func WritePNG(w io.Writer, p *plot.Plot, width, height int) error {
 
 // CurvePlot is the mse.png of `reproduce`: total MSE and, for masking, the
 // masked and unmasked MSE.
-func CurvePlot(c *Curve) (*plot.Plot, error) {
-	col := func(f func(Row) float64) []float64 {
+func CurvePlot(c *sim.Curve) (*plot.Plot, error) {
+	if err := drawable(c); err != nil {
+		return nil, err
+	}
+	col := func(f func(sim.Row) float64) []float64 {
 		v := make([]float64, len(c.Rows))
 		for t, r := range c.Rows {
 			v[t] = f(r)
 		}
 		return v
 	}
-	series := []Series{{Name: "MSE (all pixels)", Values: col(func(r Row) float64 { return r.MSE })}}
-	if c.Task == Mask {
+	series := []Series{{Name: "MSE (all pixels)", Values: col(func(r sim.Row) float64 { return r.MSE })}}
+	if c.Task == sim.Mask {
 		series = append(series,
-			Series{Name: "MSE (masked pixels)", Values: col(func(r Row) float64 { return r.MSEMasked }), Dashed: true},
-			Series{Name: "MSE (unmasked pixels)", Values: col(func(r Row) float64 { return r.MSEUnmasked }), Dashed: true})
+			Series{Name: "MSE (masked pixels)", Values: col(func(r sim.Row) float64 { return r.MSEMasked }), Dashed: true},
+			Series{Name: "MSE (unmasked pixels)", Values: col(func(r sim.Row) float64 { return r.MSEUnmasked }), Dashed: true})
 	}
 	ts, _ := c.Best()
 	p, err := MSEPlot(fmt.Sprintf("%s, %s task: MSE vs iteration", c.Model, c.Task), series, c.Rows[0].MSE, ts)

@@ -1,6 +1,7 @@
-package sim
+package figures
 
 import (
+	"attractorlab/sim"
 	"bytes"
 	"flag"
 	"image"
@@ -58,18 +59,18 @@ func goldenImage(t *testing.T, name string, img image.Image) {
 }
 
 // syntheticCurve has a transient dip at t = 12 and rises to an attractor.
-func syntheticCurve(kind Kind) *Curve {
-	c := &Curve{Model: "bsa-p2", Task: kind}
+func syntheticCurve(kind sim.Kind) *sim.Curve {
+	c := &sim.Curve{Model: "bsa-p2", Task: kind}
 	for t := 0; t <= 100; t++ {
 		x := math.Log(float64(t) + 1)
 		mse := 0.11 - 0.04*math.Exp(-(x-2.5)*(x-2.5)) + 0.08/(1+math.Exp(-3*(x-3.8)))
-		c.Rows = append(c.Rows, Row{T: t, MSE: mse, MSEMasked: mse * 2.5, MSEUnmasked: mse / 3})
+		c.Rows = append(c.Rows, sim.Row{T: t, MSE: mse, MSEMasked: mse * 2.5, MSEUnmasked: mse / 3})
 	}
 	return c
 }
 
 func TestCurvePlotGolden(t *testing.T) {
-	for _, kind := range []Kind{Mask, Noise} {
+	for _, kind := range []sim.Kind{sim.Mask, sim.Noise} {
 		c := syntheticCurve(kind)
 		p, err := CurvePlot(c)
 		if err != nil {
@@ -80,7 +81,7 @@ func TestCurvePlotGolden(t *testing.T) {
 }
 
 func TestCurveBestAndCSV(t *testing.T) {
-	c := syntheticCurve(Noise)
+	c := syntheticCurve(sim.Noise)
 	ts, m := c.Best()
 	for _, r := range c.Rows[1:] {
 		if r.MSE < m {

@@ -1,4 +1,4 @@
-package sim
+package mnist
 
 import (
 	"archive/tar"
@@ -225,10 +225,22 @@ func (f *Fetcher) install(ctx context.Context, dst, name, want string, get func(
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	h := md5.New()
-	if _, err := io.Copy(io.MultiWriter(tmp, h), r); err != nil {
+	// Cache files are for every user of the machine to read.
+	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		return err
+	}
+	// No MNIST file is larger than MaxIDXBytes uncompressed: a stream that
+	// is (a gzip bomb, a wrong file) stops there, before the disk fills.
+	h := md5.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r, MaxIDXBytes+1))
+	if err != nil {
+		tmp.Close()
+		return err
+	}
+	if n > MaxIDXBytes {
+		tmp.Close()
+		return fmt.Errorf("more than %d MB uncompressed: not an MNIST file", MaxIDXBytes>>20)
 	}
 	if err := tmp.Close(); err != nil {
 		return err

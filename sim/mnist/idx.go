@@ -1,7 +1,4 @@
-// Package sim holds everything between the data and the models: MNIST
-// reading and fetching, the embedded sample, corruptions, metrics, and the
-// batch experiments behind `reproduce`. It never imports a GUI package.
-package sim
+package mnist
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package sim
+package mnist
 
 import (
 	"crypto/md5"

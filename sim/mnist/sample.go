@@ -1,4 +1,6 @@
-package sim
+package mnist
+
+//go:generate go run ./internal/gensample -mnist ${ATTRACTORLAB_DATA} -out ../../assets/sample
 
 import (
 	"bytes"
@@ -134,6 +136,9 @@ type Data struct {
 	Train  *Set   // the training subset: stored memories, training images
 	Test   *Set   // full t10k when available, else the embedded 1,000
 	Source string // where Test came from
+	// Warning says why full MNIST was not used although it was expected
+	// (a corrupt cache); "" when nothing went wrong.
+	Warning string
 }
 
 // LoadData uses full MNIST from dir when dir is not empty (checksums
@@ -153,5 +158,23 @@ func LoadData(dir string) (*Data, error) {
 		d.Test = m.Test
 		d.Source = "MNIST t10k from " + dir
 	}
+	return d, nil
+}
+
+// LoadCached uses full MNIST from the cache (DataDir) when it is there and
+// intact, else the embedded sample. A cache that fails its checks does not
+// stop the app: the sample is used and Warning says what was wrong and
+// how to mend it.
+func LoadCached() (*Data, error) {
+	dir := DataDir()
+	d, err := LoadData(dir)
+	if err == nil || dir == "" {
+		return d, err
+	}
+	d, serr := LoadData("")
+	if serr != nil {
+		return nil, serr
+	}
+	d.Warning = fmt.Sprintf("MNIST in %s is unusable (%v); using the embedded sample of 1,000 test digits. Run `attractorlab data` to fetch it again.", dir, err)
 	return d, nil
 }

@@ -1,19 +1,18 @@
-// Command gensample writes the embedded sample of assets/sample from the
+// Command gensample writes the embedded sample (assets/sample) from the
 // real MNIST files: the seeded 10,000-image training subset (1,000 per
 // class) and the first 100 test digits of every class, as gzipped IDX.
 //
-//	go run ./internal/gensample -mnist DIR -out sample
+//	go generate ./sim/mnist   (or: go run ./sim/mnist/internal/gensample -mnist DIR -out assets/sample)
 package main
 
 import (
+	"attractorlab/sim/mnist"
 	"compress/gzip"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-
-	"attractorlab/sim"
 )
 
 func main() {
@@ -21,20 +20,20 @@ func main() {
 	out := flag.String("out", "sample", "output directory")
 	flag.Parse()
 	if *dir == "" {
-		*dir = sim.DataDir()
+		*dir = mnist.DataDir()
 	}
 	if *dir == "" {
 		fail(fmt.Errorf("no MNIST files: run `attractorlab data` first or pass -mnist DIR"))
 	}
-	m, err := sim.LoadMNIST(*dir)
+	m, err := mnist.LoadMNIST(*dir)
 	if err != nil {
 		fail(err)
 	}
-	train := m.Train.Pick(sim.SubsetIndices(m.Train.Labels, sim.SubsetPerClass, sim.SubsetSeed))
-	test := m.Test.Pick(sim.FirstPerClass(m.Test.Labels, sim.TestPerClass))
-	for name, s := range map[string]*sim.Set{"train": train, "test": test} {
-		im, lb, ix := sim.SampleIDX(s)
-		for part, x := range map[string]*sim.IDX{"images": im, "labels": lb, "index": ix} {
+	train := m.Train.Pick(mnist.SubsetIndices(m.Train.Labels, mnist.SubsetPerClass, mnist.SubsetSeed))
+	test := m.Test.Pick(mnist.FirstPerClass(m.Test.Labels, mnist.TestPerClass))
+	for name, s := range map[string]*mnist.Set{"train": train, "test": test} {
+		im, lb, ix := mnist.SampleIDX(s)
+		for part, x := range map[string]*mnist.IDX{"images": im, "labels": lb, "index": ix} {
 			p := filepath.Join(*out, name+"-"+part+".idx.gz")
 			if err := write(p, x); err != nil {
 				fail(err)
@@ -44,13 +43,13 @@ func main() {
 	}
 }
 
-func write(p string, x *sim.IDX) error {
+func write(p string, x *mnist.IDX) error {
 	f, err := os.Create(p)
 	if err != nil {
 		return err
 	}
 	zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
-	if err := sim.WriteIDX(io.Writer(zw), x); err != nil {
+	if err := mnist.WriteIDX(io.Writer(zw), x); err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {

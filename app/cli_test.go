@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"attractorlab/sim"
+)
+
+func TestMain(m *testing.M) {
+	// No test reads or fills the user's real cache.
+	tmp, err := os.MkdirTemp("", "attractorlab-app-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
+	os.Setenv("LANG", "en_US.UTF-8")
+	os.Unsetenv("ATTRACTORLAB_DATA")
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
+
+// nanWeights writes the embedded P=2 network with one coupling set to NaN.
+func nanWeights(t *testing.T, dir string) string {
+	t.Helper()
+	m, err := sim.LoadBSA(2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := m.WriteBSA(&b); err != nil {
+		t.Fatal(err)
+	}
+	raw := b.Bytes()
+	hlen := binary.LittleEndian.Uint64(raw)
+	var hdr map[string]json.RawMessage
+	if err := json.Unmarshal(raw[8:8+hlen], &hdr); err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Offsets []int `json:"data_offsets"`
+	}
+	json.Unmarshal(hdr["J"], &j)
+	at := 8 + int(hlen) + (j.Offsets[0]+j.Offsets[1])/2&^3
+	binary.LittleEndian.PutUint32(raw[at:], math.Float32bits(float32(math.NaN())))
+	p := filepath.Join(dir, "nan.safetensors")
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// hugeWeights writes a sparse 2 GB file whose header is valid and claims
+// a 2 GB tensor: it must be refused from its size before it is read.
+func hugeWeights(t *testing.T, dir string) string {
+	t.Helper()
+	const n = 1 << 29 // float32 values: 2 GiB
+	hdr, _ := json.Marshal(map[string]any{
+		"__metadata__": map[string]string{"model": "bsa", "patch": "2"},
+		"J":            map[string]any{"dtype": "F32", "shape": []int{n}, "data_offsets": []int{0, 4 * n}},
+	})
+	p := filepath.Join(dir, "huge.safetensors")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.Write(f, binary.LittleEndian, uint64(len(hdr)))
+	f.Write(hdr)
+	if err := f.Truncate(int64(8 + len(hdr) + 4*n)); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	return p
+}
+
+// TestInputFaults: every input fault found on main, as a command line, is
+// refused with a message naming the flag, field or file and the allowed
+// range, and leaves no file behind.
+func TestInputFaults(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "existing")
+	os.MkdirAll(existing, 0o755)
+	os.WriteFile(filepath.Join(existing, "curve.csv"), []byte("mine\n"), 0o644)
+	empty := filepath.Join(dir, "empty")
+	for _, name := range sim.ModelNames {
+		os.MkdirAll(filepath.Join(empty, name), 0o755)
+		os.WriteFile(filepath.Join(empty, name, "curve.csv"), nil, 0o644)
+	}
+	nan := nanWeights(t, dir)
+	huge := hugeWeights(t, dir)
+	out := filepath.Join(dir, "out")
+	w := filepath.Join(dir, "w.safetensors")
+	for _, c := range []struct {
+		fault string
+		args  []string
+		want  []string // substrings of the error
+	}{
+		{"1 /dev/zero weights", []string{"reproduce", "--weights", "/dev/zero", "--n", "2", "--steps", "2", "--out", out}, []string{"/dev/zero"}},
+		{"1 2 GB weights", []string{"reproduce", "--weights", huge, "--n", "2", "--steps", "2", "--out", out}, []string{huge}},
+		{"2 NaN weights", []string{"reproduce", "--weights", nan, "--n", "2", "--steps", "2", "--out", out}, []string{nan, "J", "NaN"}},
+		{"2 train --lr NaN", []string{"train", "--lr", "NaN", "--epochs", "1", "--out", w}, []string{"lr = NaN"}},
+		{"3 --steps 0", []string{"reproduce", "--steps", "0", "--out", out}, []string{"--steps = 0", "1 … 1000"}},
+		{"3 --steps -5", []string{"reproduce", "--steps", "-5", "--out", out}, []string{"--steps = -5"}},
+		{"4 train --batch 0", []string{"train", "--batch", "0", "--out", w}, []string{"batch = 0", "1 … 65536"}},
+		{"4 train --batch -5", []string{"train", "--batch", "-5", "--out", w}, []string{"batch = -5"}},
+		{"4 train --val -5", []string{"train", "--val", "-5", "--out", w}, []string{"--val = -5", "1 … 1000"}},
+		{"4 block --batch 0", []string{"train", "--model", "block", "--batch", "0", "--out", w}, []string{"batch = 0"}},
+		{"5 existing curve.csv", []string{"reproduce", "--n", "2", "--steps", "2", "--out", existing}, []string{"curve.csv exists", "--force"}},
+		{"5 unwritable train --out", []string{"train", "--epochs", "1", "--out", "/proc/x/w.safetensors"}, []string{"/proc/x"}},
+		{"7 --steps 100000", []string{"reproduce", "--steps", "100000", "--out", out}, []string{"--steps = 100000", "1 … 1000"}},
+		{"8 train --d 84", []string{"train", "--d", "84", "--epochs", "1", "--out", w}, []string{"d = 84", "P=2"}},
+		{"10 --sigma2 -1", []string{"reproduce", "--task", "noise", "--sigma2", "-1", "--out", out}, []string{"--sigma2 = -1", "0 … 4"}},
+		{"10 --mask 2", []string{"reproduce", "--mask", "2", "--out", out}, []string{"--mask = 2", "0 … 0.9"}},
+		{"10 --beta -1", []string{"reproduce", "--model", "hopfield", "--beta", "-1", "--out", out}, []string{"--beta = -1", "0.01 … 100"}},
+		{"10 --k 100000", []string{"reproduce", "--model", "hopfield-classic", "--k", "100000", "--out", out}, []string{"--k = 100000", "1 … 1000"}},
+		{"10 --replot empty curve.csv", []string{"reproduce", "--model", "all", "--replot", "--out", empty}, []string{"curve.csv", "empty"}},
+		{"unknown model", []string{"reproduce", "--model", "gpt", "--out", out}, []string{`"gpt"`, "bsa-p2"}},
+		{"stray argument", []string{"reproduce", "--out", out, "extra"}, []string{`"extra"`}},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			err := run(context.Background(), c.args)
+			if err == nil {
+				t.Fatalf("accepted: %v", c.args)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			for _, p := range []string{out, w} {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s was written", p)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(existing, "curve.csv")); string(b) != "mine\n" {
+				t.Error("an existing curve.csv was replaced")
+			}
+			if ents, _ := os.ReadDir(existing); len(ents) != 1 {
+				t.Errorf("%d files in a directory that held one", len(ents))
+			}
+		})
+	}
+}
+
+// TestReproduceShortAndForce: one step is a valid run (it panicked on the
+// log axis); --force replaces what a run wrote, and without it nothing is.
+func TestReproduceShortAndForce(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r")
+	args := []string{"reproduce", "--n", "3", "--steps", "1", "--out", out}
+	if err := run(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"curve.csv", "mse.png"} {
+		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	if err := run(context.Background(), args); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("second run: %v", err)
+	}
+	if err := run(context.Background(), append(args, "--force")); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 2 {
+		t.Fatalf("%d files after --force, want 2 (no temporary left)", len(ents))
+	}
+}
+
+// TestCorruptCacheStillRuns: with a corrupt MNIST cache, reproduce runs on
+// the embedded sample instead of stopping.
+func TestCorruptCacheStillRuns(t *testing.T) {
+	bad := t.TempDir()
+	for _, name := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
+		os.WriteFile(filepath.Join(bad, name), []byte{0, 0, 8, 1, 0, 0, 0, 1, 7}, 0o644)
+	}
+	t.Setenv("ATTRACTORLAB_DATA", bad)
+	out := filepath.Join(t.TempDir(), "r")
+	if err := run(context.Background(), []string{"reproduce", "--n", "2", "--steps", "2", "--out", out}); err != nil {
+		t.Fatal(err)
+	}
+}

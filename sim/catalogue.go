@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"attractorlab/models"
+	"attractorlab/sim/mnist"
+)
+
+// ModelNames are the catalogue's models in menu order (keys 1–6 in the
+// window, `reproduce --model all`'s order and directory names).
+var ModelNames = []string{"bsa-p2", "bsa-p4", "block", "vit", "hopfield", "hopfield-classic"}
+
+// ParseModel reads a model name; "bsa" alone is not a name (it needs a
+// patch side: ParseModelPatch).
+func ParseModel(name string) (string, error) {
+	for _, n := range ModelNames {
+		if n == name {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("model %q is not one of %s", name, strings.Join(ModelNames, ", "))
+}
+
+// ParseModelPatch reads a model name as the command line takes it: "bsa"
+// with a patch side (2 or 4) names bsa-p2 or bsa-p4.
+func ParseModelPatch(name string, patch int) (string, error) {
+	if name == "bsa" {
+		switch patch {
+		case 2, 4:
+			return fmt.Sprintf("bsa-p%d", patch), nil
+		}
+		return "", fmt.Errorf("--patch = %d is out of range (allowed 2 or 4)", patch)
+	}
+	return ParseModel(name)
+}
+
+// WeightFiles name the weights the catalogue loads instead of the
+// embedded pretrained ones ("" keeps the embedded file). A block or ViT
+// file serves both tasks.
+type WeightFiles struct {
+	BSA2, BSA4, Block, ViT string
+}
+
+// Catalogue is the one list of models every command and the window use.
+// Networks load on first use; a model's parameters come from the settings
+// when it is bound (Model), so each model sees only its own.
+type Catalogue struct {
+	train   *mnist.Set
+	files   WeightFiles
+	mu      sync.Mutex
+	loaded  map[string]Model // unbound networks by name
+	errs    map[string]error
+	warning map[string][]string
+}
+
+// NewCatalogue prepares the models over the stored training subset train
+// (the Hopfield networks' memories) with the given weight files.
+func NewCatalogue(train *mnist.Set, files WeightFiles) *Catalogue {
+	return &Catalogue{train: train, files: files, loaded: map[string]Model{}, errs: map[string]error{}, warning: map[string][]string{}}
+}
+
+// load returns the unbound network name, loading it once.
+func (c *Catalogue) load(name string) (Model, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.loaded[name]; ok {
+		return m, nil
+	}
+	if err, ok := c.errs[name]; ok {
+		return nil, err
+	}
+	var m Model
+	var err error
+	switch name {
+	case "bsa-p2", "bsa-p4":
+		path := c.files.BSA2
+		if name == "bsa-p4" {
+			path = c.files.BSA4
+		}
+		var net *models.BSA
+		net, err = LoadBSA(int(name[len(name)-1]-'0'), path)
+		if err == nil {
+			m = &BSAModel{M: net, Dyn: DefaultDynamics()}
+		}
+	case "block", "vit":
+		path := c.files.Block
+		if name == "vit" {
+			path = c.files.ViT
+		}
+		var problems []string
+		m, problems, err = LoadTransformerModel(name, path)
+		c.warning[name] = problems
+	case "hopfield":
+		m = &HopfieldModel{net: &modernNet{set: c.train}, Beta: float32(Beta.Default)}
+	case "hopfield-classic":
+		m = &ClassicModel{net: &classicNets{set: c.train}, K: int(StoredK.Default)}
+	default:
+		_, err = ParseModel(name)
+	}
+	if err != nil {
+		c.errs[name] = err
+		return nil, err
+	}
+	c.loaded[name] = m
+	return m, nil
+}
+
+// LoadAll loads every model and returns what went wrong: problems are
+// warnings (a missing embedded network whose twin serves both tasks, or a
+// model that did not load while others did); err means none loaded.
+func (c *Catalogue) LoadAll() (problems []string, err error) {
+	n := 0
+	for _, name := range ModelNames {
+		_, lerr := c.load(name)
+		problems = append(problems, c.warning[name]...)
+		if lerr != nil {
+			problems = append(problems, lerr.Error())
+			continue
+		}
+		n++
+	}
+	if n == 0 {
+		return problems, fmt.Errorf("no model could be loaded: %s", strings.Join(problems, "; "))
+	}
+	return problems, nil
+}
+
+// Warnings are the problems met loading name (it loaded nonetheless).
+func (c *Catalogue) Warnings(name string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.warning[name]
+}
+
+// Available are the models that load, in menu order, with their info.
+func (c *Catalogue) Available() []ModelInfo {
+	var out []ModelInfo
+	for _, name := range ModelNames {
+		if m, err := c.load(name); err == nil {
+			out = append(out, m.Info())
+		}
+	}
+	return out
+}
+
+// Model returns the named model bound to the settings' parameters for it
+// (the bare self-attention's λ, γ and attention; the modern network's β;
+// the classical network's K, update rule and seed). The transformers have
+// no parameters.
+func (c *Catalogue) Model(name string, s Settings) (Model, error) {
+	m, err := c.load(name)
+	if err != nil {
+		return nil, err
+	}
+	switch m := m.(type) {
+	case *BSAModel:
+		return &BSAModel{M: m.M, Dyn: s.Dyn}, nil
+	case *HopfieldModel:
+		return &HopfieldModel{net: m.net, Beta: s.Hop.Beta}, nil
+	case *ClassicModel:
+		return &ClassicModel{net: m.net, K: s.Hop.K, Async: s.Hop.Async, Seed: s.Corruption.Seed}, nil
+	}
+	return m, nil
+}

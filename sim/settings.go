@@ -1,0 +1,257 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"attractorlab/models"
+)
+
+// This file owns every setting a user can choose: its default (the paper's
+// value where the paper has one), its allowed range, and the names it goes
+// by in the window, on the command line and in scenario files. The window's
+// sliders, the CLI flags, the scenario reader and the engine all read these
+// values; nothing else writes a default or a bound.
+
+// Range is a numeric setting: its names, bounds and default.
+type Range struct {
+	Name     string  // what a person calls it: "mask fraction"
+	Flag     string  // command-line flag, without dashes ("" when there is none)
+	Field    string  // scenario-file field ("" when there is none)
+	Min, Max float64 // allowed, inclusive
+	Default  float64 // the paper's value, or the app's when the paper has none
+	Step     float64 // slider step in the window (0: not a slider)
+	Integer  bool    // only whole numbers
+	Log      bool    // the window's slider moves in log10 of the value
+}
+
+// The settings' ranges (docs/maths.md §2, §4, §7).
+var (
+	MaskFraction = Range{Name: "mask fraction", Flag: "mask", Field: "mask_fraction",
+		Min: 0, Max: 0.9, Default: 0.3, Step: 0.05}
+	NoiseSigma2 = Range{Name: "noise variance σ²", Flag: "sigma2", Field: "noise_sigma2",
+		Min: 0, Max: 4, Default: 0.7, Step: 0.05}
+	Lambda = Range{Name: "λ", Flag: "lambda", Field: "lambda",
+		Min: 0.1, Max: 10, Default: float64(models.DefaultDynamics().Lambda), Step: 0.1}
+	Gamma = Range{Name: "γ", Flag: "gamma", Field: "gamma",
+		Min: 0, Max: 2, Default: float64(models.DefaultDynamics().Gamma), Step: 0.05}
+	Beta = Range{Name: "modern Hopfield β", Flag: "beta", Field: "hopfield_beta",
+		Min: 0.01, Max: 100, Default: 1, Step: 0.05, Log: true}
+	StoredK = Range{Name: "classical Hopfield K (stored digits)", Flag: "k", Field: "hopfield_k",
+		Min: 1, Max: 1000, Default: 10, Integer: true}
+	// Steps bounds a recorded or reproduced trajectory: 10,000 steps of
+	// 1,000 digits already take hours.
+	Steps = Range{Name: "steps", Flag: "steps", Field: "t", Min: 1, Max: 1000, Default: 100, Integer: true}
+	// Digits is how many test digits a run averages over.
+	Digits = Range{Name: "test digits", Flag: "n", Min: 1, Max: 10000, Default: 1000, Integer: true}
+	// WorkerCount is the goroutines of a batch run (0: every core).
+	WorkerCount = Range{Name: "workers", Flag: "workers", Min: 0, Max: 1024, Default: 0, Integer: true}
+	// MaxLanes is how many models the window compares at once.
+	MaxLanes = 4
+	// MinVisible is how many tokens a mask must leave visible: attention
+	// needs at least two keys on the first step of a masking run (§4).
+	MinVisible = 2
+)
+
+// Allowed prints the range as "0 … 0.9".
+func (r Range) Allowed() string {
+	return fmt.Sprintf("%s … %s", strconv.FormatFloat(r.Min, 'g', -1, 64), strconv.FormatFloat(r.Max, 'g', -1, 64))
+}
+
+// Usage is the help text of the range's flag.
+func (r Range) Usage() string {
+	return fmt.Sprintf("%s (%s)", r.Name, r.Allowed())
+}
+
+// Via says which of a setting's names an error should use.
+type Via int
+
+const (
+	ViaName  Via = iota // the window: "mask fraction"
+	ViaFlag             // the command line: "--mask"
+	ViaField            // a scenario file: field "mask_fraction"
+)
+
+// RangeError is a value outside its range.
+type RangeError struct {
+	R     Range
+	Value float64
+	Via   Via
+}
+
+func (e *RangeError) Error() string {
+	name := e.R.Name
+	switch {
+	case e.Via == ViaFlag && e.R.Flag != "":
+		name = "--" + e.R.Flag
+	case e.Via == ViaField && e.R.Field != "":
+		name = "field " + e.R.Field
+	}
+	what := "is out of range"
+	if e.R.Integer && e.Value != math.Trunc(e.Value) {
+		what = "is not a whole number"
+	}
+	return fmt.Sprintf("%s = %s %s (allowed %s)", name, strconv.FormatFloat(e.Value, 'g', -1, 64), what, e.R.Allowed())
+}
+
+// Check refuses v outside the range (NaN included), naming it as via says.
+func (r Range) Check(v float64, via Via) error {
+	if !(v >= r.Min && v <= r.Max) || (r.Integer && v != math.Trunc(v)) {
+		return &RangeError{R: r, Value: v, Via: via}
+	}
+	return nil
+}
+
+// CheckInt is Check for an integer setting.
+func (r Range) CheckInt(v int, via Via) error { return r.Check(float64(v), via) }
+
+// Split selects the training subset or the test digits.
+type Split int
+
+const (
+	TestSplit Split = iota
+	TrainSplit
+)
+
+func (s Split) String() string {
+	if s == TrainSplit {
+		return "train"
+	}
+	return "test"
+}
+
+// Splits are the split names in menu order.
+var Splits = []string{"test", "train"}
+
+// ParseSplit reads "test" or "train".
+func ParseSplit(s string) (Split, error) {
+	switch s {
+	case "test":
+		return TestSplit, nil
+	case "train":
+		return TrainSplit, nil
+	}
+	return 0, fmt.Errorf("split %q is not one of %s", s, strings.Join(Splits, ", "))
+}
+
+// Tasks are the corruption names in menu order.
+var Tasks = []string{"mask", "noise"}
+
+// ParseKind reads "mask" or "noise".
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case "mask":
+		return Mask, nil
+	case "noise":
+		return Noise, nil
+	}
+	return 0, fmt.Errorf("task %q is not one of %s", s, strings.Join(Tasks, ", "))
+}
+
+// Attentions are the attention kinds of the bare self-attention, as
+// models.AttnKind names them.
+var Attentions = []string{models.Softmax.String(), models.ReluSeqlen.String()}
+
+// ParseAttention reads "softmax" or "relu/seqlen" ("relu" for short).
+func ParseAttention(s string) (models.AttnKind, error) {
+	switch s {
+	case models.Softmax.String():
+		return models.Softmax, nil
+	case models.ReluSeqlen.String(), "relu":
+		return models.ReluSeqlen, nil
+	}
+	return 0, fmt.Errorf("attention %q is not one of %s", s, strings.Join(Attentions, ", "))
+}
+
+// HopfieldParams are the comparators' settings (§7).
+type HopfieldParams struct {
+	Beta  float32 // modern network's inverse temperature
+	K     int     // classical network: stored digits (one per class, cycling)
+	Async bool    // classical network: asynchronous sweeps instead of synchronous updates
+}
+
+// Settings are what a user chooses; a scenario file stores them.
+type Settings struct {
+	Split      Split
+	Index      int
+	Corruption Corruption
+	// Toggled lists patches (on the mask grid) the user flipped by hand
+	// after the seeded mask was drawn.
+	Toggled []int
+	Lanes   []string // model names, 1 to MaxLanes
+	Dyn     models.Dynamics
+	Hop     HopfieldParams
+}
+
+// DefaultMask and DefaultNoise are the paper's two tasks.
+var (
+	DefaultMask  = Corruption{Kind: Mask, Fraction: MaskFraction.Default, Sigma2: NoiseSigma2.Default}
+	DefaultNoise = Corruption{Kind: Noise, Fraction: MaskFraction.Default, Sigma2: NoiseSigma2.Default}
+)
+
+// DefaultDynamics are the bare self-attention's evaluation settings (§4).
+func DefaultDynamics() models.Dynamics {
+	return models.Dynamics{Lambda: float32(Lambda.Default), Gamma: float32(Gamma.Default), Attn: models.Softmax}
+}
+
+// DefaultHopfield: β = 1, K = 10, synchronous. At β = 1 the modern
+// network retrieves one stored digit within a step or two (mean top weight
+// 1.00 on masked test digits); near β = 1/√784 it blends them all into
+// an average digit instead.
+func DefaultHopfield() HopfieldParams {
+	return HopfieldParams{Beta: float32(Beta.Default), K: int(StoredK.Default)}
+}
+
+// DefaultSettings start on test digit 0 under masking, with the bare
+// self-attention P=2 and the paper's parameters.
+func DefaultSettings() Settings {
+	return Settings{Corruption: DefaultMask, Lanes: []string{ModelNames[0]}, Dyn: DefaultDynamics(), Hop: DefaultHopfield()}
+}
+
+// Validate checks every setting against its range and every name against
+// the catalogue's, naming the first one that is wrong as via says. Ranges
+// that depend on the data (the digit index) are the engine's to check.
+func (s Settings) Validate(via Via) error {
+	c := s.Corruption
+	if c.Kind != Mask && c.Kind != Noise {
+		return fmt.Errorf("corruption kind %d is not one of %s", c.Kind, strings.Join(Tasks, ", "))
+	}
+	checks := []struct {
+		r Range
+		v float64
+	}{
+		{MaskFraction, c.Fraction}, {NoiseSigma2, c.Sigma2},
+		{Lambda, float64(s.Dyn.Lambda)}, {Gamma, float64(s.Dyn.Gamma)},
+		{Beta, float64(s.Hop.Beta)}, {StoredK, float64(s.Hop.K)},
+	}
+	for _, ch := range checks {
+		if err := ch.r.Check(ch.v, via); err != nil {
+			return err
+		}
+	}
+	if s.Dyn.Attn != models.Softmax && s.Dyn.Attn != models.ReluSeqlen {
+		return fmt.Errorf("attention kind %d is not one of %s", s.Dyn.Attn, strings.Join(Attentions, ", "))
+	}
+	if s.Split != TestSplit && s.Split != TrainSplit {
+		return fmt.Errorf("split %d is not one of %s", s.Split, strings.Join(Splits, ", "))
+	}
+	if s.Index < 0 {
+		return fmt.Errorf("digit index %d is negative", s.Index)
+	}
+	if len(s.Lanes) < 1 || len(s.Lanes) > MaxLanes {
+		return fmt.Errorf("%d models chosen (allowed 1 … %d)", len(s.Lanes), MaxLanes)
+	}
+	for k, name := range s.Lanes {
+		if _, err := ParseModel(name); err != nil {
+			return err
+		}
+		for _, other := range s.Lanes[:k] {
+			if other == name {
+				return fmt.Errorf("model %s is chosen twice", name)
+			}
+		}
+	}
+	return nil
+}

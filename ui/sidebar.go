@@ -1,0 +1,302 @@
+package ui
+
+import (
+	"attractorlab/sim"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// The sidebar: one function per group of controls. Ranges, defaults and
+// names come from sim's settings; controls send changes to the engine and
+// showSettings sets them back from each snapshot.
+
+// controls are the sidebar's widgets.
+type controls struct {
+	split      *widget.Select
+	index      *widget.Entry
+	labelSel   *widget.Select
+	kind       *widget.RadioGroup
+	level      *widget.Slider
+	levelLabel *widget.Label
+	seed       *widget.Entry
+	modelCheck *widget.CheckGroup
+	lambda     *widget.Slider
+	lambdaLbl  *widget.Label
+	gamma      *widget.Slider
+	gammaLbl   *widget.Label
+	attn       *widget.RadioGroup
+	beta       *widget.Slider
+	betaLbl    *widget.Label
+	kEntry     *widget.Entry
+	async      *widget.Check
+	gridCheck  *widget.Check
+	themeSel   *widget.Select
+}
+
+// digitControls builds the split, index, label filter, Random and Gallery.
+func (m *Main) digitControls() fyne.CanvasObject {
+	m.side.split = widget.NewSelect(sim.Splits, func(s string) {
+		sp, err := sim.ParseSplit(s)
+		if err != nil {
+			m.setStatus(err.Error())
+			return
+		}
+		m.send(func(st *sim.Settings) { st.Split, st.Index = sp, 0 })
+	})
+	m.side.index = widget.NewEntry()
+	m.side.index.OnSubmitted = func(s string) {
+		k, err := strconv.Atoi(s)
+		if err != nil {
+			m.setStatus(fmt.Sprintf("%q is not a digit index", s))
+			return
+		}
+		m.send(func(st *sim.Settings) { st.Index = k })
+	}
+	labels := []string{"any"}
+	for d := 0; d <= 9; d++ {
+		labels = append(labels, strconv.Itoa(d))
+	}
+	m.side.labelSel = widget.NewSelect(labels, func(string) {})
+	m.side.labelSel.SetSelected("any")
+	random := widget.NewButtonWithIcon("Random", theme.ViewRefreshIcon(), m.randomDigit)
+	gallery := widget.NewButtonWithIcon("Gallery", theme.GridIcon(), m.showGallery)
+	digit := container.NewVBox(heading("Digit"),
+		container.NewGridWithColumns(2, m.side.split, m.side.index),
+		container.NewBorder(nil, nil, widget.NewLabel("label"), nil, m.side.labelSel),
+		container.NewGridWithColumns(2, random, gallery))
+	return digit
+}
+
+// corruptionControls builds mask or noise, its level, the seed and Re-roll.
+func (m *Main) corruptionControls() fyne.CanvasObject {
+	m.side.kind = widget.NewRadioGroup(sim.Tasks, func(s string) {
+		k, err := sim.ParseKind(s)
+		if err != nil {
+			m.setStatus(err.Error())
+			return
+		}
+		m.send(func(st *sim.Settings) { st.Corruption.Kind = k })
+	})
+	m.side.kind.Horizontal = true
+	m.side.level = widget.NewSlider(0, 1)
+	m.side.level.Step = 0.05
+	m.side.levelLabel = widget.NewLabel("")
+	m.side.level.OnChangeEnded = func(v float64) {
+		m.send(func(st *sim.Settings) {
+			if st.Corruption.Kind == sim.Mask {
+				st.Corruption.Fraction = v
+			} else {
+				st.Corruption.Sigma2 = v
+			}
+		})
+	}
+	m.side.level.OnChanged = func(v float64) { m.showLevel(v) }
+	m.side.seed = widget.NewEntry()
+	m.side.seed.OnSubmitted = func(s string) {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			m.setStatus(fmt.Sprintf("seed %q is not a non-negative integer", s))
+			return
+		}
+		m.send(func(st *sim.Settings) { st.Corruption.Seed = v })
+	}
+	reroll := widget.NewButtonWithIcon("Re-roll", theme.MediaReplayIcon(), func() {
+		m.send(func(st *sim.Settings) { st.Corruption.Seed++ })
+	})
+	corr := container.NewVBox(heading("Corruption"), m.side.kind,
+		m.side.levelLabel, m.side.level,
+		container.NewBorder(nil, nil, widget.NewLabel("seed"), reroll, m.side.seed),
+		hint("click a patch of the input to mask or unmask it"))
+	return corr
+}
+
+// modelControls builds the models to run (1 to 4 compare in lockstep).
+func (m *Main) modelControls() fyne.CanvasObject {
+	var names []string
+	for _, md := range m.infos {
+		names = append(names, md.Label)
+	}
+	m.side.modelCheck = widget.NewCheckGroup(names, func(sel []string) {
+		if m.updating {
+			return
+		}
+		if len(sel) == 0 || len(sel) > 4 {
+			m.setStatus("choose 1 to 4 models (more than one compares them in lockstep)")
+			m.apply(m.snap)
+			return
+		}
+		var lanes []string
+		for _, md := range m.infos {
+			if slices.Contains(sel, md.Label) {
+				lanes = append(lanes, md.Name)
+			}
+		}
+		m.send(func(st *sim.Settings) { st.Lanes = lanes })
+	})
+	models_ := container.NewVBox(heading("Models"), m.side.modelCheck, hint("tick 2–4 to compare in lockstep"))
+	return models_
+}
+
+// dynamicsControls builds the bare self-attention's λ, γ and attention kind.
+func (m *Main) dynamicsControls() fyne.CanvasObject {
+	m.side.lambda = rangeSlider(sim.Lambda)
+	m.side.lambdaLbl = widget.NewLabel("")
+	m.side.lambda.OnChanged = func(v float64) { m.side.lambdaLbl.SetText(paramText(sim.Lambda, v)) }
+	m.side.lambda.OnChangeEnded = func(v float64) { m.send(func(st *sim.Settings) { st.Dyn.Lambda = float32(v) }) }
+	m.side.gamma = rangeSlider(sim.Gamma)
+	m.side.gammaLbl = widget.NewLabel("")
+	m.side.gamma.OnChanged = func(v float64) { m.side.gammaLbl.SetText(paramText(sim.Gamma, v)) }
+	m.side.gamma.OnChangeEnded = func(v float64) { m.send(func(st *sim.Settings) { st.Dyn.Gamma = float32(v) }) }
+	m.side.attn = widget.NewRadioGroup(sim.Attentions, func(s string) {
+		a, err := sim.ParseAttention(s)
+		if err != nil {
+			m.setStatus(err.Error())
+			return
+		}
+		m.send(func(st *sim.Settings) { st.Dyn.Attn = a })
+	})
+	m.side.attn.Horizontal = true
+	defaults := widget.NewButton("Paper defaults", func() {
+		m.send(func(st *sim.Settings) { st.Dyn = sim.DefaultDynamics() })
+	})
+	dyn := container.NewVBox(heading("Dynamics (BSA)"),
+		m.side.lambdaLbl, m.side.lambda, m.side.gammaLbl, m.side.gamma,
+		m.side.attn, defaults)
+	return dyn
+}
+
+// hopfieldControls builds the Hopfield comparators' β, K and update rule.
+func (m *Main) hopfieldControls() fyne.CanvasObject {
+	m.side.beta = rangeSlider(sim.Beta)
+	m.side.betaLbl = widget.NewLabel("")
+	m.side.beta.OnChanged = func(v float64) { m.side.betaLbl.SetText(paramText(sim.Beta, math.Pow(10, v))) }
+	m.side.beta.OnChangeEnded = func(v float64) {
+		m.send(func(st *sim.Settings) { st.Hop.Beta = float32(math.Pow(10, v)) })
+	}
+	m.side.kEntry = widget.NewEntry()
+	m.side.kEntry.OnSubmitted = func(s string) {
+		k, err := strconv.Atoi(s)
+		if err == nil {
+			err = sim.StoredK.CheckInt(k, sim.ViaName)
+		}
+		if err != nil {
+			m.setStatus(fmt.Sprintf("K = %q: %s must be a whole number in %s", s, sim.StoredK.Name, sim.StoredK.Allowed()))
+			return
+		}
+		m.send(func(st *sim.Settings) { st.Hop.K = k })
+	}
+	m.side.async = widget.NewCheck("asynchronous sweeps", func(b bool) { m.send(func(st *sim.Settings) { st.Hop.Async = b }) })
+	hop := container.NewVBox(heading("Hopfield"), m.side.betaLbl, m.side.beta,
+		container.NewBorder(nil, nil, widget.NewLabel("classical K"), nil, m.side.kEntry), m.side.async)
+	return hop
+}
+
+// viewControls builds the patch grid, theme, presentation, export and open.
+func (m *Main) viewControls() fyne.CanvasObject {
+	m.side.gridCheck = widget.NewCheck("patch grid", func(b bool) {
+		m.showGrid = b
+		m.app.Preferences().SetBool("grid", b)
+		m.redrawImages()
+	})
+	m.side.gridCheck.SetChecked(m.showGrid)
+	m.side.themeSel = widget.NewSelect(themeChoices, func(s string) {
+		m.themeChoice = s
+		m.app.Preferences().SetString("theme", s)
+		m.app.Settings().SetTheme(newTheme(s, m.presentation))
+		m.lastPlotKey = ""
+		if m.snap != nil {
+			m.apply(m.snap)
+		}
+	})
+	m.side.themeSel.SetSelected(m.themeChoice)
+	present := widget.NewButtonWithIcon("Presentation (F11)", theme.ViewFullScreenIcon(), m.togglePresentation)
+	exportBtn := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), m.showExport)
+	openBtn := widget.NewButtonWithIcon("Open scenario…", theme.FolderOpenIcon(), m.openScenario)
+	view := container.NewVBox(heading("View"), container.NewGridWithColumns(2, m.side.gridCheck, m.side.themeSel), present,
+		exportBtn, openBtn)
+	return view
+}
+
+func heading(s string) fyne.CanvasObject {
+	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+}
+
+func hint(s string) fyne.CanvasObject {
+	l := widget.NewLabel(s)
+	l.Importance = widget.LowImportance
+	l.Wrapping = fyne.TextWrapWord
+	return l
+}
+
+// rangeSlider is a slider over a setting's range (log10 of it for a log
+// range).
+func rangeSlider(r sim.Range) *widget.Slider {
+	lo, hi := r.Min, r.Max
+	if r.Log {
+		lo, hi = math.Log10(lo), math.Log10(hi)
+	}
+	s := widget.NewSlider(lo, hi)
+	s.Step = r.Step
+	return s
+}
+
+// paramText labels a setting's value, marking the paper's value.
+func paramText(r sim.Range, v float64) string {
+	txt := fmt.Sprintf("%s %.3g", r.Name, v)
+	if math.Abs(v-r.Default) <= 1e-3*math.Abs(r.Default) {
+		txt += " (paper)"
+	}
+	return txt
+}
+
+func (m *Main) showLevel(v float64) {
+	if m.side.kind.Selected == "noise" {
+		m.side.levelLabel.SetText(fmt.Sprintf("σ² %.2f", v))
+	} else {
+		m.side.levelLabel.SetText(fmt.Sprintf("%2.0f%% masked", 100*v))
+	}
+}
+
+// showSettings sets the controls to a snapshot's settings (their
+// callbacks send nothing meanwhile: apply sets m.updating).
+func (m *Main) showSettings(sn *sim.Snapshot) {
+	st := sn.Settings
+	m.side.split.SetSelected(st.Split.String())
+	if !m.side.index.Disabled() && m.win.Canvas().Focused() != m.side.index {
+		m.side.index.SetText(strconv.Itoa(st.Index))
+	}
+	m.side.kind.SetSelected(st.Corruption.Kind.String())
+	lr, lv := sim.MaskFraction, st.Corruption.Fraction
+	if st.Corruption.Kind == sim.Noise {
+		lr, lv = sim.NoiseSigma2, st.Corruption.Sigma2
+	}
+	m.side.level.Min, m.side.level.Max, m.side.level.Step = lr.Min, lr.Max, lr.Step
+	m.side.level.SetValue(lv)
+	m.showLevel(m.side.level.Value)
+	if m.win.Canvas().Focused() != m.side.seed {
+		m.side.seed.SetText(strconv.FormatUint(st.Corruption.Seed, 10))
+	}
+	var sel []string
+	for _, l := range sn.Lanes {
+		sel = append(sel, l.Info.Label)
+	}
+	m.side.modelCheck.SetSelected(sel)
+	m.side.lambda.SetValue(float64(st.Dyn.Lambda))
+	m.side.lambdaLbl.SetText(paramText(sim.Lambda, float64(st.Dyn.Lambda)))
+	m.side.gamma.SetValue(float64(st.Dyn.Gamma))
+	m.side.gammaLbl.SetText(paramText(sim.Gamma, float64(st.Dyn.Gamma)))
+	m.side.attn.SetSelected(st.Dyn.Attn.String())
+	m.side.beta.SetValue(math.Log10(float64(st.Hop.Beta)))
+	m.side.betaLbl.SetText(paramText(sim.Beta, float64(st.Hop.Beta)))
+	if m.win.Canvas().Focused() != m.side.kEntry {
+		m.side.kEntry.SetText(strconv.Itoa(st.Hop.K))
+	}
+	m.side.async.SetChecked(st.Hop.Async)
+}
