@@ -12,7 +12,7 @@ TEST_PKGS := xvfb xdotool imagemagick x11-utils
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
-.PHONY: run build deps test-deps test test-portable test-race e2e data bench fuzz fmt lint generate clean
+.PHONY: run build deps test-deps test test-portable test-race test-app e2e data bench fuzz fmt lint generate clean
 
 run: build
 	./$(BIN)
@@ -36,14 +36,15 @@ test-deps: deps
 
 # Every test: vet, the portable build, the SIMD build under the race
 # detector, and the end-to-end check of the real binary under Xvfb.
-# Packages without Fyne's GLFW driver: they test headless. app/ is thin and
-# is exercised by the end-to-end check (building it compiles GLFW, ~4 min).
+# Packages without Fyne's GLFW driver: they test headless. app/ links the
+# GLFW driver: its command tests run once, with the SIMD build `make build`
+# compiles anyway (a -race build would compile GLFW again, ~4 min).
 LIB_PKGS := ./models/... ./sim/... ./ui/... ./assets/...
 
 test: test-deps
 	$(GO) vet $(LIB_PKGS)
 	$(SIMD) $(GO) vet ./...
-	$(MAKE) lint test-portable test-race e2e
+	$(MAKE) lint test-portable test-race test-app e2e
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -59,6 +60,9 @@ test-portable:
 test-race:
 	$(SIMD) $(GO) test -count=1 -race $(LIB_PKGS)
 
+test-app:
+	$(SIMD) $(GO) test -count=1 ./app/...
+
 e2e: build
 	./.ci/e2e.sh $(BIN)
 
@@ -69,12 +73,15 @@ bench:
 	$(SIMD) $(GO) test -run '^$$' -bench . -benchmem -count 6 ./models/... ./sim/...
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzReadIDX -fuzztime 2m ./sim
+	$(GO) test -run '^$$' -fuzz FuzzReadIDX -fuzztime 2m ./sim/mnist
 	$(GO) test -run '^$$' -fuzz FuzzReadScenario -fuzztime 2m ./sim
+	$(GO) test -run '^$$' -fuzz FuzzReadCurveCSV -fuzztime 2m ./sim
 	$(GO) test -run '^$$' -fuzz FuzzParseSafetensors -fuzztime 2m ./models
+	$(GO) test -run '^$$' -fuzz FuzzParseBSA -fuzztime 2m ./models
+	$(GO) test -run '^$$' -fuzz FuzzParseTransformer -fuzztime 2m ./models
 
 generate:
-	$(GO) generate ./assets
+	$(GO) generate ./sim/mnist
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

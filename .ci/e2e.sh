@@ -74,4 +74,12 @@ if "$bin" reproduce --model all --n 2 --steps 2 --out "$tmp/rep" >/dev/null 2>&1
   echo "e2e: reproduce overwrote an existing fig1.png"; exit 1
 fi
 echo "e2e: reproduce ok: $(grep -c 't\* =' "$tmp/rep.log") curves"
+# Under the POSIX locale Fyne has nothing to complain about; a refused flag
+# names its range and writes nothing.
+if LANG=C.UTF-8 LC_ALL=C "$bin" reproduce --steps 0 --out "$tmp/bad" 2>"$tmp/bad.log"; then
+  echo "e2e: --steps 0 was accepted"; exit 1
+fi
+grep -q -- '--steps = 0 is out of range (allowed 1 … 1000)' "$tmp/bad.log" || { echo "e2e: --steps 0:"; cat "$tmp/bad.log"; exit 1; }
+if grep -q 'Fyne error' "$tmp/bad.log"; then echo "e2e: Fyne logged a locale error:"; cat "$tmp/bad.log"; exit 1; fi
+[ ! -e "$tmp/bad" ] || { echo "e2e: a refused command left $tmp/bad behind"; exit 1; }
 echo "e2e: ok"
