@@ -51,6 +51,19 @@ shot played
 played=$(compare -metric AE "$tmp/after.png" "$tmp/played.png" null: 2>&1 || true)
 echo "e2e: pixels changed by playing: $played"
 [ "${played%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: playing did not change the window"; exit 1; }
+# Keys survive a click on a control (a focused check box kept them before):
+# click the noise choice, then the BSA P=4 check box; after each, → steps.
+keystep() { # $1: x, $2: y of the control in the window; $3: name
+  xdotool mousemove --sync $((X + $1)) $((Y + $2)) click 1; sleep 1.5
+  shot "clicked-$3"
+  xdotool key --window "$win" Right Right Right; sleep 0.8
+  shot "stepped-$3"
+  local d; d=$(compare -metric AE "$tmp/clicked-$3.png" "$tmp/stepped-$3.png" null: 2>&1 || true)
+  echo "e2e: pixels changed by → after clicking $3: $d"
+  [ "${d%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: → did nothing after a click on $3"; cp "$tmp"/*-"$3".png /tmp/ 2>/dev/null; exit 1; }
+}
+keystep 219 223 noise-choice
+keystep 18 523 checkbox
 kill -0 "$app" 2>/dev/null || { echo "e2e: the app died"; cat "$tmp/app.log"; exit 1; }
 sd=$(convert "$tmp/before.png" -colorspace Gray -format '%[fx:standard_deviation]' info:)
 diff=$(compare -metric AE "$tmp/before.png" "$tmp/after.png" null: 2>&1 || true)

@@ -19,37 +19,37 @@ import (
 
 // controls are the sidebar's widgets.
 type controls struct {
-	split      *widget.Select
+	split      *keySelect
 	index      *widget.Entry
-	labelSel   *widget.Select
-	kind       *widget.RadioGroup
-	level      *widget.Slider
+	labelSel   *keySelect
+	kind       *choice
+	level      *keySlider
 	levelLabel *widget.Label
 	seed       *widget.Entry
-	modelCheck *widget.CheckGroup
-	lambda     *widget.Slider
+	modelCheck []*keyCheck // one per model of the catalogue, in menu order
+	lambda     *keySlider
 	lambdaLbl  *widget.Label
-	gamma      *widget.Slider
+	gamma      *keySlider
 	gammaLbl   *widget.Label
-	attn       *widget.RadioGroup
-	beta       *widget.Slider
+	attn       *choice
+	beta       *keySlider
 	betaLbl    *widget.Label
 	kEntry     *widget.Entry
-	async      *widget.Check
-	gridCheck  *widget.Check
-	themeSel   *widget.Select
+	async      *keyCheck
+	gridCheck  *keyCheck
+	themeSel   *keySelect
 }
 
 // digitControls builds the split, index, label filter, Random and Gallery.
 func (m *Main) digitControls() fyne.CanvasObject {
-	m.side.split = widget.NewSelect(sim.Splits, func(s string) {
+	m.side.split = newKeySelect(sim.Splits, func(s string) {
 		sp, err := sim.ParseSplit(s)
 		if err != nil {
 			m.setStatus(err.Error())
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Split, st.Index = sp, 0 })
-	})
+	}, m.handleKey)
 	m.side.index = widget.NewEntry()
 	m.side.index.OnSubmitted = func(s string) {
 		k, err := strconv.Atoi(s)
@@ -63,10 +63,10 @@ func (m *Main) digitControls() fyne.CanvasObject {
 	for d := 0; d <= 9; d++ {
 		labels = append(labels, strconv.Itoa(d))
 	}
-	m.side.labelSel = widget.NewSelect(labels, func(string) {})
+	m.side.labelSel = newKeySelect(labels, func(string) {}, m.handleKey)
 	m.side.labelSel.SetSelected("any")
-	random := widget.NewButtonWithIcon("Random", theme.ViewRefreshIcon(), m.randomDigit)
-	gallery := widget.NewButtonWithIcon("Gallery", theme.GridIcon(), m.showGallery)
+	random := newKeyButton("Random", theme.ViewRefreshIcon(), m.randomDigit, m.handleKey)
+	gallery := newKeyButton("Gallery", theme.GridIcon(), m.showGallery, m.handleKey)
 	digit := container.NewVBox(heading("Digit"),
 		container.NewGridWithColumns(2, m.side.split, m.side.index),
 		container.NewBorder(nil, nil, widget.NewLabel("label"), nil, m.side.labelSel),
@@ -76,17 +76,15 @@ func (m *Main) digitControls() fyne.CanvasObject {
 
 // corruptionControls builds mask or noise, its level, the seed and Re-roll.
 func (m *Main) corruptionControls() fyne.CanvasObject {
-	m.side.kind = widget.NewRadioGroup(sim.Tasks, func(s string) {
+	m.side.kind = newChoice(sim.Tasks, func(s string) {
 		k, err := sim.ParseKind(s)
 		if err != nil {
 			m.setStatus(err.Error())
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Corruption.Kind = k })
-	})
-	m.side.kind.Horizontal = true
-	m.side.level = widget.NewSlider(0, 1)
-	m.side.level.Step = 0.05
+	}, m.handleKey)
+	m.side.level = newKeySlider(0, 1, 0.05, m.handleKey)
 	m.side.levelLabel = widget.NewLabel("")
 	m.side.level.OnChangeEnded = func(v float64) {
 		m.send(func(st *sim.Settings) {
@@ -107,10 +105,10 @@ func (m *Main) corruptionControls() fyne.CanvasObject {
 		}
 		m.send(func(st *sim.Settings) { st.Corruption.Seed = v })
 	}
-	reroll := widget.NewButtonWithIcon("Re-roll", theme.MediaReplayIcon(), func() {
+	reroll := newKeyButton("Re-roll", theme.MediaReplayIcon(), func() {
 		m.send(func(st *sim.Settings) { st.Corruption.Seed++ })
-	})
-	corr := container.NewVBox(heading("Corruption"), m.side.kind,
+	}, m.handleKey)
+	corr := container.NewVBox(heading("Corruption"), m.side.kind.box,
 		m.side.levelLabel, m.side.level,
 		container.NewBorder(nil, nil, widget.NewLabel("seed"), reroll, m.side.seed),
 		hint("click a patch of the input to mask or unmask it"))
@@ -119,62 +117,65 @@ func (m *Main) corruptionControls() fyne.CanvasObject {
 
 // modelControls builds the models to run (1 to 4 compare in lockstep).
 func (m *Main) modelControls() fyne.CanvasObject {
-	var names []string
-	for _, md := range m.infos {
-		names = append(names, md.Label)
-	}
-	m.side.modelCheck = widget.NewCheckGroup(names, func(sel []string) {
+	changed := func(bool) {
 		if m.updating {
 			return
 		}
-		if len(sel) == 0 || len(sel) > 4 {
-			m.setStatus("choose 1 to 4 models (more than one compares them in lockstep)")
+		var lanes []string
+		for k, c := range m.side.modelCheck {
+			if c.Checked {
+				lanes = append(lanes, m.infos[k].Name)
+			}
+		}
+		if len(lanes) == 0 || len(lanes) > sim.MaxLanes {
+			m.setStatus(fmt.Sprintf("choose 1 to %d models (more than one compares them in lockstep)", sim.MaxLanes))
 			m.apply(m.snap)
 			return
 		}
-		var lanes []string
-		for _, md := range m.infos {
-			if slices.Contains(sel, md.Label) {
-				lanes = append(lanes, md.Name)
-			}
-		}
 		m.send(func(st *sim.Settings) { st.Lanes = lanes })
-	})
-	models_ := container.NewVBox(heading("Models"), m.side.modelCheck, hint("tick 2–4 to compare in lockstep"))
+	}
+	box := container.NewVBox(heading("Models"))
+	m.side.modelCheck = nil
+	for k, md := range m.infos {
+		c := newKeyCheck(fmt.Sprintf("%d  %s", k+1, md.Label), changed, m.handleKey)
+		m.side.modelCheck = append(m.side.modelCheck, c)
+		box.Add(c)
+	}
+	box.Add(hint(fmt.Sprintf("tick 2–%d to compare in lockstep; keys 1–%d choose one", sim.MaxLanes, len(m.infos))))
+	models_ := box
 	return models_
 }
 
 // dynamicsControls builds the bare self-attention's λ, γ and attention kind.
 func (m *Main) dynamicsControls() fyne.CanvasObject {
-	m.side.lambda = rangeSlider(sim.Lambda)
+	m.side.lambda = m.rangeSlider(sim.Lambda)
 	m.side.lambdaLbl = widget.NewLabel("")
 	m.side.lambda.OnChanged = func(v float64) { m.side.lambdaLbl.SetText(paramText(sim.Lambda, v)) }
 	m.side.lambda.OnChangeEnded = func(v float64) { m.send(func(st *sim.Settings) { st.Dyn.Lambda = float32(v) }) }
-	m.side.gamma = rangeSlider(sim.Gamma)
+	m.side.gamma = m.rangeSlider(sim.Gamma)
 	m.side.gammaLbl = widget.NewLabel("")
 	m.side.gamma.OnChanged = func(v float64) { m.side.gammaLbl.SetText(paramText(sim.Gamma, v)) }
 	m.side.gamma.OnChangeEnded = func(v float64) { m.send(func(st *sim.Settings) { st.Dyn.Gamma = float32(v) }) }
-	m.side.attn = widget.NewRadioGroup(sim.Attentions, func(s string) {
+	m.side.attn = newChoice(sim.Attentions, func(s string) {
 		a, err := sim.ParseAttention(s)
 		if err != nil {
 			m.setStatus(err.Error())
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Dyn.Attn = a })
-	})
-	m.side.attn.Horizontal = true
-	defaults := widget.NewButton("Paper defaults", func() {
+	}, m.handleKey)
+	defaults := newKeyButton("Paper defaults", nil, func() {
 		m.send(func(st *sim.Settings) { st.Dyn = sim.DefaultDynamics() })
-	})
+	}, m.handleKey)
 	dyn := container.NewVBox(heading("Dynamics (BSA)"),
 		m.side.lambdaLbl, m.side.lambda, m.side.gammaLbl, m.side.gamma,
-		m.side.attn, defaults)
+		m.side.attn.box, defaults)
 	return dyn
 }
 
 // hopfieldControls builds the Hopfield comparators' β, K and update rule.
 func (m *Main) hopfieldControls() fyne.CanvasObject {
-	m.side.beta = rangeSlider(sim.Beta)
+	m.side.beta = m.rangeSlider(sim.Beta)
 	m.side.betaLbl = widget.NewLabel("")
 	m.side.beta.OnChanged = func(v float64) { m.side.betaLbl.SetText(paramText(sim.Beta, math.Pow(10, v))) }
 	m.side.beta.OnChangeEnded = func(v float64) {
@@ -192,7 +193,7 @@ func (m *Main) hopfieldControls() fyne.CanvasObject {
 		}
 		m.send(func(st *sim.Settings) { st.Hop.K = k })
 	}
-	m.side.async = widget.NewCheck("asynchronous sweeps", func(b bool) { m.send(func(st *sim.Settings) { st.Hop.Async = b }) })
+	m.side.async = newKeyCheck("asynchronous sweeps", func(b bool) { m.send(func(st *sim.Settings) { st.Hop.Async = b }) }, m.handleKey)
 	hop := container.NewVBox(heading("Hopfield"), m.side.betaLbl, m.side.beta,
 		container.NewBorder(nil, nil, widget.NewLabel("classical K"), nil, m.side.kEntry), m.side.async)
 	return hop
@@ -200,13 +201,13 @@ func (m *Main) hopfieldControls() fyne.CanvasObject {
 
 // viewControls builds the patch grid, theme, presentation, export and open.
 func (m *Main) viewControls() fyne.CanvasObject {
-	m.side.gridCheck = widget.NewCheck("patch grid", func(b bool) {
+	m.side.gridCheck = newKeyCheck("patch grid", func(b bool) {
 		m.showGrid = b
 		m.app.Preferences().SetBool("grid", b)
 		m.redrawImages()
-	})
+	}, m.handleKey)
 	m.side.gridCheck.SetChecked(m.showGrid)
-	m.side.themeSel = widget.NewSelect(themeChoices, func(s string) {
+	m.side.themeSel = newKeySelect(themeChoices, func(s string) {
 		m.themeChoice = s
 		m.app.Preferences().SetString("theme", s)
 		m.app.Settings().SetTheme(newTheme(s, m.presentation))
@@ -214,11 +215,11 @@ func (m *Main) viewControls() fyne.CanvasObject {
 		if m.snap != nil {
 			m.apply(m.snap)
 		}
-	})
+	}, m.handleKey)
 	m.side.themeSel.SetSelected(m.themeChoice)
-	present := widget.NewButtonWithIcon("Presentation (F11)", theme.ViewFullScreenIcon(), m.togglePresentation)
-	exportBtn := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), m.showExport)
-	openBtn := widget.NewButtonWithIcon("Open scenario…", theme.FolderOpenIcon(), m.openScenario)
+	present := newKeyButton("Presentation (F11)", theme.ViewFullScreenIcon(), m.togglePresentation, m.handleKey)
+	exportBtn := newKeyButton("Export…", theme.DocumentSaveIcon(), m.showExport, m.handleKey)
+	openBtn := newKeyButton("Open scenario…", theme.FolderOpenIcon(), m.openScenario, m.handleKey)
 	view := container.NewVBox(heading("View"), container.NewGridWithColumns(2, m.side.gridCheck, m.side.themeSel), present,
 		exportBtn, openBtn)
 	return view
@@ -237,14 +238,12 @@ func hint(s string) fyne.CanvasObject {
 
 // rangeSlider is a slider over a setting's range (log10 of it for a log
 // range).
-func rangeSlider(r sim.Range) *widget.Slider {
+func (m *Main) rangeSlider(r sim.Range) *keySlider {
 	lo, hi := r.Min, r.Max
 	if r.Log {
 		lo, hi = math.Log10(lo), math.Log10(hi)
 	}
-	s := widget.NewSlider(lo, hi)
-	s.Step = r.Step
-	return s
+	return newKeySlider(lo, hi, r.Step, m.handleKey)
 }
 
 // paramText labels a setting's value, marking the paper's value.
@@ -283,11 +282,12 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 	if m.win.Canvas().Focused() != m.side.seed {
 		m.side.seed.SetText(strconv.FormatUint(st.Corruption.Seed, 10))
 	}
-	var sel []string
-	for _, l := range sn.Lanes {
-		sel = append(sel, l.Info.Label)
+	for k, c := range m.side.modelCheck {
+		on := slices.ContainsFunc(sn.Lanes, func(l sim.Lane) bool { return l.Info.Name == m.infos[k].Name })
+		if c.Checked != on {
+			c.SetChecked(on)
+		}
 	}
-	m.side.modelCheck.SetSelected(sel)
 	m.side.lambda.SetValue(float64(st.Dyn.Lambda))
 	m.side.lambdaLbl.SetText(paramText(sim.Lambda, float64(st.Dyn.Lambda)))
 	m.side.gamma.SetValue(float64(st.Dyn.Gamma))

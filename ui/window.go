@@ -69,11 +69,11 @@ type Main struct {
 	hist         *Histogram
 	center       *fyne.Container
 
-	playBtn   *widget.Button
+	playBtn   *keyButton
 	transport *fyne.Container
-	speed     *widget.Slider
+	speed     *keySlider
 	speedLbl  *widget.Label
-	timeline  *widget.Slider
+	timeline  *keySlider
 	tLabel    *widget.Label
 	status    *widget.Label
 
@@ -136,12 +136,12 @@ func (m *Main) build() {
 	m.center = container.NewStack()
 
 	// Transport.
-	m.playBtn = widget.NewButtonWithIcon("Play", theme.MediaPlayIcon(), func() { m.Engine.TogglePlay() })
-	back := widget.NewButtonWithIcon("", theme.MediaSkipPreviousIcon(), func() { m.Engine.Back() })
-	step := widget.NewButtonWithIcon("", theme.MediaSkipNextIcon(), func() { m.Engine.Step() })
-	reset := widget.NewButtonWithIcon("Reset", theme.MediaReplayIcon(), func() { m.Engine.Reset() })
-	best := widget.NewButton("t*", func() { m.Engine.SeekBest() })
-	m.speed = widget.NewSlider(1, 120)
+	m.playBtn = newKeyButton("Play", theme.MediaPlayIcon(), func() { m.Engine.TogglePlay() }, m.handleKey)
+	back := newKeyButton("", theme.MediaSkipPreviousIcon(), func() { m.Engine.Back() }, m.handleKey)
+	step := newKeyButton("", theme.MediaSkipNextIcon(), func() { m.Engine.Step() }, m.handleKey)
+	reset := newKeyButton("Reset", theme.MediaReplayIcon(), func() { m.Engine.Reset() }, m.handleKey)
+	best := newKeyButton("t*", nil, func() { m.Engine.SeekBest() }, m.handleKey)
+	m.speed = newKeySlider(1, 120, 1, m.handleKey)
 	m.speed.SetValue(10)
 	m.speed.Step = 1
 	m.speedLbl = widget.NewLabel("")
@@ -151,7 +151,7 @@ func (m *Main) build() {
 			m.Engine.SetSpeed(v)
 		}
 	}
-	m.timeline = widget.NewSlider(0, 100)
+	m.timeline = newKeySlider(0, 100, 1, m.handleKey)
 	m.timeline.Step = 1
 	m.timeline.OnChanged = func(v float64) {
 		if !m.updating {
@@ -189,14 +189,18 @@ func (m *Main) hover(s string) {
 	m.status.SetText(s)
 }
 
-// typedKey implements the keyboard shortcuts.
-func (m *Main) typedKey(k *fyne.KeyEvent) {
+// typedKey receives the keys typed while nothing has the focus.
+func (m *Main) typedKey(k *fyne.KeyEvent) { m.handleKey(k) }
+
+// handleKey implements the window's keys, whatever control has the focus
+// (keys.go), and reports whether k is one of them.
+func (m *Main) handleKey(k *fyne.KeyEvent) bool {
 	switch k.Name {
 	case fyne.KeySpace:
 		m.Engine.TogglePlay()
-	case fyne.KeyRight:
+	case fyne.KeyRight, fyne.KeyPageDown:
 		m.Engine.Step()
-	case fyne.KeyLeft:
+	case fyne.KeyLeft, fyne.KeyPageUp:
 		m.Engine.Back()
 	case fyne.KeyHome:
 		m.Engine.Reset()
@@ -207,16 +211,20 @@ func (m *Main) typedKey(k *fyne.KeyEvent) {
 	case fyne.KeyF11:
 		m.togglePresentation()
 	case fyne.KeyEscape:
-		if m.presentation {
-			m.togglePresentation()
+		if !m.presentation {
+			return false
 		}
+		m.togglePresentation()
 	case fyne.Key1, fyne.Key2, fyne.Key3, fyne.Key4, fyne.Key5, fyne.Key6, fyne.Key7, fyne.Key8, fyne.Key9:
 		// Key n chooses the catalogue's n-th model alone.
 		if n := int(k.Name[0] - '1'); n < len(m.infos) {
 			name := m.infos[n].Name
 			m.Engine.Update(func(st *sim.Settings) { st.Lanes = []string{name} })
 		}
+	default:
+		return false
 	}
+	return true
 }
 
 // cycleHead shows the next attention head of multi-head models (the

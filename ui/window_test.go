@@ -121,7 +121,7 @@ func TestClickPatchTogglesMask(t *testing.T) {
 
 func TestCompareAndScenarioRoundTrip(t *testing.T) {
 	m, _ := newTestMain(t)
-	m.side.modelCheck.SetSelected([]string{"BSA P=2", "BSA P=4"})
+	test.Tap(m.side.modelCheck[1]) // BSA P=4 beside P=2
 	if len(m.snap.Lanes) != 2 || len(m.states) != 2 || len(m.heat) != 2 {
 		t.Fatalf("compare: %d lanes, %d state views", len(m.snap.Lanes), len(m.states))
 	}
@@ -262,5 +262,89 @@ func TestExportRefusesEmptyPlot(t *testing.T) {
 	}
 	if err := m.plotPNG(m.msePlot)(&b); err != nil || b.Len() < 10000 {
 		t.Fatalf("the MSE plot: %v, %d bytes", err, b.Len())
+	}
+}
+
+// TestKeysWhateverHasFocus: with any control kind focused (a check box, a
+// radio choice, a list, a slider, a button), the window's keys still step,
+// play, reset and jump; the control does not act on them. Only a text
+// entry keeps them (it is being typed in).
+func TestKeysWhateverHasFocus(t *testing.T) {
+	m, w := newTestMain(t)
+	c := w.Canvas()
+	for _, f := range []struct {
+		kind string
+		obj  fyne.Focusable
+	}{
+		{"none", nil},
+		{"check box", m.side.gridCheck},
+		{"model check box", m.side.modelCheck[0]},
+		{"radio choice", m.side.kind.buttons[1]},
+		{"list", m.side.split},
+		{"slider", m.side.level},
+		{"timeline", m.timeline},
+		{"button", m.playBtn},
+	} {
+		t.Run(f.kind, func(t *testing.T) {
+			m.Engine.Reset()
+			grid, kind, level, split := m.side.gridCheck.Checked, m.snap.Settings.Corruption.Kind, m.side.level.Value, m.side.split.Selected
+			if f.obj == nil {
+				c.Unfocus()
+			} else {
+				c.Focus(f.obj)
+				if c.Focused() != f.obj {
+					t.Fatalf("%s did not take the focus", f.kind)
+				}
+			}
+			press := func(k fyne.KeyName, r rune) {
+				if foc := c.Focused(); foc != nil {
+					foc.TypedKey(&fyne.KeyEvent{Name: k})
+					if r != 0 {
+						foc.TypedRune(r)
+					}
+				} else {
+					m.typedKey(&fyne.KeyEvent{Name: k})
+				}
+			}
+			for _, k := range []fyne.KeyName{fyne.KeyRight, fyne.KeyRight, fyne.KeyPageDown} {
+				press(k, 0)
+			}
+			if m.snap.T != 3 {
+				t.Fatalf("→ → PageDown: t = %d, want 3", m.snap.T)
+			}
+			press(fyne.KeyLeft, 0)
+			press(fyne.KeyPageUp, 0)
+			if m.snap.T != 1 {
+				t.Fatalf("← PageUp: t = %d, want 1", m.snap.T)
+			}
+			press(fyne.KeyT, 't')
+			best := m.snap.Lanes[0].Best
+			if m.snap.T != best {
+				t.Fatalf("T: t = %d, want t* = %d", m.snap.T, best)
+			}
+			press(fyne.KeyHome, 0)
+			if m.snap.T != 0 {
+				t.Fatalf("Home: t = %d", m.snap.T)
+			}
+			press(fyne.KeySpace, ' ')
+			if !m.snap.Playing {
+				t.Fatal("Space did not play")
+			}
+			press(fyne.KeySpace, ' ')
+			if m.snap.Playing {
+				t.Fatal("Space did not pause")
+			}
+			if m.side.gridCheck.Checked != grid || m.snap.Settings.Corruption.Kind != kind || m.side.level.Value != level ||
+				m.side.split.Selected != split {
+				t.Fatal("the focused control acted on the window's keys")
+			}
+		})
+	}
+	// A text entry being typed in keeps its keys.
+	c.Focus(m.side.index)
+	m.Engine.Reset()
+	c.Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyRight})
+	if m.snap.T != 0 {
+		t.Fatal("→ in the index entry stepped the model")
 	}
 }

@@ -1,0 +1,165 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+)
+
+// The window's keys (Space, ←/→, PageUp/PageDown, Home, T, H, 1–9, F11,
+// Esc) work whatever has focus, except a text entry being typed in. Fyne
+// hands a key to the focused widget, and a click on a checkbox, a radio
+// button, a list or a slider focuses it, so every focusable control of the
+// window is one of the types below: each passes the window's keys on to
+// the window and keeps the rest (Tab still moves the focus; Enter still
+// presses a focused button).
+
+// keyFunc handles a key for the window and reports whether it used it.
+type keyFunc func(*fyne.KeyEvent) bool
+
+// usesRune reports whether the rune typed with a window key belongs to it
+// (Space's ' ', T's 't', H's 'h', …): the focused control must not act on
+// it too.
+func usesRune(r rune) bool {
+	switch r {
+	case ' ', 't', 'T', 'h', 'H', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// keyCheck is a check box that passes the window's keys on.
+type keyCheck struct {
+	widget.Check
+	keys keyFunc
+}
+
+func newKeyCheck(label string, changed func(bool), keys keyFunc) *keyCheck {
+	c := &keyCheck{keys: keys}
+	c.Text, c.OnChanged = label, changed
+	c.ExtendBaseWidget(c)
+	return c
+}
+
+func (c *keyCheck) TypedKey(ev *fyne.KeyEvent) {
+	if !c.keys(ev) {
+		c.Check.TypedKey(ev)
+	}
+}
+
+func (c *keyCheck) TypedRune(r rune) {
+	if !usesRune(r) {
+		c.Check.TypedRune(r)
+	}
+}
+
+// keySelect is a drop-down list that passes the window's keys on.
+type keySelect struct {
+	widget.Select
+	keys keyFunc
+}
+
+func newKeySelect(options []string, changed func(string), keys keyFunc) *keySelect {
+	s := &keySelect{keys: keys}
+	s.Options, s.OnChanged = options, changed
+	s.PlaceHolder = "(choose one)"
+	s.ExtendBaseWidget(s)
+	return s
+}
+
+func (s *keySelect) TypedKey(ev *fyne.KeyEvent) {
+	if !s.keys(ev) {
+		s.Select.TypedKey(ev)
+	}
+}
+
+// keySlider is a slider that passes the window's keys on (←/→ step the
+// model, not the slider).
+type keySlider struct {
+	widget.Slider
+	keys keyFunc
+}
+
+func newKeySlider(lo, hi, step float64, keys keyFunc) *keySlider {
+	s := &keySlider{keys: keys}
+	s.Min, s.Max, s.Step = lo, hi, step
+	s.Orientation = widget.Horizontal
+	s.ExtendBaseWidget(s)
+	return s
+}
+
+func (s *keySlider) TypedKey(ev *fyne.KeyEvent) {
+	if !s.keys(ev) {
+		s.Slider.TypedKey(ev)
+	}
+}
+
+// keyButton is a button that passes the window's keys on (Space plays,
+// it does not press the focused button; Enter does).
+type keyButton struct {
+	widget.Button
+	keys keyFunc
+}
+
+func newKeyButton(label string, icon fyne.Resource, tapped func(), keys keyFunc) *keyButton {
+	b := &keyButton{keys: keys}
+	b.Text, b.Icon, b.OnTapped = label, icon, tapped
+	b.ExtendBaseWidget(b)
+	return b
+}
+
+func (b *keyButton) TypedKey(ev *fyne.KeyEvent) {
+	if b.keys(ev) {
+		return
+	}
+	if ev.Name == fyne.KeyReturn || ev.Name == fyne.KeyEnter {
+		b.Tapped(nil)
+		return
+	}
+	b.Button.TypedKey(ev)
+}
+
+// choice is a row of buttons of which one is selected: the window's radio
+// buttons (Fyne's own radio items take the focus and keep the keys).
+type choice struct {
+	box      *fyne.Container
+	buttons  []*keyButton
+	options  []string
+	Selected string
+	OnPicked func(string)
+}
+
+func newChoice(options []string, picked func(string), keys keyFunc) *choice {
+	c := &choice{options: options, OnPicked: picked}
+	var objs []fyne.CanvasObject
+	for _, o := range options {
+		o := o
+		b := newKeyButton(o, nil, func() {
+			if o != c.Selected {
+				c.SetSelected(o)
+				if c.OnPicked != nil {
+					c.OnPicked(o)
+				}
+			}
+		}, keys)
+		c.buttons = append(c.buttons, b)
+		objs = append(objs, b)
+	}
+	c.box = container.NewGridWithColumns(len(objs), objs...)
+	return c
+}
+
+// SetSelected marks option s (no callback).
+func (c *choice) SetSelected(s string) {
+	c.Selected = s
+	for k, b := range c.buttons {
+		imp := widget.MediumImportance
+		if c.options[k] == s {
+			imp = widget.HighImportance
+		}
+		if b.Importance != imp {
+			b.Importance = imp
+			b.Refresh()
+		}
+	}
+}
