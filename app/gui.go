@@ -47,13 +47,15 @@ func runGUI(args []string) error {
 	w := a.NewWindow("Attractor Lab")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	settings := sim.DefaultSettings()
+	// The first window opens on the phenomenon (the paper demo at t*); later
+	// ones where the last session left off.
+	settings, demo := sim.PaperDemo(), true
 	if last := a.Preferences().String("last_scenario"); last != "" {
 		if st, _, err := sim.ReadScenario(bytes.NewReader([]byte(last)), "saved session"); err == nil {
-			settings = st
+			settings, demo = st, false
 		}
 	}
-	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat}
+	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText()}
 	m := ui.NewMain(ctx, a, w, deps, settings)
 	w.SetContent(m.Content())
 	w.Resize(fyne.NewSize(1280, 800))
@@ -63,6 +65,9 @@ func runGUI(args []string) error {
 	})
 	for _, p := range problems {
 		m.Warn(p)
+	}
+	if demo {
+		m.Engine.ShowBest()
 	}
 	fmt.Printf("window ready %.2fs after start\n", time.Since(start).Seconds())
 	w.ShowAndRun()

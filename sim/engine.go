@@ -18,6 +18,26 @@ type Grid = models.Patches
 // Pixels is the number of pixels of an image.
 const Pixels = models.Pixels
 
+// Answer says what a lane's recorded curve shows about its best step, in
+// words a reader needs no manual for: t* = the step t ≥ 1 with the lowest
+// MSE (as reproduce defines it), or that no step improves on the input,
+// or that there was nothing to repair.
+func (l *Lane) Answer(nothingToRepair bool) string {
+	if len(l.Frames) == 0 {
+		return ""
+	}
+	in := l.Frames[0].MSE
+	switch {
+	case nothingToRepair:
+		return fmt.Sprintf("nothing to repair: the input is the clean digit (MSE %.4f)", in)
+	case l.Best < 1:
+		return fmt.Sprintf("no step recorded yet (input MSE %.4f)", in)
+	case !(l.BestMSE < in):
+		return fmt.Sprintf("no step improves on the input (MSE %.4f); best step %d (MSE %.4f)", in, l.Best, l.BestMSE)
+	}
+	return fmt.Sprintf("t* = %d (MSE %.4f; input %.4f)", l.Best, l.BestMSE, in)
+}
+
 // Lane is one model's recorded trajectory in a snapshot.
 type Lane struct {
 	Info    ModelInfo
@@ -143,6 +163,10 @@ func (e *Engine) Run(ctx context.Context) {
 				s.dirtyTimer = false
 			default:
 				s.extend(1)
+				if s.showBest && !s.pending() {
+					s.showBest = false
+					s.seekBest()
+				}
 			}
 		} else {
 			select {
@@ -159,6 +183,7 @@ func (e *Engine) Run(ctx context.Context) {
 			}
 		}
 		if f != nil {
+			s.showBest = false // any command the user gives wins over the pending jump
 			f(s)
 			if !s.playing && armed {
 				tick.Stop()
@@ -333,6 +358,19 @@ func (e *Engine) TogglePlay() { e.do(func(s *session) { s.playing = !s.playing; 
 func (e *Engine) Reset()      { e.do(func(s *session) { s.playing = false; s.seek(0) }) }
 func (e *Engine) Seek(t int)  { e.do(func(s *session) { s.seek(t) }) }
 func (e *Engine) SeekBest()   { e.do(func(s *session) { s.playing = false; s.seekBest() }) }
+
+// ShowBest seeks t* as soon as the horizon is recorded (the first window
+// opens on the transient memory).
+func (e *Engine) ShowBest() {
+	e.do(func(s *session) {
+		s.playing = false
+		s.showBest = true
+		if !s.pending() {
+			s.seekBest()
+			s.showBest = false
+		}
+	})
+}
 func (e *Engine) SetSpeed(v float64) {
 	e.do(func(s *session) { s.speed = max(0.5, min(v, 240)); s.dirty = true })
 }
@@ -370,6 +408,7 @@ type session struct {
 	seq        int
 	dirty      bool
 	dirtyTimer bool
+	showBest   bool // seek t* once the horizon is recorded
 	lastPub    time.Time
 	err        string
 

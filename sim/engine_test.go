@@ -214,3 +214,58 @@ func TestEngineConcurrent(t *testing.T) {
 		t.Fatalf("%d snapshots in %v: more than %d a second", len(snaps), time.Since(start), MaxFPS)
 	}
 }
+
+// TestAnswer: the readout names t* only when a step beats the input, and
+// says so when nothing needs repairing.
+func TestAnswer(t *testing.T) {
+	lane := func(mse ...float64) Lane {
+		l := Lane{}
+		for k, v := range mse {
+			l.Frames = append(l.Frames, &Frame{T: k, MSE: v})
+		}
+		l.Best, l.BestMSE = best(l.Frames)
+		return l
+	}
+	for _, c := range []struct {
+		name   string
+		l      Lane
+		repair bool
+		want   string
+	}{
+		{"dip", lane(0.11, 0.09, 0.06, 0.08), false, "t* = 2 (MSE 0.0600; input 0.1100)"},
+		{"worse", lane(0.0408, 0.0469, 0.05), false, "no step improves on the input (MSE 0.0408); best step 1 (MSE 0.0469)"},
+		{"clean", lane(0, 0, 0.01), true, "nothing to repair"},
+	} {
+		if got := c.l.Answer(c.repair); !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	s := PaperDemo()
+	if s.NothingToRepair() || s.Corruption.Kind != Noise || s.Corruption.Sigma2 != 0.7 || s.Validate(ViaName) != nil {
+		t.Fatalf("paper demo %+v", s)
+	}
+	s.Corruption.Sigma2 = 0
+	m := DefaultSettings()
+	m.Corruption.Fraction = 0
+	if !s.NothingToRepair() || !m.NothingToRepair() {
+		t.Fatal("σ² 0 and 0% masked leave nothing to repair")
+	}
+}
+
+// TestPaperDemoShowsTransient: the first window's settings show a dip: t*
+// in the middle of the horizon, well below the input, and a later rise.
+func TestPaperDemoShowsTransient(t *testing.T) {
+	e := testEngine(t, true, nil)
+	e.Restore(PaperDemo(), 0)
+	e.Settle()
+	e.ShowBest()
+	sn := e.Snapshot()
+	if sn.T != sn.Lanes[0].Best {
+		t.Fatalf("shown t = %d, t* = %d", sn.T, sn.Lanes[0].Best)
+	}
+	e.Seek(60) // the test engine's last step
+	l := e.Snapshot().Lanes[0]
+	if l.Best < 5 || l.BestMSE > 0.7*l.Frames[0].MSE || l.Frames[60].MSE < 1.3*l.BestMSE {
+		t.Fatalf("t = %d, t* = %d, MSE input %.4f, t* %.4f, last %.4f", sn.T, l.Best, l.Frames[0].MSE, l.BestMSE, l.Frames[len(l.Frames)-1].MSE)
+	}
+}

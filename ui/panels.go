@@ -237,6 +237,13 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 					ss = append(ss, figures.Series{Name: l.Info.Label, Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
 				}
 			}
+			// The input's MSE as a reference: a step below it repairs.
+			in := lanes[0].Frames[0].MSE
+			ref := make([]float64, len(lanes[0].Frames))
+			for t := range ref {
+				ref[t] = in
+			}
+			ss = append(ss, figures.Series{Name: "input (t = 0)", Values: ref, Reference: true})
 			return figures.TrajectoryPlot("MSE vs t", "MSE", ss)
 		})
 		m.setLegend(sn)
@@ -295,9 +302,19 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		}
 		m.heatTitles[k].SetText(ht)
 	}
-	l0 := sn.Lanes[0]
-	bt, bm := l0.Best, l0.BestMSE
-	m.tLabel.SetText(fmt.Sprintf("t = %-4d t* = %d (MSE %.4f; t=0: %.4f)", sn.T, bt, bm, l0.Frames[0].MSE))
+	repair := sn.Settings.NothingToRepair()
+	txt := fmt.Sprintf("t = %-4d ", sn.T)
+	if len(sn.Lanes) == 1 {
+		txt += sn.Lanes[0].Answer(repair)
+	} else {
+		for k, l := range sn.Lanes {
+			if k > 0 {
+				txt += "   ·   "
+			}
+			txt += l.Info.Label + ": " + l.Answer(repair)
+		}
+	}
+	m.tLabel.SetText(txt)
 	l := sn.Lanes[min(m.lane, len(sn.Lanes)-1)]
 	f := l.At(sn.T)
 	if mem := m.deps.Memories; mem != nil {
@@ -339,6 +356,10 @@ func (m *Main) setLegend(sn *sim.Snapshot) {
 		t.TextStyle.Bold = true
 		objs = append(objs, t)
 	}
+	in := canvas.NewText("··· input (t = 0)", figures.ReferenceColor)
+	in.TextSize = theme.CaptionTextSize()
+	in.TextStyle.Bold = true
+	objs = append(objs, in)
 	m.mseLegend.Objects = objs
 	m.mseLegend.Refresh()
 }

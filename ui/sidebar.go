@@ -3,11 +3,13 @@ package ui
 import (
 	"attractorlab/sim"
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"strconv"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -218,10 +220,9 @@ func (m *Main) viewControls() fyne.CanvasObject {
 	}, m.handleKey)
 	m.side.themeSel.SetSelected(m.themeChoice)
 	present := newKeyButton("Presentation (F11)", theme.ViewFullScreenIcon(), m.togglePresentation, m.handleKey)
-	exportBtn := newKeyButton("Export…", theme.DocumentSaveIcon(), m.showExport, m.handleKey)
-	openBtn := newKeyButton("Open scenario…", theme.FolderOpenIcon(), m.openScenario, m.handleKey)
-	view := container.NewVBox(heading("View"), container.NewGridWithColumns(2, m.side.gridCheck, m.side.themeSel), present,
-		exportBtn, openBtn)
+	demo := newKeyButton("Paper demo", theme.MediaPlayIcon(), m.PaperDemo, m.handleKey)
+	view := container.NewVBox(heading("View"), container.NewGridWithColumns(2, m.side.gridCheck, m.side.themeSel),
+		demo, present, hint("File menu: open, save and export (Ctrl+O, Ctrl+S, Ctrl+E)"))
 	return view
 }
 
@@ -229,11 +230,21 @@ func heading(s string) fyne.CanvasObject {
 	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 }
 
+// hint is a small explanation under a group of controls. A wrapping label
+// reports the height of one line to its container, so a scrolled column of
+// them ends short of its last controls (Export… and Open scenario… could
+// not be reached at 1280×800): the lines it needs are measured and its
+// height reserved.
 func hint(s string) fyne.CanvasObject {
 	l := widget.NewLabel(s)
 	l.Importance = widget.LowImportance
 	l.Wrapping = fyne.TextWrapWord
-	return l
+	size := fyne.MeasureText(s, theme.TextSize(), fyne.TextStyle{})
+	avail := float32(sidebarWidth) - sidebarGutter - 4*theme.InnerPadding()
+	lines := float32(math.Ceil(float64(size.Width/avail))) + 0.5 // word breaks waste part of a line
+	reserve := canvas.NewRectangle(color.Transparent)
+	reserve.SetMinSize(fyne.NewSize(0, lines*(size.Height+theme.LineSpacing())+2*theme.InnerPadding()))
+	return container.NewStack(reserve, l)
 }
 
 // rangeSlider is a slider over a setting's range (log10 of it for a log
@@ -299,4 +310,10 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 		m.side.kEntry.SetText(strconv.Itoa(st.Hop.K))
 	}
 	m.side.async.SetChecked(st.Hop.Async)
+	// Labels set here change the column's height; a scroll container only
+	// measures its content when refreshed, and would otherwise stop short
+	// of the last controls.
+	if sc := m.sideScroll; sc != nil && sc.Content.MinSize().Height != sc.Content.Size().Height {
+		sc.Refresh()
+	}
 }

@@ -28,6 +28,7 @@ type Deps struct {
 	Data      *mnist.Data
 	Memories  *sim.Memories
 	Catalogue *sim.Catalogue
+	Version   string // shown by Help → About ("0.1.0 (build 1)")
 }
 
 // Main is the main window's content and its state. All fields are touched
@@ -51,9 +52,10 @@ type Main struct {
 	lastPlotKey  string
 
 	// widgets
-	root    *fyne.Container
-	sidebar fyne.CanvasObject
-	side    controls // the sidebar's widgets (sidebar.go)
+	root       *fyne.Container
+	sidebar    fyne.CanvasObject
+	side       controls          // the sidebar's widgets (sidebar.go)
+	sideScroll *container.Scroll // the sidebar's scrolling column
 
 	clean, input *PixelView
 	states       []*PixelView
@@ -113,10 +115,11 @@ func (m *Main) Content() fyne.CanvasObject { return m.root }
 func (m *Main) build() {
 	// The scroll bar overlays the right edge: keep the controls clear of it.
 	gutter := canvas.NewRectangle(color.Transparent)
-	gutter.SetMinSize(fyne.NewSize(10, 0))
-	m.sidebar = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
+	gutter.SetMinSize(fyne.NewSize(sidebarGutter, 0))
+	m.sideScroll = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
 		container.NewVBox(m.digitControls(), widget.NewSeparator(), m.corruptionControls(), widget.NewSeparator(),
 			m.modelControls(), widget.NewSeparator(), m.dynamicsControls(), widget.NewSeparator(), m.hopfieldControls(), widget.NewSeparator(), m.viewControls())))
+	m.sidebar = m.sideScroll
 
 	// Images.
 	m.clean = NewPixelView()
@@ -164,15 +167,21 @@ func (m *Main) build() {
 	speedBox := container.NewBorder(nil, nil, nil, m.speedLbl, container.NewGridWrap(fyne.NewSize(120, 36), m.speed))
 	m.transport = container.NewBorder(nil, nil,
 		container.NewHBox(reset, back, m.playBtn, step, best), speedBox, m.timeline)
-	bottom := container.NewVBox(m.transport, container.NewBorder(nil, nil, m.tLabel, nil, m.status))
+	m.tLabel.Truncation = fyne.TextTruncateEllipsis
+	bottom := container.NewVBox(m.transport, container.NewGridWithColumns(2, m.tLabel, m.status))
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
 	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, m.center)
 	m.win.Canvas().SetOnTypedKey(m.typedKey)
+	m.win.SetMainMenu(m.menu())
 }
 
-// sidebarWidth is the controls column's width (it scrolls vertically).
-const sidebarWidth = 300
+// sidebarWidth is the controls column's width (it scrolls vertically), and
+// sidebarGutter the strip on its right kept clear for the scroll bar.
+const (
+	sidebarWidth  = 300
+	sidebarGutter = 10
+)
 
 // send applies a settings change unless the view itself is updating.
 func (m *Main) send(f func(*sim.Settings)) {
@@ -283,6 +292,11 @@ func (m *Main) togglePresentation() {
 		}
 	}
 	m.app.Settings().SetTheme(newTheme(m.themeChoice, m.presentation))
+	if m.presentation {
+		m.win.SetMainMenu(nil)
+	} else {
+		m.win.SetMainMenu(m.menu())
+	}
 	m.win.SetFullScreen(m.presentation)
 	m.lastPlotKey = ""
 	if m.snap != nil {

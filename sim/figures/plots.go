@@ -33,7 +33,13 @@ type Series struct {
 	Name   string
 	Values []float64 // index t
 	Dashed bool
+	// Reference draws a thin dotted grey line (the input's MSE) instead
+	// of a palette colour.
+	Reference bool
 }
+
+// ReferenceColor is the colour of reference lines (the input's MSE).
+var ReferenceColor = color.RGBA{140, 140, 140, 255}
 
 // MSEPlot draws MSE against t on a log-scaled t axis (t ≥ 1, as the paper's
 // Fig. 1), with the t = 0 input MSE as a dotted line and t* marked.
@@ -199,6 +205,10 @@ func TrajectoryPlot(title, ylabel string, series []Series) (*plot.Plot, error) {
 		l.Width = vg.Points(1.6)
 		if s.Dashed {
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		if s.Reference {
+			l.Color, l.Width = ReferenceColor, vg.Points(1.2)
+			l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		}
 		p.Add(l)
 	}

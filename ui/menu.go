@@ -1,0 +1,94 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
+
+	"attractorlab/sim"
+)
+
+// ctrl is the platform's shortcut modifier (Ctrl; ⌘ on macOS) with key k.
+func ctrl(k fyne.KeyName) fyne.Shortcut {
+	return &desktop.CustomShortcut{KeyName: k, Modifier: fyne.KeyModifierShortcutDefault}
+}
+
+// menu is the window's menu bar. Its shortcuts (Ctrl+O, Ctrl+S, Ctrl+E)
+// work whatever has the focus, a text entry included: the menu sees them
+// first.
+func (m *Main) menu() *fyne.MainMenu {
+	item := func(label string, sc fyne.Shortcut, f func()) *fyne.MenuItem {
+		it := fyne.NewMenuItem(label, f)
+		it.Shortcut = sc
+		return it
+	}
+	file := fyne.NewMenu("File",
+		item("Open scenario…", ctrl(fyne.KeyO), m.openScenario),
+		item("Save scenario…", ctrl(fyne.KeyS), m.saveScenario),
+		item("Export…", ctrl(fyne.KeyE), m.showExport),
+	)
+	view := fyne.NewMenu("View",
+		fyne.NewMenuItem("Paper demo (a noisy digit under the bare model, at t*)", m.PaperDemo),
+		fyne.NewMenuItem("Presentation (F11; Esc leaves)", m.togglePresentation),
+	)
+	help := fyne.NewMenu("Help",
+		fyne.NewMenuItem("Keys", m.showKeys),
+		fyne.NewMenuItem("About Attractor Lab", m.showAbout),
+	)
+	return fyne.NewMainMenu(file, view, help)
+}
+
+// PaperDemo shows the phenomenon: a noisy digit under the bare
+// self-attention with the paper's parameters, at its transient memory t*.
+func (m *Main) PaperDemo() {
+	m.Engine.Restore(sim.PaperDemo(), 0)
+	m.Engine.ShowBest()
+	m.setStatus("paper demo: noise σ² 0.7 on a test digit, bare self-attention P=2; the curve dips to t*, then rises toward the average digit")
+}
+
+// saveScenario writes the current scenario (Ctrl+S).
+func (m *Main) saveScenario() {
+	if m.snap == nil {
+		return
+	}
+	var buf bytes.Buffer
+	if err := sim.WriteScenario(&buf, m.snap); err != nil {
+		dialog.ShowError(err, m.win)
+		return
+	}
+	m.saveAs("scenario.json", buf.Bytes())
+}
+
+// keysHelp lists the window's keys.
+const keysHelp = `Space	play / pause
+→  or  PageDown	one step forward
+←  or  PageUp	one step back
+Home	back to t = 0
+T	jump to t*, the best step (the transient memory)
+1 … 9	show one model alone (the order of the Models list)
+H	next attention head (block and ViT)
+F11	presentation mode;  Esc leaves it
+Ctrl+O / Ctrl+S / Ctrl+E	open / save a scenario, export
+
+The keys work whatever control was clicked last, except while typing in a text field.`
+
+func (m *Main) showKeys() {
+	l := widget.NewLabel(keysHelp)
+	dialog.ShowCustom("Keys", "Close", l, m.win)
+}
+
+func (m *Main) showAbout() {
+	v := m.deps.Version
+	if v == "" {
+		v = "(development build)"
+	}
+	dialog.ShowInformation("About Attractor Lab", fmt.Sprintf(
+		"Attractor Lab %s\n\nWatch self-attention behave as an attractor network on MNIST digits:\n"+
+			"a transient memory, then the fall toward a global attractor.\n\n"+
+			"After D'Amico & Negri, \"Self-attention as an attractor network:\n"+
+			"transient memories without backpropagation\".", v), m.win)
+}
