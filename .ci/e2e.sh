@@ -52,7 +52,8 @@ played=$(compare -metric AE "$tmp/after.png" "$tmp/played.png" null: 2>&1 || tru
 echo "e2e: pixels changed by playing: $played"
 [ "${played%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: playing did not change the window"; exit 1; }
 # Keys survive a click on a control (a focused check box kept them before):
-# click the noise choice, then the BSA P=4 check box; after each, → steps.
+# click the mask choice, then the BSA P=4 check box; after each, → steps
+# (positions at 1280×800 under the menu bar).
 keystep() { # $1: x, $2: y of the control in the window; $3: name
   xdotool mousemove --sync $((X + $1)) $((Y + $2)) click 1; sleep 1.5
   shot "clicked-$3"
@@ -62,8 +63,8 @@ keystep() { # $1: x, $2: y of the control in the window; $3: name
   echo "e2e: pixels changed by → after clicking $3: $d"
   [ "${d%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: → did nothing after a click on $3"; cp "$tmp"/*-"$3".png /tmp/ 2>/dev/null; exit 1; }
 }
-keystep 219 223 noise-choice
-keystep 18 523 checkbox
+keystep 87 250 mask-choice
+keystep 18 531 checkbox
 kill -0 "$app" 2>/dev/null || { echo "e2e: the app died"; cat "$tmp/app.log"; exit 1; }
 sd=$(convert "$tmp/before.png" -colorspace Gray -format '%[fx:standard_deviation]' info:)
 diff=$(compare -metric AE "$tmp/before.png" "$tmp/after.png" null: 2>&1 || true)
