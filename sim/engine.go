@@ -509,6 +509,7 @@ func (s *session) frame(l *lane, t int, attn []float32) *Frame {
 		idx, corr := []int{0}, []float32{0}
 		mem.Mem.Nearest([][]float32{f.Image}, idx, corr)
 		f.Nearest, f.NearCorr, f.NearLbl = idx[0], float64(corr[0]), mem.Set.Labels[idx[0]]
+		f.NearIdx = mem.Set.Index[idx[0]]
 		f.CorrMean = Pearson(f.Image, mem.Mean)
 	}
 	if pt := l.grid; pt != nil {

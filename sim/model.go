@@ -38,7 +38,8 @@ type Frame struct {
 	MSE      float64
 	MSEMask  float64 // NaN without a mask
 	MSEOther float64
-	Nearest  int     // index of the nearest stored training digit
+	Nearest  int     // position of the nearest stored training digit in the stored subset
+	NearIdx  int     // its index in the MNIST training file (what the window and CSV show)
 	NearCorr float64 // its Pearson correlation
 	NearLbl  uint8   // its label
 	CorrMean float64 // correlation with the mean training digit

@@ -132,7 +132,7 @@ func WriteTrajectoryCSV(w io.Writer, sn *Snapshot) error {
 				pv += v / float64(len(fr.PatchVar))
 			}
 			cw.Write([]string{l.Info.Name, strconv.Itoa(fr.T), f(fr.MSE), f(fr.MSEMask), f(fr.MSEOther), f(fr.Energy),
-				strconv.Itoa(fr.Nearest), f(fr.NearCorr), strconv.Itoa(int(fr.NearLbl)), f(fr.CorrMean), f(pv)})
+				strconv.Itoa(fr.NearIdx), f(fr.NearCorr), strconv.Itoa(int(fr.NearLbl)), f(fr.CorrMean), f(pv)})
 		}
 	}
 	cw.Flush()

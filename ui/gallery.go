@@ -84,3 +84,22 @@ func newTapImage(img *canvas.Image, tap func()) *tapImage {
 func (t *tapImage) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(t.img) }
 func (t *tapImage) Tapped(*fyne.PointEvent)             { t.tap() }
 func (t *tapImage) Cursor() desktop.Cursor              { return desktop.PointerCursor }
+
+// nextOfLabel moves to the next digit (from the current one, wrapping)
+// with the label the filter asks for, so choosing a label shows one.
+func (m *Main) nextOfLabel() {
+	set, want := m.chosenSet()
+	if want < 0 || m.snap == nil || m.updating {
+		return
+	}
+	cur := m.snap.Settings.Index
+	if int(set.Labels[cur]) == want {
+		return
+	}
+	for d := 1; d < set.Len(); d++ {
+		if k := (cur + d) % set.Len(); int(set.Labels[k]) == want {
+			m.send(func(st *sim.Settings) { st.Index = k })
+			return
+		}
+	}
+}

@@ -88,6 +88,9 @@ func (r *histRenderer) Refresh() {
 		}
 		txt += fmt.Sprintf(" %s %.3f", name, m)
 	}
+	if len(h.Sets) == 0 {
+		txt = "no patches: the chosen models work on pixels"
+	}
 	h.means.Text = txt
 	for _, t := range []*canvas.Text{h.title, h.xlo, h.xhi, h.means} {
 		t.Refresh()

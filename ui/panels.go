@@ -249,7 +249,11 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 		m.setLegend(sn)
 		m.energyPlot.SetPlot(func() (*plot.Plot, error) {
 			l := lanes[0]
-			return figures.TrajectoryPlot("energy (NPL) vs t", "E", []figures.Series{{Values: column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })}})
+			title := "energy vs t (negative pseudo-likelihood)"
+			if l.Info.Patterns > 0 || l.Info.Name == "hopfield-classic" {
+				title = "energy vs t (Hopfield)"
+			}
+			return figures.TrajectoryPlot(title, "E", []figures.Series{{Values: column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })}})
 		})
 	}
 	best := -1.0
@@ -319,7 +323,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	f := l.At(sn.T)
 	if mem := m.deps.Memories; mem != nil {
 		m.nearestLbl.SetText(fmt.Sprintf("#%d: %d %s r %.2f\nmean digit r %.2f",
-			mem.Set.Index[f.Nearest], f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, f.CorrMean))
+			f.NearIdx, f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, f.CorrMean))
 	}
 	if math.IsNaN(f.Energy) {
 		m.energyPlot.Hide()

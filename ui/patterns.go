@@ -58,7 +58,7 @@ func (v *PatternsView) SetWeights(p []float32) {
 		if k < len(top) {
 			j := top[k]
 			v.images[k].Image = grayImage(v.set.Clean(j, mnist.PixelGain))
-			v.labels[k].Text = fmt.Sprintf("%d  %.2f", v.set.Labels[j], p[j])
+			v.labels[k].Text = fmt.Sprintf("%d  %.2g", v.set.Labels[j], p[j]) // weights near 1/M stay readable
 		} else {
 			v.images[k].Image = grayImage(make([]float32, sim.Pixels))
 			v.labels[k].Text = ""

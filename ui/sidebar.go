@@ -40,6 +40,8 @@ type controls struct {
 	async      *keyCheck
 	gridCheck  *keyCheck
 	themeSel   *keySelect
+	maskHint   fyne.CanvasObject // shown under masking
+	noiseHint  fyne.CanvasObject // shown under noise
 }
 
 // digitControls builds the split, index, label filter, Random and Gallery.
@@ -47,16 +49,22 @@ func (m *Main) digitControls() fyne.CanvasObject {
 	m.side.split = newKeySelect(sim.Splits, func(s string) {
 		sp, err := sim.ParseSplit(s)
 		if err != nil {
-			m.setStatus(err.Error())
+			m.setError(err.Error())
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Split, st.Index = sp, 0 })
 	}, m.handleKey)
 	m.side.index = widget.NewEntry()
 	m.side.index.OnSubmitted = func(s string) {
+		// The field shows the digit the engine has, after this change or
+		// after refusing it (the status says why).
+		m.win.Canvas().Unfocus()
 		k, err := strconv.Atoi(s)
 		if err != nil {
-			m.setStatus(fmt.Sprintf("%q is not a digit index", s))
+			m.setError(fmt.Sprintf("%q is not a digit index", s))
+			if m.snap != nil {
+				m.side.index.SetText(strconv.Itoa(m.snap.Settings.Index))
+			}
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Index = k })
@@ -65,7 +73,7 @@ func (m *Main) digitControls() fyne.CanvasObject {
 	for d := 0; d <= 9; d++ {
 		labels = append(labels, strconv.Itoa(d))
 	}
-	m.side.labelSel = newKeySelect(labels, func(string) {}, m.handleKey)
+	m.side.labelSel = newKeySelect(labels, func(string) { m.nextOfLabel() }, m.handleKey)
 	m.side.labelSel.SetSelected("any")
 	random := newKeyButton("Random", theme.ViewRefreshIcon(), m.randomDigit, m.handleKey)
 	gallery := newKeyButton("Gallery", theme.GridIcon(), m.showGallery, m.handleKey)
@@ -81,7 +89,7 @@ func (m *Main) corruptionControls() fyne.CanvasObject {
 	m.side.kind = newChoice(sim.Tasks, func(s string) {
 		k, err := sim.ParseKind(s)
 		if err != nil {
-			m.setStatus(err.Error())
+			m.setError(err.Error())
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Corruption.Kind = k })
@@ -102,7 +110,7 @@ func (m *Main) corruptionControls() fyne.CanvasObject {
 	m.side.seed.OnSubmitted = func(s string) {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			m.setStatus(fmt.Sprintf("seed %q is not a non-negative integer", s))
+			m.setError(fmt.Sprintf("seed %q is not a non-negative integer", s))
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Corruption.Seed = v })
@@ -110,10 +118,12 @@ func (m *Main) corruptionControls() fyne.CanvasObject {
 	reroll := newKeyButton("Re-roll", theme.MediaReplayIcon(), func() {
 		m.send(func(st *sim.Settings) { st.Corruption.Seed++ })
 	}, m.handleKey)
+	m.side.maskHint = hint("click a patch of the input to mask or unmask it")
+	m.side.noiseHint = hint("every pixel gets noise of variance σ²; Re-roll draws new noise")
 	corr := container.NewVBox(heading("Corruption"), m.side.kind.box,
 		m.side.levelLabel, m.side.level,
 		container.NewBorder(nil, nil, widget.NewLabel("seed"), reroll, m.side.seed),
-		hint("click a patch of the input to mask or unmask it"))
+		m.side.maskHint, m.side.noiseHint)
 	return corr
 }
 
@@ -130,7 +140,7 @@ func (m *Main) modelControls() fyne.CanvasObject {
 			}
 		}
 		if len(lanes) == 0 || len(lanes) > sim.MaxLanes {
-			m.setStatus(fmt.Sprintf("choose 1 to %d models (more than one compares them in lockstep)", sim.MaxLanes))
+			m.setError(fmt.Sprintf("choose 1 to %d models (more than one compares them in lockstep)", sim.MaxLanes))
 			m.apply(m.snap)
 			return
 		}
@@ -161,7 +171,7 @@ func (m *Main) dynamicsControls() fyne.CanvasObject {
 	m.side.attn = newChoice(sim.Attentions, func(s string) {
 		a, err := sim.ParseAttention(s)
 		if err != nil {
-			m.setStatus(err.Error())
+			m.setError(err.Error())
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Dyn.Attn = a })
@@ -190,7 +200,7 @@ func (m *Main) hopfieldControls() fyne.CanvasObject {
 			err = sim.StoredK.CheckInt(k, sim.ViaName)
 		}
 		if err != nil {
-			m.setStatus(fmt.Sprintf("K = %q: %s must be a whole number in %s", s, sim.StoredK.Name, sim.StoredK.Allowed()))
+			m.setError(fmt.Sprintf("K = %q: %s must be a whole number in %s", s, sim.StoredK.Name, sim.StoredK.Allowed()))
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Hop.K = k })
@@ -278,6 +288,13 @@ func (m *Main) showLevel(v float64) {
 // callbacks send nothing meanwhile: apply sets m.updating).
 func (m *Main) showSettings(sn *sim.Snapshot) {
 	st := sn.Settings
+	if st.Corruption.Kind == sim.Noise {
+		m.side.maskHint.Hide()
+		m.side.noiseHint.Show()
+	} else {
+		m.side.noiseHint.Hide()
+		m.side.maskHint.Show()
+	}
 	m.side.split.SetSelected(st.Split.String())
 	if !m.side.index.Disabled() && m.win.Canvas().Focused() != m.side.index {
 		m.side.index.SetText(strconv.Itoa(st.Index))

@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"reflect"
 	"slices"
 
 	"fyne.io/fyne/v2"
@@ -50,6 +51,7 @@ type Main struct {
 	lane         int // lane whose attention row is painted
 	hoverText    string
 	lastPlotKey  string
+	statusErr    bool // the status line shows a problem
 
 	// widgets
 	root       *fyne.Container
@@ -164,9 +166,14 @@ func (m *Main) build() {
 	m.tLabel = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	m.status = widget.NewLabel("")
 	m.status.Truncation = fyne.TextTruncateEllipsis
-	speedBox := container.NewBorder(nil, nil, nil, m.speedLbl, container.NewGridWrap(fyne.NewSize(120, 36), m.speed))
+	// The speed slider stands apart from the timeline, labelled, and the
+	// play button keeps the width of "Pause" so nothing shifts.
+	speedBox := container.NewBorder(nil, nil, widget.NewLabel("  speed"), m.speedLbl, container.NewGridWrap(fyne.NewSize(120, 36), m.speed))
+	pauseWidth := newKeyButton("Pause", theme.MediaPauseIcon(), nil, m.handleKey).MinSize()
+	play := container.NewGridWrap(pauseWidth, m.playBtn)
 	m.transport = container.NewBorder(nil, nil,
-		container.NewHBox(reset, back, m.playBtn, step, best), speedBox, m.timeline)
+		container.NewHBox(reset, back, play, step, best), speedBox,
+		container.NewBorder(nil, nil, widget.NewLabel("t"), nil, m.timeline))
 	m.tLabel.Truncation = fyne.TextTruncateEllipsis
 	bottom := container.NewVBox(m.transport, container.NewGridWithColumns(2, m.tLabel, m.status))
 
@@ -191,7 +198,10 @@ func (m *Main) send(f func(*sim.Settings)) {
 	m.Engine.Update(f)
 }
 
-func (m *Main) setStatus(s string) { m.status.SetText(s) }
+// setStatus shows information; setError a problem, which stays until the
+// next change the engine accepts.
+func (m *Main) setStatus(s string) { m.statusErr = false; m.status.SetText(s) }
+func (m *Main) setError(s string)  { m.statusErr = true; m.status.SetText(s) }
 
 func (m *Main) hover(s string) {
 	m.hoverText = s
@@ -356,8 +366,11 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	m.redrawImages()
 	m.drawPlots(sn)
 	m.drawText(sn)
-	if sn.Err != "" {
-		m.setStatus(sn.Err)
+	switch {
+	case sn.Err != "":
+		m.setError(sn.Err)
+	case m.statusErr && prev != nil && !reflect.DeepEqual(prev.Settings, sn.Settings):
+		m.setStatus("") // an accepted change ends the last problem
 	}
 }
 

@@ -2,10 +2,12 @@ package ui
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -348,5 +350,66 @@ func TestKeysWhateverHasFocus(t *testing.T) {
 	c.Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyRight})
 	if m.snap.T != 0 {
 		t.Fatal("→ in the index entry stepped the model")
+	}
+}
+
+// TestDigitChoiceAndReadouts: the label filter shows a digit of that label
+// at once; a bad index is refused and the field shows the digit shown; a
+// problem leaves the status line at the next accepted change; the nearest
+// memory has the same index in the window and the CSV; the corruption hint
+// fits the corruption; pixel models say they have no patch histogram.
+func TestDigitChoiceAndReadouts(t *testing.T) {
+	m, w := newTestMain(t)
+	m.side.labelSel.SetSelected("3")
+	if m.snap.Label != 3 {
+		t.Fatalf("label filter 3: showing a %d", m.snap.Label)
+	}
+	m.side.labelSel.SetSelected("any")
+	submit := func(s string) {
+		w.Canvas().Focus(m.side.index)
+		m.side.index.SetText(s)
+		m.side.index.OnSubmitted(s)
+	}
+	submit("abc")
+	if !strings.Contains(m.status.Text, `"abc" is not a digit index`) || m.side.index.Text != strconv.Itoa(m.snap.Settings.Index) {
+		t.Fatalf("abc: status %q, field %q", m.status.Text, m.side.index.Text)
+	}
+	submit("5")
+	if m.snap.Settings.Index != 5 || m.status.Text != "" {
+		t.Fatalf("5: index %d, status %q", m.snap.Settings.Index, m.status.Text)
+	}
+	submit("99999")
+	if m.snap.Settings.Index != 5 || m.side.index.Text != "5" || !strings.Contains(m.status.Text, "99999 is out of range") {
+		t.Fatalf("99999: index %d, field %q, status %q", m.snap.Settings.Index, m.side.index.Text, m.status.Text)
+	}
+	m.Engine.Seek(3)
+	var b bytes.Buffer
+	if err := sim.WriteTrajectoryCSV(&b, m.snap); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := csv.NewReader(&b).ReadAll()
+	f := m.snap.Lanes[0].At(3)
+	if recs[4][6] != strconv.Itoa(f.NearIdx) || !strings.Contains(m.nearestLbl.Text, "#"+strconv.Itoa(f.NearIdx)+":") {
+		t.Fatalf("nearest memory: CSV %s, window %q, frame %d", recs[4][6], m.nearestLbl.Text, f.NearIdx)
+	}
+	if !m.side.maskHint.Visible() || m.side.noiseHint.Visible() {
+		t.Fatal("masking shows the noise hint")
+	}
+	m.Engine.Update(func(s *sim.Settings) { s.Corruption.Kind = sim.Noise })
+	if m.side.maskHint.Visible() || !m.side.noiseHint.Visible() {
+		t.Fatal("noise shows the masking hint (click a patch to mask)")
+	}
+	typeKey(w, fyne.Key5) // modern Hopfield alone
+	if !strings.Contains(m.hist.means.Text, "no patches") {
+		t.Fatalf("histogram of a pixel model: %q", m.hist.means.Text)
+	}
+	m.Engine.Update(func(s *sim.Settings) { s.Hop.Beta = 0.01 })
+	m.Engine.Step()
+	for _, pv := range m.patterns {
+		for _, l := range pv.labels {
+			if strings.HasSuffix(l.Text, " 0.00") {
+				t.Fatalf("a top pattern's weight reads %q", l.Text)
+			}
+		}
 	}
 }
