@@ -2,7 +2,8 @@ package ui
 
 import (
 	"fmt"
-	"math"
+	"image/color"
+	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -31,6 +32,7 @@ func newTitle(s string) *widget.Label {
 // input, one state per lane, nearest memory), analysis below (attention
 // per lane, MSE, energy for a single model, variance histogram).
 func (m *Main) layoutCenter(n int) {
+	m.answers = nil
 	m.states = m.states[:0]
 	m.patterns = map[int]*PatternsView{}
 	m.stateTitles = m.stateTitles[:0]
@@ -70,14 +72,23 @@ func (m *Main) layoutCenter(n int) {
 	}
 	top = append(top, container.NewBorder(newTitle("nearest\nmemory"), m.nearestLbl, nil, nil, m.nearest))
 	m.mseLegend = container.NewGridWithColumns(2)
-	bottom = append(bottom, container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot))
+	plots := []fyne.CanvasObject{container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot), m.energyPlot, m.hist}
 	if n == 1 {
-		bottom = append(bottom, m.energyPlot)
+		m.center.Objects = []fyne.CanvasObject{container.NewGridWithRows(2,
+			container.NewGridWithColumns(len(top), top...),
+			container.NewGridWithColumns(len(bottom)+len(plots), append(bottom, plots...)...))}
+	} else {
+		// Compare: a row of attention beside the answer of every model,
+		// then the plots, each model a line.
+		m.answers = container.NewGridWithColumns(len(answerColumns))
+		width := canvas.NewRectangle(color.Transparent)
+		width.SetMinSize(fyne.NewSize(answerTableWidth, 0))
+		table := container.NewStack(width, container.NewBorder(newTitle("each model's answer"), nil, nil, nil, container.NewVScroll(m.answers)))
+		m.center.Objects = []fyne.CanvasObject{container.NewGridWithRows(3,
+			container.NewGridWithColumns(len(top), top...),
+			container.NewBorder(nil, nil, nil, table, container.NewGridWithColumns(len(bottom), bottom...)),
+			container.NewGridWithColumns(len(plots), plots...))}
 	}
-	bottom = append(bottom, m.hist)
-	m.center.Objects = []fyne.CanvasObject{container.NewGridWithRows(2,
-		container.NewGridWithColumns(len(top), top...),
-		container.NewGridWithColumns(len(bottom), bottom...))}
 	m.center.Refresh()
 	m.lastPlotKey = ""
 }
@@ -248,12 +259,29 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 		})
 		m.setLegend(sn)
 		m.energyPlot.SetPlot(func() (*plot.Plot, error) {
-			l := lanes[0]
-			title := "energy vs t (negative pseudo-likelihood)"
-			if l.Info.Patterns > 0 || l.Info.Name == "hopfield-classic" {
-				title = "energy vs t (Hopfield)"
+			// One line per model that has an energy, in the model's colour.
+			var ss []figures.Series
+			title := ""
+			for _, l := range lanes {
+				s := figures.Series{Name: l.Info.Label}
+				if l.Info.HasEnergy {
+					s.Values = column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })
+					kind := "negative pseudo-likelihood"
+					if l.Info.Patterns > 0 || l.Info.Name == "hopfield-classic" {
+						kind = "Hopfield"
+					}
+					if title == "" {
+						title = "energy vs t (" + kind + ")"
+					} else if !strings.Contains(title, kind) {
+						title = "energy vs t (each model's own)"
+					}
+				}
+				ss = append(ss, s)
 			}
-			return figures.TrajectoryPlot(title, "E", []figures.Series{{Values: column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })}})
+			if title == "" {
+				title = "energy: not defined for these models"
+			}
+			return figures.TrajectoryPlot(title, "E", ss)
 		})
 	}
 	best := -1.0
@@ -311,12 +339,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	if len(sn.Lanes) == 1 {
 		txt += sn.Lanes[0].Answer(repair)
 	} else {
-		for k, l := range sn.Lanes {
-			if k > 0 {
-				txt += "   ·   "
-			}
-			txt += l.Info.Label + ": " + l.Answer(repair)
-		}
+		txt += fmt.Sprintf("%d models in lockstep: each one's t* and error are in the table", len(sn.Lanes))
 	}
 	m.tLabel.SetText(txt)
 	l := sn.Lanes[min(m.lane, len(sn.Lanes)-1)]
@@ -325,11 +348,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		m.nearestLbl.SetText(fmt.Sprintf("#%d: %d %s r %.2f\nmean digit r %.2f",
 			f.NearIdx, f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, f.CorrMean))
 	}
-	if math.IsNaN(f.Energy) {
-		m.energyPlot.Hide()
-	} else {
-		m.energyPlot.Show()
-	}
+	m.drawAnswers(sn)
 }
 
 // lanes returns the info of lane k of the current snapshot.
@@ -366,4 +385,56 @@ func (m *Main) setLegend(sn *sim.Snapshot) {
 	objs = append(objs, in)
 	m.mseLegend.Objects = objs
 	m.mseLegend.Refresh()
+}
+
+// answerColumns head the compare table.
+var answerColumns = []string{"model", "t*", "MSE(t*)", "MSE now", "nearest, r"}
+
+// answerTableWidth fits the compare table's columns at the normal text size.
+const answerTableWidth = 560
+
+// drawAnswers fills the compare table: each model's best step and error,
+// its error now, and the stored digit nearest to its current state.
+func (m *Main) drawAnswers(sn *sim.Snapshot) {
+	if m.answers == nil || len(sn.Lanes) < 2 {
+		return
+	}
+	repair := sn.Settings.NothingToRepair()
+	// The labels are made once per layout and only their text changes:
+	// snapshots arrive up to 60 times a second.
+	want := (len(sn.Lanes) + 1) * len(answerColumns)
+	if len(m.answers.Objects) != want {
+		m.answers.Objects = nil
+		for k := 0; k < want; k++ {
+			l := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: k < len(answerColumns)})
+			l.Truncation = fyne.TextTruncateEllipsis
+			m.answers.Objects = append(m.answers.Objects, l)
+		}
+		m.answers.Refresh()
+	}
+	next := 0
+	cell := func(s string, _ bool) {
+		if l := m.answers.Objects[next].(*widget.Label); l.Text != s {
+			l.SetText(s)
+		}
+		next++
+	}
+	for _, h := range answerColumns {
+		cell(h, true)
+	}
+	for _, l := range sn.Lanes {
+		f := l.At(sn.T)
+		best := strconv.Itoa(l.Best)
+		switch {
+		case repair:
+			best = "nothing to repair"
+		case !(l.BestMSE < l.Frames[0].MSE):
+			best = "none < t=0"
+		}
+		cell(l.Info.Label, false)
+		cell(best, false)
+		cell(fmt.Sprintf("%.4f", l.BestMSE), false)
+		cell(fmt.Sprintf("%.4f", f.MSE), false)
+		cell(fmt.Sprintf("#%d: %d, %.2f", f.NearIdx, f.NearLbl, f.NearCorr), false)
+	}
 }

@@ -70,6 +70,7 @@ type Main struct {
 	msePlot      *PlotView
 	mseLegend    *fyne.Container
 	energyPlot   *PlotView
+	answers      *fyne.Container // compare mode: a row per model (drawAnswers)
 	hist         *Histogram
 	center       *fyne.Container
 

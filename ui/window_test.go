@@ -13,6 +13,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"attractorlab/sim"
 	"attractorlab/sim/mnist"
@@ -411,5 +412,36 @@ func TestDigitChoiceAndReadouts(t *testing.T) {
 				t.Fatalf("a top pattern's weight reads %q", l.Text)
 			}
 		}
+	}
+}
+
+// TestCompareAnswersEveryModel: with several models, the table has a row
+// per model with its own t* (not the first model's), and the energy plot
+// stays, with a line per model that has one.
+func TestCompareAnswersEveryModel(t *testing.T) {
+	m, _ := newTestMain(t)
+	m.Engine.Restore(sim.PaperDemo(), 0)
+	m.Engine.Update(func(s *sim.Settings) { s.Lanes = []string{"bsa-p2", "block"} })
+	m.Engine.Settle()
+	if m.answers == nil || len(m.answers.Objects) != 3*len(answerColumns) {
+		t.Fatalf("compare table: %v", m.answers)
+	}
+	for k, l := range m.snap.Lanes {
+		row := m.answers.Objects[(k+1)*len(answerColumns):]
+		if got := row[0].(*widget.Label).Text; got != l.Info.Label {
+			t.Fatalf("row %d is %q, want %q", k, got, l.Info.Label)
+		}
+		if got := row[1].(*widget.Label).Text; got != strconv.Itoa(l.Best) {
+			t.Fatalf("%s: t* %q, want its own %d", l.Info.Label, got, l.Best)
+		}
+	}
+	if m.snap.Lanes[0].Best == m.snap.Lanes[1].Best {
+		t.Fatal("the test needs two models with different t*")
+	}
+	if !m.energyPlot.Visible() || m.energyPlot.Build == nil {
+		t.Fatal("the energy plot disappeared in compare mode")
+	}
+	if _, err := m.energyPlot.Build(); err != nil {
+		t.Fatal(err)
 	}
 }
