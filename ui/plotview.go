@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
 )
@@ -23,15 +24,17 @@ type PlotView struct {
 	TStar  float64 // second marker (t*), < 0 for none
 	OnSeek func(t int)
 
-	img     *canvas.Image
-	marker  *canvas.Line
-	star    *canvas.Line
-	xpix    func(float64) float64
-	top     float64
-	bottom  float64
-	scale   float32
-	builtAt fyne.Size
-	stale   bool
+	img      *canvas.Image
+	marker   *canvas.Line
+	star     *canvas.Line
+	markerTx *canvas.Text // "t"
+	starTx   *canvas.Text // "t*"
+	xpix     func(float64) float64
+	top      float64
+	bottom   float64
+	scale    float32
+	builtAt  fyne.Size
+	stale    bool
 }
 
 // NewPlotView returns a view; call SetPlot to give it something to draw.
@@ -52,10 +55,15 @@ func (p *PlotView) SetPlot(build func() (*plot.Plot, error)) {
 func (p *PlotView) CreateRenderer() fyne.WidgetRenderer {
 	p.img = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 	p.img.FillMode = canvas.ImageFillStretch
-	p.marker = canvas.NewLine(color.RGBA{220, 40, 40, 255})
+	p.marker = canvas.NewLine(markerColor)
 	p.marker.StrokeWidth = 2
-	p.star = canvas.NewLine(color.RGBA{0, 158, 115, 255})
+	p.star = canvas.NewLine(starColor)
 	p.star.StrokeWidth = 1.5
+	p.markerTx = canvas.NewText("t", markerColor)
+	p.starTx = canvas.NewText("t*", starColor)
+	for _, tx := range []*canvas.Text{p.markerTx, p.starTx} {
+		tx.TextStyle.Bold = true
+	}
 	return &plotRenderer{p: p}
 }
 
@@ -99,25 +107,44 @@ func (r *plotRenderer) render() {
 	p.img.Refresh()
 }
 
+// The markers' colours are used by no curve (figures.Palette): t is red,
+// t* magenta, each labelled at its top.
+var (
+	markerColor = color.RGBA{220, 40, 40, 255}
+	starColor   = color.RGBA{190, 30, 190, 255}
+)
+
 func (r *plotRenderer) place() {
 	p := r.p
 	if p.xpix == nil {
-		p.marker.Hide()
-		p.star.Hide()
+		for _, o := range []fyne.CanvasObject{p.marker, p.star, p.markerTx, p.starTx} {
+			o.Hide()
+		}
 		return
 	}
-	put := func(l *canvas.Line, t float64) {
+	put := func(l *canvas.Line, tx *canvas.Text, t float64, right bool) {
 		x := float32(p.xpix(t)) / p.scale
 		l.Position1 = fyne.NewPos(x, float32(p.top)/p.scale)
 		l.Position2 = fyne.NewPos(x, float32(p.bottom)/p.scale)
 		l.Show()
 		l.Refresh()
+		tx.TextSize = theme.CaptionTextSize()
+		tx.Resize(tx.MinSize())
+		w := tx.MinSize().Width
+		tx.Move(fyne.NewPos(x+3, float32(p.top)/p.scale))
+		if !right {
+			tx.Move(fyne.NewPos(x-3-w, float32(p.top)/p.scale))
+		}
+		tx.Show()
+		tx.Refresh()
 	}
-	put(p.marker, p.T)
+	// t* on the left of its line, t on the right, so both read when they meet.
+	put(p.marker, p.markerTx, p.T, true)
 	if p.TStar >= 0 {
-		put(p.star, p.TStar)
+		put(p.star, p.starTx, p.TStar, false)
 	} else {
 		p.star.Hide()
+		p.starTx.Hide()
 	}
 }
 
@@ -127,7 +154,7 @@ func (r *plotRenderer) Refresh() {
 	r.place()
 }
 func (r *plotRenderer) Objects() []fyne.CanvasObject {
-	return []fyne.CanvasObject{r.p.img, r.p.star, r.p.marker}
+	return []fyne.CanvasObject{r.p.img, r.p.star, r.p.marker, r.p.starTx, r.p.markerTx}
 }
 func (r *plotRenderer) Destroy() {}
 

@@ -20,6 +20,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"attractorlab/sim"
+	"attractorlab/sim/figures"
 	"attractorlab/sim/mnist"
 )
 
@@ -92,6 +93,7 @@ func NewMain(ctx context.Context, a fyne.App, w fyne.Window, deps Deps, settings
 	m.themeChoice = a.Preferences().StringWithFallback("theme", "System")
 	m.showGrid = a.Preferences().BoolWithFallback("grid", true)
 	a.Settings().SetTheme(newTheme(m.themeChoice, false))
+	m.usePlotFont()
 	m.build()
 	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue,
 		Settings: settings, OnSnap: func(sn *sim.Snapshot) { fyne.Do(func() { m.apply(sn) }) }})
@@ -103,11 +105,19 @@ func NewMain(ctx context.Context, a fyne.App, w fyne.Window, deps Deps, settings
 // take effect before they return.
 func NewMainSync(a fyne.App, w fyne.Window, deps Deps, settings sim.Settings) *Main {
 	m := &Main{app: a, win: w, deps: deps, infos: deps.Catalogue.Available(), query: -1, themeChoice: "System", showGrid: true}
+	m.usePlotFont()
 	m.build()
 	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue,
 		Settings: settings, Synchronous: true, OnSnap: m.apply})
 	m.Engine.Settle()
 	return m
+}
+
+// usePlotFont draws the plots in the theme's text font, as the controls.
+func (m *Main) usePlotFont() {
+	if err := figures.UseFont("theme", theme.TextFont().Content()); err != nil {
+		fyne.LogError("plots keep gonum's font", err) // the window works on
+	}
 }
 
 // Content is the window's root object.

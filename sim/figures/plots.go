@@ -186,6 +186,7 @@ func TrajectoryPlot(title, ylabel string, series []Series) (*plot.Plot, error) {
 	p.X.Label.Text = "t"
 	p.X.Tick.Marker = IntTicks{}
 	p.Y.Label.Text = ylabel
+	p.Y.Tick.Marker = PlainTicks{}
 	p.Add(plotter.NewGrid())
 	for k, s := range series {
 		var xy plotter.XYs
@@ -275,6 +276,21 @@ func (LogTicks125) Ticks(lo, hi float64) []plot.Tick {
 				t.Label = strconv.FormatFloat(v, 'g', 3, 64)
 			}
 			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// PlainTicks are gonum's default ticks labelled without needless decimals
+// ("-1025", not "-1025.00"; "0.05", not "0.050").
+type PlainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (PlainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for k := range ts {
+		if ts[k].Label != "" {
+			ts[k].Label = strconv.FormatFloat(ts[k].Value, 'g', 6, 64)
 		}
 	}
 	return ts

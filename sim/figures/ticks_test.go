@@ -34,3 +34,26 @@ func TestLogTicks125(t *testing.T) {
 		t.Fatal("ticks for a range reaching 0")
 	}
 }
+
+// TestPlainTicks: labels carry only the decimals the value has.
+func TestPlainTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (PlainTicks{}).Ticks(-1075, -975) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if len(labels) == 0 {
+		t.Fatal("no labelled ticks")
+	}
+	for _, l := range labels {
+		if strings.Contains(l, ".") {
+			t.Fatalf("energy ticks %v carry decimals", labels)
+		}
+	}
+	for _, tk := range (PlainTicks{}).Ticks(0.04, 0.16) {
+		if tk.Label != "" && strings.HasSuffix(tk.Label, "0") && strings.Contains(tk.Label, ".") {
+			t.Fatalf("MSE tick %q ends in a needless zero", tk.Label)
+		}
+	}
+}
