@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
+	"gonum.org/v1/plot"
 
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
@@ -34,8 +34,8 @@ func (m *Main) exports() []exportItem {
 		{"Scenario (JSON, reopens exactly)", "scenario.json", func(w io.Writer) error { return sim.WriteScenario(w, sn) }},
 		{"Clean image (PNG)", "clean.png", img(func() image.Image { return m.clean.draw(560, 560) })},
 		{"Input image (PNG)", "input.png", img(func() image.Image { return m.input.draw(560, 560) })},
-		{"MSE plot (PNG)", "mse.png", m.plotPNG(m.msePlot)},
-		{"Energy plot (PNG)", "energy.png", m.plotPNG(m.energyPlot)},
+		{"MSE plot (PNG)", "mse.png", m.plotPNG(msePlot, m.logY)},
+		{"Energy plot (PNG)", "energy.png", m.plotPNG(energyPlot, false)},
 		{"Variance histogram (PNG)", "variance.png", img(func() image.Image { return m.hist.draw(900, 500) })},
 	}
 	for k, v := range m.states {
@@ -52,13 +52,16 @@ func (m *Main) exports() []exportItem {
 	return items
 }
 
-// plotPNG writes a plot panel at 1200×700, or says why it cannot.
-func (m *Main) plotPNG(p *PlotView) func(io.Writer) error {
+// plotPNG writes a plot panel at 1200×700 as the window shows it, with
+// its legend and the t and t* markers drawn in, or says why it cannot.
+func (m *Main) plotPNG(build func(*sim.Snapshot, figures.TrajectoryOptions) (*plot.Plot, error), logY bool) func(io.Writer) error {
 	return func(w io.Writer) error {
-		if p.Build == nil {
-			return errors.New("this plot is not shown for the current models")
+		sn := m.snap
+		o := figures.TrajectoryOptions{LogY: logY, Legend: true, Now: sn.T, Best: -1}
+		if len(sn.Lanes) == 1 && !sn.Settings.NothingToRepair() {
+			o.Best = sn.Lanes[0].Best
 		}
-		pl, err := p.Build()
+		pl, err := build(sn, o)
 		if err != nil {
 			return err
 		}
@@ -66,20 +69,16 @@ func (m *Main) plotPNG(p *PlotView) func(io.Writer) error {
 	}
 }
 
-// image renders the heatmap alone at side×side pixels.
+// image renders the heatmap alone at side×side pixels, every entry on the
+// window's colour scale (side ≥ 2 entries per pixel needs no aggregation).
 func (h *Heatmap) image(side int) image.Image {
 	img := image.NewRGBA(image.Rect(0, 0, side, side))
-	if h.Rows == 0 || len(h.Values) != h.Rows*h.Cols {
+	if h.Rows == 0 || len(h.shown) != h.Rows*h.Cols {
 		return img
-	}
-	span := float64(h.Hi - h.Lo)
-	if span <= 0 {
-		span = 1
 	}
 	for y := 0; y < side; y++ {
 		for x := 0; x < side; x++ {
-			v := h.Values[(y*h.Rows/side)*h.Cols+x*h.Cols/side]
-			img.SetRGBA(x, y, viridis((float64(v)-float64(h.Lo))/span))
+			img.SetRGBA(x, y, viridis(float64(h.shown[(y*h.Rows/side)*h.Cols+x*h.Cols/side])))
 		}
 	}
 	return img

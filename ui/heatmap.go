@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"math"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -13,14 +14,20 @@ import (
 )
 
 // Heatmap draws a Rows×Cols matrix (an attention map: query rows, key
-// columns) with viridis on a fixed range and a labelled colour bar. Hover
-// reports the entry; a tap selects the row.
+// columns) with viridis and a labelled colour bar. Hover reports the entry;
+// a tap selects the row. When the map has fewer than two pixels per entry
+// it is drawn aggregated into Block×Block blocks (for attention: one block
+// per row of patches, the attention that a row of query patches gives to a
+// row of key patches) and, under the pointer, a lens shows the entries
+// themselves.
 type Heatmap struct {
 	widget.BaseWidget
 
 	Values     []float32
 	Rows, Cols int
-	Lo, Hi     float32 // colour range (shared across compare lanes)
+	Scale      attnScale
+	Hi         float32 // top of the colour range for the shared scale
+	Block      int     // tokens per aggregated block (0: never aggregate)
 	Selected   int     // highlighted row (−1: none)
 	OnTapped   func(row int)
 	OnHover    func(row, col int) // −1, −1 when the pointer leaves
@@ -29,11 +36,31 @@ type Heatmap struct {
 	bar    *canvas.Image
 	hi, lo *canvas.Text
 	sel    *canvas.Rectangle
+	lens   *canvas.Image
+	frame  *canvas.Rectangle // the lens's border
+	shown  []float32         // Values on the colour scale, 0…1
+	lensAt [2]int            // token under the pointer (−1: no lens)
 }
+
+// attnScale is how attention weights map to colour.
+type attnScale int
+
+const (
+	scalePerMap  attnScale = iota // 0 … the map's largest weight
+	scaleShared                   // 0 … the largest weight of every map shown
+	scaleRowNorm                  // each query row 0 … its own largest weight
+	scaleLog                      // log10 over three decades below the largest
+)
+
+var attnScaleNames = []string{"per map", "shared", "per row", "log"}
+
+// minPixelsPerEntry is the least a map entry is drawn with before the map
+// is aggregated.
+const minPixelsPerEntry = 2
 
 // NewHeatmap returns an empty heatmap.
 func NewHeatmap() *Heatmap {
-	h := &Heatmap{Selected: -1, Hi: 1}
+	h := &Heatmap{Selected: -1, Hi: 1, lensAt: [2]int{-1, -1}}
 	h.ExtendBaseWidget(h)
 	return h
 }
@@ -58,6 +85,12 @@ func (h *Heatmap) CreateRenderer() fyne.WidgetRenderer {
 	h.sel = canvas.NewRectangle(color.Transparent)
 	h.sel.StrokeColor = color.RGBA{255, 60, 60, 255}
 	h.sel.StrokeWidth = 1.5
+	h.lens = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
+	h.lens.ScaleMode = canvas.ImageScalePixels
+	h.lens.FillMode = canvas.ImageFillStretch
+	h.frame = canvas.NewRectangle(color.Transparent)
+	h.frame.StrokeColor = color.RGBA{255, 255, 255, 255}
+	h.frame.StrokeWidth = 1.5
 	r := &heatRenderer{h: h}
 	r.Refresh()
 	return r
@@ -95,6 +128,55 @@ func (r *heatRenderer) Layout(s fyne.Size) {
 	} else {
 		h.sel.Hide()
 	}
+	r.placeLens(pos, sz)
+}
+
+// lensTokens is the side of the lens, in entries.
+const lensTokens = 20
+
+// placeLens shows, while the pointer is over an aggregated map, the
+// entries around it at full resolution in the corner away from it.
+func (r *heatRenderer) placeLens(pos fyne.Position, sz fyne.Size) {
+	h := r.h
+	q, k := h.lensAt[0], h.lensAt[1]
+	if q < 0 || !h.aggregated(sz) || len(h.shown) != h.Rows*h.Cols {
+		h.lens.Hide()
+		h.frame.Hide()
+		return
+	}
+	q0 := min(max(q-lensTokens/2, 0), max(h.Rows-lensTokens, 0))
+	k0 := min(max(k-lensTokens/2, 0), max(h.Cols-lensTokens, 0))
+	n := min(lensTokens, h.Rows, h.Cols)
+	img := image.NewRGBA(image.Rect(0, 0, n, n))
+	for y := 0; y < n; y++ {
+		for x := 0; x < n; x++ {
+			c := viridis(float64(h.shown[(q0+y)*h.Cols+k0+x]))
+			if q0+y == q && k0+x == k {
+				c = color.RGBA{255, 60, 60, 255}
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	h.lens.Image = img
+	side := sz.Width * 0.55
+	lp := pos // top left, unless the pointer is there
+	if float32(q)/float32(h.Rows) < 0.5 && float32(k)/float32(h.Cols) < 0.5 {
+		lp = fyne.NewPos(pos.X+sz.Width-side, pos.Y+sz.Height-side)
+	}
+	h.lens.Move(lp)
+	h.lens.Resize(fyne.NewSize(side, side))
+	h.frame.Move(lp)
+	h.frame.Resize(fyne.NewSize(side, side))
+	h.lens.Show()
+	h.frame.Show()
+	h.lens.Refresh()
+	h.frame.Refresh()
+}
+
+// aggregated reports whether the map is drawn in blocks at this size.
+func (h *Heatmap) aggregated(sz fyne.Size) bool {
+	return h.Block > 1 && h.Rows%h.Block == 0 && h.Cols%h.Block == 0 &&
+		sz.Width/float32(h.Cols) < minPixelsPerEntry
 }
 
 func (r *heatRenderer) MinSize() fyne.Size {
@@ -107,18 +189,26 @@ func (r *heatRenderer) Refresh() {
 	h.hi.Color, h.lo.Color = fg, fg
 	size := theme.CaptionTextSize()
 	h.hi.TextSize, h.lo.TextSize = size, size
-	h.hi.Text = fmt.Sprintf("%.3g", h.Hi)
-	h.lo.Text = fmt.Sprintf("%.3g", h.Lo)
 	if h.Rows > 0 && h.Cols > 0 && len(h.Values) == h.Rows*h.Cols {
-		img := image.NewRGBA(image.Rect(0, 0, h.Cols, h.Rows))
-		span := float64(h.Hi - h.Lo)
-		if span <= 0 {
-			span = 1
+		var lo, hi string
+		h.shown, lo, hi = scaleAttention(h.Values, h.Rows, h.Cols, h.Scale, h.Hi)
+		h.hi.Text, h.lo.Text = hi, lo
+		_, sz := r.mapRect(h.Size())
+		rows, cols, vals := h.Rows, h.Cols, h.shown
+		if h.aggregated(sz) {
+			rows, cols = h.Rows/h.Block, h.Cols/h.Block
+			vals = blockMeans(h.shown, h.Rows, h.Cols, h.Block)
 		}
-		for k, v := range h.Values {
-			img.SetRGBA(k%h.Cols, k/h.Cols, viridis((float64(v)-float64(h.Lo))/span))
+		img := image.NewRGBA(image.Rect(0, 0, cols, rows))
+		for k, v := range vals {
+			img.SetRGBA(k%cols, k/cols, viridis(float64(v)))
 		}
 		h.img.Image = img
+	} else {
+		// Nothing to show (t = 0: no step has attended yet): blank.
+		h.img.Image = image.NewRGBA(image.Rect(0, 0, 1, 1))
+		h.shown = nil
+		h.hi.Text, h.lo.Text = "", ""
 	}
 	h.img.Refresh()
 	h.hi.Refresh()
@@ -126,8 +216,70 @@ func (r *heatRenderer) Refresh() {
 	r.Layout(h.Size())
 }
 
+// scaleAttention maps attention weights to 0…1 for colouring and returns
+// the labels of the colour bar's two ends.
+func scaleAttention(v []float32, rows, cols int, s attnScale, shared float32) (out []float32, lo, hi string) {
+	out = make([]float32, len(v))
+	var top float32
+	for _, x := range v {
+		top = max(top, x)
+	}
+	switch s {
+	case scaleShared:
+		top = max(shared, top)
+		fallthrough
+	case scalePerMap:
+		if top > 0 {
+			for k, x := range v {
+				out[k] = x / top
+			}
+		}
+		return out, "0", fmt.Sprintf("%.3g", top)
+	case scaleRowNorm:
+		for q := 0; q < rows; q++ {
+			row := v[q*cols : (q+1)*cols]
+			var m float32
+			for _, x := range row {
+				m = max(m, x)
+			}
+			for k, x := range row {
+				if m > 0 {
+					out[q*cols+k] = x / m
+				}
+			}
+		}
+		return out, "0", "row max"
+	default: // scaleLog: three decades below the largest weight
+		if top <= 0 {
+			return out, "", ""
+		}
+		lt := math.Log10(float64(top))
+		for k, x := range v {
+			if x > 0 {
+				out[k] = float32(min(max((math.Log10(float64(x))-lt+3)/3, 0), 1))
+			}
+		}
+		return out, fmt.Sprintf("%.1g", top/1000), fmt.Sprintf("%.3g", top)
+	}
+}
+
+// blockMeans averages a rows×cols matrix over b×b blocks.
+func blockMeans(v []float32, rows, cols, b int) []float32 {
+	r, c := rows/b, cols/b
+	out := make([]float32, r*c)
+	for q := 0; q < rows; q++ {
+		for k := 0; k < cols; k++ {
+			out[(q/b)*c+k/b] += v[q*cols+k]
+		}
+	}
+	for k := range out {
+		out[k] /= float32(b * b)
+	}
+	return out
+}
+
 func (r *heatRenderer) Objects() []fyne.CanvasObject {
-	return []fyne.CanvasObject{r.h.img, r.h.bar, r.h.hi, r.h.lo, r.h.sel}
+	return []fyne.CanvasObject{r.h.img, r.h.bar, r.h.hi, r.h.lo, r.h.sel, r.h.lens, r.h.frame}
 }
 func (r *heatRenderer) Destroy() {}
 
@@ -150,17 +302,30 @@ func (h *Heatmap) Tapped(e *fyne.PointEvent) {
 // MouseIn starts hover reporting.
 func (h *Heatmap) MouseIn(e *desktop.MouseEvent) { h.MouseMoved(e) }
 
-// MouseMoved reports the entry under the pointer.
-func (h *Heatmap) MouseMoved(e *desktop.MouseEvent) {
+// MouseMoved reports the entry under the pointer and moves the lens.
+func (h *Heatmap) MouseMoved(e *desktop.MouseEvent) { h.hoverAt(e.Position) }
+
+func (h *Heatmap) hoverAt(p fyne.Position) {
+	q, k := h.cellAt(p)
 	if h.OnHover != nil {
-		h.OnHover(h.cellAt(e.Position))
+		h.OnHover(q, k)
+	}
+	h.lensAt = [2]int{q, k}
+	r := &heatRenderer{h: h}
+	if h.img != nil {
+		r.placeLens(r.mapRect(h.Size()))
 	}
 }
 
-// MouseOut ends hover reporting.
+// MouseOut ends hover reporting and hides the lens.
 func (h *Heatmap) MouseOut() {
 	if h.OnHover != nil {
 		h.OnHover(-1, -1)
+	}
+	h.lensAt = [2]int{-1, -1}
+	if h.img != nil {
+		h.lens.Hide()
+		h.frame.Hide()
 	}
 }
 

@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"strconv"
 	"strings"
 
@@ -153,7 +155,8 @@ func (m *Main) redrawImages() {
 		}
 		v.Refresh()
 		h := m.heat[k]
-		h.Values, h.Rows, h.Cols, h.Lo, h.Hi = attn, l.Info.Tokens, l.Info.Tokens, 0, hi
+		h.Values, h.Rows, h.Cols, h.Hi = attn, l.Info.Tokens, l.Info.Tokens, hi
+		h.Scale, h.Block = m.attnScale, gridSide(l.Info.Tokens)
 		h.Selected = -1
 		if k == m.lane {
 			h.Selected = m.query
@@ -219,6 +222,16 @@ func (m *Main) hoverHeat(lane, r, c int) {
 	m.hover(fmt.Sprintf("attention: query patch %d → key patch %d: α = %.4f", r, c, m.heat[lane].Value(r, c)))
 }
 
+// gridSide is the side of the square grid of n tokens (the patches of a
+// row), or 0 if n is not a square.
+func gridSide(n int) int {
+	g := int(math.Round(math.Sqrt(float64(n))))
+	if g*g != n {
+		return 0
+	}
+	return g
+}
+
 func column(frames []*sim.Frame, f func(*sim.Frame) float64) []float64 {
 	out := make([]float64, len(frames))
 	for k, fr := range frames {
@@ -230,58 +243,15 @@ func column(frames []*sim.Frame, f func(*sim.Frame) float64) []float64 {
 // drawPlots re-renders the plots when the curves changed and moves the
 // markers to t always.
 func (m *Main) drawPlots(sn *sim.Snapshot) {
-	if key := plotKey(sn); key != m.lastPlotKey {
+	if key := plotKey(sn) + fmt.Sprint(m.logY); key != m.lastPlotKey {
 		m.lastPlotKey = key
-		lanes := sn.Lanes
+		logY := m.logY
 		m.msePlot.SetPlot(func() (*plot.Plot, error) {
-			var ss []figures.Series
-			if len(lanes) == 1 {
-				fr := lanes[0].Frames
-				ss = append(ss, figures.Series{Name: "all", Values: column(fr, func(f *sim.Frame) float64 { return f.MSE })})
-				if sn.PixelMask != nil {
-					ss = append(ss,
-						figures.Series{Name: "masked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEMask }), Dashed: true},
-						figures.Series{Name: "unmasked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEOther }), Dashed: true})
-				}
-			} else {
-				for _, l := range lanes {
-					ss = append(ss, figures.Series{Name: l.Info.Label, Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
-				}
-			}
-			// The input's MSE as a reference: a step below it repairs.
-			in := lanes[0].Frames[0].MSE
-			ref := make([]float64, len(lanes[0].Frames))
-			for t := range ref {
-				ref[t] = in
-			}
-			ss = append(ss, figures.Series{Name: "input (t = 0)", Values: ref, Reference: true})
-			return figures.TrajectoryPlot("MSE vs t", "MSE", ss)
+			return msePlot(sn, figures.TrajectoryOptions{LogY: logY, Now: -1, Best: -1})
 		})
 		m.setLegend(sn)
 		m.energyPlot.SetPlot(func() (*plot.Plot, error) {
-			// One line per model that has an energy, in the model's colour.
-			var ss []figures.Series
-			title := ""
-			for _, l := range lanes {
-				s := figures.Series{Name: l.Info.Label}
-				if l.Info.HasEnergy {
-					s.Values = column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })
-					kind := "negative pseudo-likelihood"
-					if l.Info.Patterns > 0 || l.Info.Name == "hopfield-classic" {
-						kind = "Hopfield"
-					}
-					if title == "" {
-						title = "energy vs t (" + kind + ")"
-					} else if !strings.Contains(title, kind) {
-						title = "energy vs t (each model's own)"
-					}
-				}
-				ss = append(ss, s)
-			}
-			if title == "" {
-				title = "energy: not defined for these models"
-			}
-			return figures.TrajectoryPlot(title, "E", ss)
+			return energyPlot(sn, figures.TrajectoryOptions{Now: -1, Best: -1})
 		})
 	}
 	best := -1.0
@@ -437,4 +407,62 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		cell(fmt.Sprintf("%.4f", f.MSE), false)
 		cell(fmt.Sprintf("#%d: %d, %.2f", f.NearIdx, f.NearLbl, f.NearCorr), false)
 	}
+}
+
+// msePlot draws each model's MSE against t (one model: all, masked and
+// unmasked pixels) with the input's MSE as a dotted reference line.
+func msePlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) {
+	lanes := sn.Lanes
+	if len(lanes) == 0 {
+		return nil, errors.New("no model is running")
+	}
+	var ss []figures.Series
+	if len(lanes) == 1 {
+		fr := lanes[0].Frames
+		ss = append(ss, figures.Series{Name: "all", Values: column(fr, func(f *sim.Frame) float64 { return f.MSE })})
+		if sn.PixelMask != nil {
+			ss = append(ss,
+				figures.Series{Name: "masked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEMask }), Dashed: true},
+				figures.Series{Name: "unmasked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEOther }), Dashed: true})
+		}
+	} else {
+		for _, l := range lanes {
+			ss = append(ss, figures.Series{Name: l.Info.Label, Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
+		}
+	}
+	// The input's MSE as a reference: a step below it repairs.
+	in := lanes[0].Frames[0].MSE
+	ref := make([]float64, len(lanes[0].Frames))
+	for t := range ref {
+		ref[t] = in
+	}
+	ss = append(ss, figures.Series{Name: "input (t = 0)", Values: ref, Reference: true})
+	return figures.TrajectoryPlot("MSE vs t", "MSE", ss, o)
+}
+
+// energyPlot draws one line per model that has an energy, in the model's
+// colour, titled by the kind of energy.
+func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) {
+	var ss []figures.Series
+	title := ""
+	for _, l := range sn.Lanes {
+		s := figures.Series{Name: l.Info.Label}
+		if l.Info.HasEnergy {
+			s.Values = column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })
+			kind := "negative pseudo-likelihood"
+			if l.Info.Patterns > 0 || l.Info.Name == "hopfield-classic" {
+				kind = "Hopfield"
+			}
+			if title == "" {
+				title = "energy vs t (" + kind + ")"
+			} else if !strings.Contains(title, kind) {
+				title = "energy vs t (each model's own)"
+			}
+		}
+		ss = append(ss, s)
+	}
+	if title == "" {
+		return nil, errors.New("these models have no energy")
+	}
+	return figures.TrajectoryPlot(title, "E", ss, o)
 }

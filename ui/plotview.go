@@ -29,6 +29,7 @@ type PlotView struct {
 	star     *canvas.Line
 	markerTx *canvas.Text // "t"
 	starTx   *canvas.Text // "t*"
+	msg      *canvas.Text // why there is no plot
 	xpix     func(float64) float64
 	top      float64
 	bottom   float64
@@ -64,6 +65,8 @@ func (p *PlotView) CreateRenderer() fyne.WidgetRenderer {
 	for _, tx := range []*canvas.Text{p.markerTx, p.starTx} {
 		tx.TextStyle.Bold = true
 	}
+	p.msg = canvas.NewText("", theme.Color(theme.ColorNameDisabled))
+	p.msg.Alignment = fyne.TextAlignCenter
 	return &plotRenderer{p: p}
 }
 
@@ -95,8 +98,24 @@ func (r *plotRenderer) render() {
 	}
 	pl, err := p.Build()
 	if err != nil || pl == nil {
+		// Say why instead of leaving the last plot drawn.
+		p.img.Image = image.NewRGBA(image.Rect(0, 0, 1, 1))
+		p.xpix = nil
+		p.msg.Text = "no plot"
+		if err != nil {
+			p.msg.Text = err.Error()
+		}
+		p.msg.Color = theme.Color(theme.ColorNameForeground)
+		p.msg.TextSize = theme.TextSize()
+		p.msg.Move(fyne.NewPos(0, s.Height/2-p.msg.MinSize().Height/2))
+		p.msg.Resize(fyne.NewSize(s.Width, p.msg.MinSize().Height))
+		p.msg.Show()
+		p.builtAt, p.stale = s, false
+		p.img.Refresh()
+		p.msg.Refresh()
 		return
 	}
+	p.msg.Hide()
 	styleForTheme(pl)
 	w, h := int(s.Width*scale), int(s.Height*scale)
 	img, xpix, top, bottom := figures.RenderWithAxis(pl, w, h, 96*float64(scale))
@@ -154,7 +173,7 @@ func (r *plotRenderer) Refresh() {
 	r.place()
 }
 func (r *plotRenderer) Objects() []fyne.CanvasObject {
-	return []fyne.CanvasObject{r.p.img, r.p.star, r.p.marker, r.p.starTx, r.p.markerTx}
+	return []fyne.CanvasObject{r.p.img, r.p.star, r.p.marker, r.p.starTx, r.p.markerTx, r.p.msg}
 }
 func (r *plotRenderer) Destroy() {}
 

@@ -39,6 +39,8 @@ type controls struct {
 	kEntry     *widget.Entry
 	async      *keyCheck
 	gridCheck  *keyCheck
+	logCheck   *keyCheck  // the MSE plot's log y axis
+	scaleSel   *keySelect // the attention maps' colour scale
 	themeSel   *keySelect
 	maskHint   fyne.CanvasObject // shown under masking
 	noiseHint  fyne.CanvasObject // shown under noise
@@ -229,9 +231,28 @@ func (m *Main) viewControls() fyne.CanvasObject {
 		}
 	}, m.handleKey)
 	m.side.themeSel.SetSelected(m.themeChoice)
+	m.side.logCheck = newKeyCheck("log MSE axis (L)", func(b bool) {
+		m.logY = b
+		if m.snap != nil {
+			m.apply(m.snap)
+		}
+	}, m.handleKey)
+	m.side.scaleSel = newKeySelect(attnScaleNames, func(s string) {
+		for k, n := range attnScaleNames {
+			if n == s {
+				m.attnScale = attnScale(k)
+			}
+		}
+		if m.snap != nil {
+			m.apply(m.snap)
+		}
+	}, m.handleKey)
+	m.side.scaleSel.SetSelected(attnScaleNames[m.attnScale])
 	present := newKeyButton("Presentation (F11)", theme.ViewFullScreenIcon(), m.togglePresentation, m.handleKey)
 	demo := newKeyButton("Paper demo", theme.MediaPlayIcon(), m.PaperDemo, m.handleKey)
 	view := container.NewVBox(heading("View"), container.NewGridWithColumns(2, m.side.gridCheck, m.side.themeSel),
+		m.side.logCheck,
+		container.NewBorder(nil, nil, widget.NewLabel("attention colour (A)"), nil, m.side.scaleSel),
 		demo, present, hint("File menu: open, save and export (Ctrl+O, Ctrl+S, Ctrl+E)"))
 	return view
 }

@@ -52,6 +52,8 @@ type Main struct {
 	lane         int // lane whose attention row is painted
 	hoverText    string
 	lastPlotKey  string
+	logY         bool      // the MSE plot's y axis is logarithmic
+	attnScale    attnScale // how attention weights map to colour
 	statusErr    bool // the status line shows a problem
 
 	// widgets
@@ -238,6 +240,10 @@ func (m *Main) handleKey(k *fyne.KeyEvent) bool {
 		m.Engine.SeekBest()
 	case fyne.KeyH:
 		m.cycleHead()
+	case fyne.KeyL:
+		m.side.logCheck.SetChecked(!m.logY)
+	case fyne.KeyA:
+		m.side.scaleSel.SetSelectedIndex((int(m.attnScale) + 1) % len(attnScaleNames))
 	case fyne.KeyF11:
 		m.togglePresentation()
 	case fyne.KeyEscape:

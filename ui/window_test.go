@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"attractorlab/sim"
+	"attractorlab/sim/figures"
 	"attractorlab/sim/mnist"
 )
 
@@ -257,16 +260,44 @@ func TestTransformerHeads(t *testing.T) {
 	}
 }
 
-// TestExportRefusesEmptyPlot: a plot that is not drawn exports an error,
-// not a 1×1 PNG; a drawn one exports a real image.
-func TestExportRefusesEmptyPlot(t *testing.T) {
-	m, _ := newTestMain(t)
+// TestExportedPlots: a plot that is not drawn for the models shown (the
+// ViT has no energy) exports an error, not a 1×1 PNG; the MSE plot exports
+// with its legend and the labelled t and t* markers drawn in.
+func TestExportedPlots(t *testing.T) {
+	m, w := newTestMain(t)
+	typeKey(w, fyne.Key4) // the ViT alone
+	m.Engine.Settle()
 	var b bytes.Buffer
-	if err := m.plotPNG(&PlotView{})(&b); err == nil || b.Len() != 0 {
-		t.Fatalf("an undrawn plot exported %d bytes (err %v)", b.Len(), err)
+	if err := m.plotPNG(energyPlot, false)(&b); err == nil || b.Len() != 0 {
+		t.Fatalf("the ViT's energy exported %d bytes (err %v)", b.Len(), err)
 	}
-	if err := m.plotPNG(m.msePlot)(&b); err != nil || b.Len() < 10000 {
-		t.Fatalf("the MSE plot: %v, %d bytes", err, b.Len())
+	typeKey(w, fyne.Key1)
+	m.Engine.Settle()
+	for range 3 {
+		typeKey(w, fyne.KeyRight)
+	}
+	m.Engine.Settle()
+	if err := m.plotPNG(msePlot, false)(&b); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var now, best int
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			switch c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA); c {
+			case figures.NowColor:
+				now++
+			case figures.BestColor:
+				best++
+			}
+		}
+	}
+	if now < 100 || best < 100 {
+		t.Fatalf("exported MSE plot: %d pixels of the t marker, %d of t*", now, best)
 	}
 }
 

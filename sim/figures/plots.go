@@ -176,23 +176,51 @@ func CurvePlot(c *sim.Curve) (*plot.Plot, error) {
 	return p, err
 }
 
+// TrajectoryOptions shape a TrajectoryPlot.
+type TrajectoryOptions struct {
+	// LogY draws the values on a logarithmic axis (only positive values
+	// are drawn).
+	LogY bool
+	// Legend draws the series' names inside the plot (an exported plot;
+	// the window shows its legend beside the plot instead).
+	Legend bool
+	// Now and Best mark t (the step shown) and t* with labelled vertical
+	// lines (an exported plot; the window draws its own markers so they
+	// move without redrawing the plot). Negative: no marker.
+	Now, Best int
+}
+
+// The marker colours are used by no curve (Palette, ReferenceColor): t is
+// red, t* magenta, in the window and in exported plots alike.
+var (
+	NowColor  = color.RGBA{220, 40, 40, 255}
+	BestColor = color.RGBA{190, 30, 190, 255}
+)
+
 // TrajectoryPlot is the window's plot: values against a linear t axis from
-// 0, one series per line (colour k of Palette), for marking the current
-// step on top. It draws no legend: the window shows one beside the plot,
-// where it cannot cover the curves.
-func TrajectoryPlot(title, ylabel string, series []Series) (*plot.Plot, error) {
+// 0, one series per line (colour k of Palette). The y axis spans every
+// finite value of every series with a margin, so no line leaves the plot.
+func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "t"
 	p.X.Tick.Marker = IntTicks{}
 	p.Y.Label.Text = ylabel
 	p.Y.Tick.Marker = PlainTicks{}
+	if o.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = LogTicks125{}
+		p.Y.Label.Text = ylabel + " (log)"
+	}
+	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
+	lo, hi, maxT := math.Inf(1), math.Inf(-1), 0
 	for k, s := range series {
 		var xy plotter.XYs
 		for t, v := range s.Values {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) && (!o.LogY || v > 0) {
 				xy = append(xy, plotter.XY{X: float64(t), Y: v})
+				lo, hi, maxT = math.Min(lo, v), math.Max(hi, v), max(maxT, t)
 			}
 		}
 		if len(xy) == 0 {
@@ -212,8 +240,45 @@ func TrajectoryPlot(title, ylabel string, series []Series) (*plot.Plot, error) {
 			l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		}
 		p.Add(l)
+		if o.Legend {
+			p.Legend.Add(s.Name, l)
+		}
 	}
+	if lo <= hi {
+		p.Y.Min, p.Y.Max = fitRange(lo, hi, o.LogY)
+		p.X.Min, p.X.Max = 0, float64(max(maxT, 1))
+	}
+	mark := func(t int, c color.RGBA, label string) {
+		if t < 0 || lo > hi {
+			return
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: float64(t), Y: p.Y.Min}, {X: float64(t), Y: p.Y.Max}})
+		if err != nil {
+			return
+		}
+		l.Color, l.Width = c, vg.Points(1.6)
+		p.Add(l)
+		p.Legend.Add(label, l)
+	}
+	mark(o.Best, BestColor, fmt.Sprintf("t* = %d (best step)", o.Best))
+	mark(o.Now, NowColor, fmt.Sprintf("t = %d (shown)", o.Now))
+	padRange(p)
 	return p, nil
+}
+
+// fitRange is the y range that shows every value from lo to hi with a
+// margin of 5% of the span (of the decades, on a log axis) on each side.
+func fitRange(lo, hi float64, logY bool) (float64, float64) {
+	if logY {
+		a, b := math.Log10(lo), math.Log10(hi)
+		m := 0.05 * math.Max(b-a, 0.1)
+		return math.Pow(10, a-m), math.Pow(10, b+m)
+	}
+	m := 0.05 * (hi - lo)
+	if m == 0 {
+		m = 0.05 * math.Max(math.Abs(hi), 1)
+	}
+	return lo - m, hi + m
 }
 
 // RenderWithAxis draws p into a w×h image and returns, with it, the pixel

@@ -1,6 +1,7 @@
 package figures
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -54,6 +55,30 @@ func TestPlainTicks(t *testing.T) {
 	for _, tk := range (PlainTicks{}).Ticks(0.04, 0.16) {
 		if tk.Label != "" && strings.HasSuffix(tk.Label, "0") && strings.Contains(tk.Label, ".") {
 			t.Fatalf("MSE tick %q ends in a needless zero", tk.Label)
+		}
+	}
+}
+
+// TestTrajectoryFitsEveryCurve: the y axis spans every series with a
+// margin (the ViT's low line stayed outside with four models), on a linear
+// and a log axis; markers and legend are drawn only when asked.
+func TestTrajectoryFitsEveryCurve(t *testing.T) {
+	ss := []Series{{Name: "a", Values: []float64{0.1, 0.06, 0.05, 0.2}},
+		{Name: "b", Values: []float64{0.1, 0.02, 0.021, 0.021}},
+		{Name: "c", Values: []float64{math.NaN(), 0.4, math.Inf(1), 0.3}}}
+	for _, logY := range []bool{false, true} {
+		p, err := TrajectoryPlot("x", "MSE", ss, TrajectoryOptions{LogY: logY, Legend: true, Now: 2, Best: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(p.Y.Min < 0.02 && p.Y.Max > 0.4) {
+			t.Fatalf("log %v: y from %g to %g does not hold 0.02 … 0.4 with a margin", logY, p.Y.Min, p.Y.Max)
+		}
+		if logY && p.Y.Min <= 0 {
+			t.Fatalf("log axis from %g", p.Y.Min)
+		}
+		if img := Render(p, 400, 300, 96); img.Bounds().Dx() != 400 {
+			t.Fatal("not drawn")
 		}
 	}
 }
