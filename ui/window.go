@@ -54,7 +54,7 @@ type Main struct {
 	lastPlotKey  string
 	logY         bool      // the MSE plot's y axis is logarithmic
 	attnScale    attnScale // how attention weights map to colour
-	statusErr    bool // the status line shows a problem
+	statusErr    bool      // the status line shows a problem
 
 	// widgets
 	root       *fyne.Container
