@@ -65,6 +65,16 @@ keystep() { # $1: x, $2: y of the control in the window; $3: name
 }
 keystep 87 250 mask-choice
 keystep 18 531 checkbox
+# Export the window by keys alone (Ctrl+E, Tab to "Window (PNG)", Space,
+# then a typed absolute path): the file is the window, not a blank image.
+xdotool key --window "$win" ctrl+e; sleep 1
+xdotool key --window "$win" Tab space; sleep 1
+xdotool key --window "$win" ctrl+a; xdotool type --window "$win" "$tmp/window.png"; sleep 0.3
+xdotool key --window "$win" Return; sleep 1.5
+[ -s "$tmp/window.png" ] || { echo "e2e: the window export wrote nothing"; shot export-failed; cp "$tmp/export-failed.png" /tmp/; exit 1; }
+wsd=$(convert "$tmp/window.png" -colorspace Gray -format '%[fx:standard_deviation]' info:)
+echo "e2e: exported window $(identify -format '%wx%h' "$tmp/window.png"), grey-level std $wsd"
+awk -v s="$wsd" 'BEGIN { exit !(s > 0.05) }' || { echo "e2e: the exported window is blank"; exit 1; }
 kill -0 "$app" 2>/dev/null || { echo "e2e: the app died"; cat "$tmp/app.log"; exit 1; }
 sd=$(convert "$tmp/before.png" -colorspace Gray -format '%[fx:standard_deviation]' info:)
 diff=$(compare -metric AE "$tmp/before.png" "$tmp/after.png" null: 2>&1 || true)

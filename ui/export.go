@@ -2,13 +2,20 @@ package ui
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/software"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
 
@@ -29,7 +36,7 @@ func (m *Main) exports() []exportItem {
 		return func(w io.Writer) error { return writePNG(w, f()) }
 	}
 	items := []exportItem{
-		{"Window (PNG)", "attractorlab-window.png", img(func() image.Image { return m.win.Canvas().Capture() })},
+		{"Window (PNG)", "attractorlab-window.png", img(m.windowImage)},
 		{"Trajectory (CSV)", "trajectory.csv", func(w io.Writer) error { return sim.WriteTrajectoryCSV(w, sn) }},
 		{"Scenario (JSON, reopens exactly)", "scenario.json", func(w io.Writer) error { return sim.WriteScenario(w, sn) }},
 		{"Clean image (PNG)", "clean.png", img(func() image.Image { return m.clean.draw(560, 560) })},
@@ -84,43 +91,94 @@ func (h *Heatmap) image(side int) image.Image {
 	return img
 }
 
-// showExport asks what to export, then where. Fyne's save dialog asks
-// before replacing an existing file.
+// showExport lists what can be exported, a button each; the chosen one is
+// rendered at once (a failure is reported before any file is chosen, so
+// nothing partial is ever written), then saveAs asks where. By keys:
+// Ctrl+E, Tab to the item, Space.
 func (m *Main) showExport() {
 	if m.snap == nil {
 		return
 	}
-	items := m.exports()
-	var labels []string
-	for _, it := range items {
-		labels = append(labels, it.label)
-	}
-	choice := widget.NewRadioGroup(labels, nil)
-	choice.SetSelected(labels[0])
-	dialog.ShowCustomConfirm("Export", "Choose a file…", "Cancel", choice, func(ok bool) {
-		if !ok {
-			return
-		}
-		for _, it := range items {
-			if it.label != choice.Selected {
-				continue
-			}
-			// Render first: a failure is reported before any file is
-			// chosen, so nothing partial is ever written.
+	var d dialog.Dialog
+	list := container.NewVBox()
+	for _, it := range m.exports() {
+		b := widget.NewButton(it.label, func() {
+			d.Hide()
 			var buf bytes.Buffer
 			if err := it.write(&buf); err != nil {
-				dialog.ShowError(fmt.Errorf("%s: %w", it.label, err), m.win)
+				m.showError(fmt.Errorf("%s: %w", it.label, err))
 				return
 			}
 			m.saveAs(it.file, buf.Bytes())
-		}
-	}, m.win)
+		})
+		b.Alignment = widget.ButtonAlignLeading
+		list.Add(b)
+	}
+	d = dialog.NewCustom("Export", "Cancel", container.NewVScroll(list), m.win)
+	d.Resize(fyne.NewSize(420, min(list.MinSize().Height+120, m.win.Canvas().Size().Height-40)))
+	d.Show()
 }
 
+// saveAs asks where to write data, offering the last folder used and the
+// file's usual name. A typed path may be absolute, start with ~/ or be
+// relative to the folder shown. An existing file is replaced only after
+// asking; the file appears whole or not at all. Browse… opens Fyne's file
+// chooser instead.
 func (m *Main) saveAs(file string, data []byte) {
+	home, _ := os.UserHomeDir()
+	dir := m.app.Preferences().StringWithFallback("exportDir", home)
+	entry := widget.NewEntry()
+	entry.SetText(filepath.Join(dir, file))
+	var d dialog.Dialog
+	browse := widget.NewButton("Browse…", func() {
+		d.Hide()
+		m.browseSave(file, data)
+	})
+	save := func(replace bool) {
+		path, err := resolvePath(entry.Text, dir, home)
+		if err == nil {
+			err = saveFile(path, data, replace)
+		}
+		switch {
+		case errors.Is(err, errExists):
+			dialog.ShowConfirm("Replace?", path+" exists. Replace it?", func(ok bool) {
+				if ok {
+					if err := saveFile(path, data, true); err != nil {
+						m.showError(err)
+						return
+					}
+					m.saved(d, path)
+				}
+			}, m.win)
+		case err != nil:
+			m.showError(err)
+		default:
+			m.saved(d, path)
+		}
+	}
+	entry.OnSubmitted = func(string) { save(false) }
+	body := container.NewBorder(nil, nil, nil, browse, entry)
+	d = dialog.NewCustomConfirm("Save as", "Save", "Cancel", body, func(ok bool) {
+		if ok {
+			save(false)
+		}
+	}, m.win)
+	d.Resize(fyne.NewSize(640, d.MinSize().Height))
+	d.Show()
+	m.win.Canvas().Focus(entry)
+}
+
+func (m *Main) saved(d dialog.Dialog, path string) {
+	d.Hide()
+	m.app.Preferences().SetString("exportDir", filepath.Dir(path))
+	m.setStatus("saved " + path)
+}
+
+// browseSave is Fyne's own save dialog (it asks before replacing a file).
+func (m *Main) browseSave(file string, data []byte) {
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil {
-			dialog.ShowError(err, m.win)
+			m.showError(err)
 			return
 		}
 		if w == nil {
@@ -132,13 +190,90 @@ func (m *Main) saveAs(file string, data []byte) {
 			werr = cerr
 		}
 		if werr != nil {
-			dialog.ShowError(fmt.Errorf("%s: %w", w.URI().Path(), werr), m.win)
+			m.showError(fmt.Errorf("%s: %w", w.URI().Path(), werr))
 			return
 		}
+		m.app.Preferences().SetString("exportDir", filepath.Dir(w.URI().Path()))
 		m.setStatus("saved " + w.URI().Path())
 	}, m.win)
 	d.SetFileName(file)
 	d.Show()
+}
+
+var errExists = errors.New("exists")
+
+// resolvePath turns what was typed into a path: absolute as typed, ~/ in
+// the home folder, anything else in dir.
+func resolvePath(typed, dir, home string) (string, error) {
+	p := strings.TrimSpace(typed)
+	switch {
+	case p == "":
+		return "", errors.New("no file name given")
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		p = filepath.Join(home, p[1:])
+	case !filepath.IsAbs(p):
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// saveFile writes data to path through a temporary file in the same folder
+// and a rename, so a failure leaves no partial file. An existing path is
+// refused with errExists unless replace is set; a folder never is replaced.
+func saveFile(path string, data []byte, replace bool) error {
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("%s is a folder: add a file name", path)
+		}
+		if !replace {
+			return fmt.Errorf("%s: %w", path, errExists)
+		}
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s: the folder %s does not exist", path, dir)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s: %w", path, werr)
+	}
+	return nil
+}
+
+// windowImage draws the window's content as it is on screen, in memory
+// with Fyne's software painter: reading the OpenGL front buffer (the
+// canvas's Capture) gives an empty image under X servers without a
+// compositor, such as Xvfb.
+func (m *Main) windowImage() image.Image {
+	wc := m.win.Canvas()
+	content := wc.Content()
+	pos, size := content.Position(), content.Size()
+	pad := theme.Padding()
+	c := software.NewCanvas()
+	c.SetPadded(true)
+	c.SetScale(wc.Scale())
+	c.Resize(size.AddWidthHeight(2*pad, 2*pad))
+	c.SetContent(content)
+	img := c.Capture()
+	// The software canvas laid the content out at its own origin: put it
+	// back where the window has it.
+	content.Move(pos)
+	content.Resize(size)
+	return img
 }
 
 // openScenario restores a saved scenario; a bad file is reported by name
@@ -146,7 +281,7 @@ func (m *Main) saveAs(file string, data []byte) {
 func (m *Main) openScenario() {
 	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
-			dialog.ShowError(err, m.win)
+			m.showError(err)
 			return
 		}
 		if r == nil {
@@ -154,7 +289,7 @@ func (m *Main) openScenario() {
 		}
 		defer r.Close()
 		if err := m.OpenScenario(r, r.URI().Path()); err != nil {
-			dialog.ShowError(err, m.win)
+			m.showError(err)
 		}
 	}, m.win)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".json"}))

@@ -192,13 +192,19 @@ func (r *heatRenderer) Refresh() {
 	if h.Rows > 0 && h.Cols > 0 && len(h.Values) == h.Rows*h.Cols {
 		var lo, hi string
 		h.shown, lo, hi = scaleAttention(h.Values, h.Rows, h.Cols, h.Scale, h.Hi)
-		h.hi.Text, h.lo.Text = hi, lo
-		_, sz := r.mapRect(h.Size())
 		rows, cols, vals := h.Rows, h.Cols, h.shown
-		if h.aggregated(sz) {
+		if _, sz := r.mapRect(h.Size()); h.aggregated(sz) {
+			// Blocks of the weights themselves, then the scale over
+			// the blocks (the shared scale is the entries', so each
+			// aggregated map takes its own).
 			rows, cols = h.Rows/h.Block, h.Cols/h.Block
-			vals = blockMeans(h.shown, h.Rows, h.Cols, h.Block)
+			s := h.Scale
+			if s == scaleShared {
+				s = scalePerMap
+			}
+			vals, lo, hi = scaleAttention(blockMeans(h.Values, h.Rows, h.Cols, h.Block), rows, cols, s, 0)
 		}
+		h.hi.Text, h.lo.Text = hi, lo
 		img := image.NewRGBA(image.Rect(0, 0, cols, rows))
 		for k, v := range vals {
 			img.SetRGBA(k%cols, k/cols, viridis(float64(v)))

@@ -57,7 +57,7 @@ func (m *Main) saveScenario() {
 	}
 	var buf bytes.Buffer
 	if err := sim.WriteScenario(&buf, m.snap); err != nil {
-		dialog.ShowError(err, m.win)
+		m.showError(err)
 		return
 	}
 	m.saveAs("scenario.json", buf.Bytes())

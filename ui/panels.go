@@ -454,9 +454,9 @@ func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, erro
 				kind = "Hopfield"
 			}
 			if title == "" {
-				title = "energy vs t (" + kind + ")"
+				title = "energy vs t\n(" + kind + ")"
 			} else if !strings.Contains(title, kind) {
-				title = "energy vs t (each model's own)"
+				title = "energy vs t\n(each model's own)"
 			}
 		}
 		ss = append(ss, s)

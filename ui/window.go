@@ -409,7 +409,18 @@ func (m *Main) SavePreferences() {
 // the status line; the window stays usable with what did load.
 func (m *Main) Warn(msg string) {
 	m.setStatus(msg)
-	dialog.ShowError(errors.New(msg), m.win)
+	m.showError(errors.New(msg))
+}
+
+// showError shows a problem in a dialog whose text wraps at a readable
+// width (Fyne's error dialog lays a long message over its icon).
+func (m *Main) showError(err error) {
+	l := widget.NewLabel(err.Error())
+	l.Wrapping = fyne.TextWrapWord
+	d := dialog.NewCustom("Error", "Close", l, m.win)
+	d.Resize(fyne.NewSize(min(560, m.win.Canvas().Size().Width-40), d.MinSize().Height+
+		fyne.MeasureText(err.Error(), theme.TextSize(), fyne.TextStyle{}).Width/480*theme.TextSize()*1.5))
+	d.Show()
 }
 
 // fixedWidth lays out its objects at a fixed width and the full height.
