@@ -32,11 +32,16 @@ func (l *Lane) Answer(nothingToRepair bool) string {
 		return fmt.Sprintf("nothing to repair: the input is the clean digit (MSE %.4f)", in)
 	case l.Best < 1:
 		return fmt.Sprintf("no step recorded yet (input MSE %.4f)", in)
-	case !(l.BestMSE < in):
+	case !Improves(l.BestMSE, in):
 		return fmt.Sprintf("no step improves on the input (MSE %.4f); best step %d (MSE %.4f)", in, l.Best, l.BestMSE)
 	}
 	return fmt.Sprintf("t* = %d (MSE %.4f; input %.4f)", l.Best, l.BestMSE, in)
 }
+
+// Improves reports whether a step's MSE repairs the input's: lower by more
+// than rounding (docs/maths.md §8; with γ = 0 the state is the input
+// rescaled and differs from it by about 1e-9).
+func Improves(mse, input float64) bool { return mse < input*(1-1e-6) }
 
 // Lane is one model's recorded trajectory in a snapshot.
 type Lane struct {

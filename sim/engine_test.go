@@ -235,6 +235,7 @@ func TestAnswer(t *testing.T) {
 		{"dip", lane(0.11, 0.09, 0.06, 0.08), false, "t* = 2 (MSE 0.0600; input 0.1100)"},
 		{"worse", lane(0.0408, 0.0469, 0.05), false, "no step improves on the input (MSE 0.0408); best step 1 (MSE 0.0469)"},
 		{"clean", lane(0, 0, 0.01), true, "nothing to repair"},
+		{"gamma 0", lane(0.10959522828130032, 0.10959522736199886, 0.10959522736199886), false, "no step improves on the input (MSE 0.1096); best step 1"},
 	} {
 		if got := c.l.Answer(c.repair); !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)

@@ -74,7 +74,11 @@ func (m *Main) layoutCenter(n int) {
 	}
 	top = append(top, container.NewBorder(newTitle("nearest\nmemory"), m.nearestLbl, nil, nil, m.nearest))
 	m.mseLegend = container.NewGridWithColumns(2)
-	plots := []fyne.CanvasObject{container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot), m.energyPlot, m.hist}
+	m.energyNote = canvas.NewText("○ t = 0: masked keys left out", figures.ReferenceColor)
+	m.energyNote.TextSize = theme.CaptionTextSize()
+	m.energyNote.Hide()
+	plots := []fyne.CanvasObject{container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot),
+		container.NewBorder(nil, m.energyNote, nil, nil, m.energyPlot), m.hist}
 	if n == 1 {
 		m.center.Objects = []fyne.CanvasObject{container.NewGridWithRows(2,
 			container.NewGridWithColumns(len(top), top...),
@@ -250,6 +254,14 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 			return msePlot(sn, figures.TrajectoryOptions{LogY: logY, Now: -1, Best: -1})
 		})
 		m.setLegend(sn)
+		m.energyNote.Hide()
+		for _, l := range sn.Lanes {
+			if l.Info.HasEnergy && firstStepRules(sn, l.Info.Name) {
+				m.energyNote.TextSize = theme.CaptionTextSize()
+				m.energyNote.Show()
+			}
+		}
+		m.energyNote.Refresh()
 		m.energyPlot.SetPlot(func() (*plot.Plot, error) {
 			return energyPlot(sn, figures.TrajectoryOptions{Now: -1, Best: -1})
 		})
@@ -308,6 +320,9 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	txt := fmt.Sprintf("t = %-4d ", sn.T)
 	if len(sn.Lanes) == 1 {
 		txt += sn.Lanes[0].Answer(repair)
+		if strings.HasPrefix(sn.Lanes[0].Info.Name, "bsa-") && sn.Settings.Dyn.Gamma == 0 {
+			txt += "   (γ = 0: no attention signal, the state stays the input)"
+		}
 	} else {
 		txt += fmt.Sprintf("%d models in lockstep: each one's t* and error are in the table", len(sn.Lanes))
 	}
@@ -398,7 +413,7 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		switch {
 		case repair:
 			best = "nothing to repair"
-		case !(l.BestMSE < l.Frames[0].MSE):
+		case !sim.Improves(l.BestMSE, l.Frames[0].MSE):
 			best = "none < t=0"
 		}
 		cell(l.Info.Label, false)
@@ -449,6 +464,11 @@ func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, erro
 		s := figures.Series{Name: l.Info.Label}
 		if l.Info.HasEnergy {
 			s.Values = column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })
+			if firstStepRules(sn, l.Info.Name) {
+				// E(X₀) of a masking run follows the first step's
+				// rules (docs/maths.md §8): a point of its own.
+				s.Apart = true
+			}
 			kind := "negative pseudo-likelihood"
 			if l.Info.Patterns > 0 || l.Info.Name == "hopfield-classic" {
 				kind = "Hopfield"
@@ -465,4 +485,11 @@ func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, erro
 		return nil, errors.New("these models have no energy")
 	}
 	return figures.TrajectoryPlot(title, "E", ss, o)
+}
+
+// firstStepRules reports whether lane l's energy at t = 0 is measured by the
+// bare model's first-step rules (masked keys left out), so is not
+// comparable with its later energies.
+func firstStepRules(sn *sim.Snapshot, model string) bool {
+	return sn.PixelMask != nil && strings.HasPrefix(model, "bsa-")
 }

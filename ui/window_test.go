@@ -476,3 +476,28 @@ func TestCompareAnswersEveryModel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGammaZeroSaysSo: with γ = 0 the state stays the input; the readout
+// says no step improves (rounding is not a repair) and why, and under
+// masking the energy's t = 0 point is marked as measured by other rules.
+func TestGammaZeroSaysSo(t *testing.T) {
+	m, _ := newTestMain(t)
+	m.Engine.Update(func(st *sim.Settings) {
+		st.Lanes = []string{"bsa-p2"}
+		st.Corruption = sim.DefaultMask
+		st.Dyn.Gamma = 0
+	})
+	m.Engine.Settle()
+	txt := m.tLabel.Text
+	if !strings.Contains(txt, "no step improves") || !strings.Contains(txt, "γ = 0") {
+		t.Fatalf("readout at γ = 0: %q", txt)
+	}
+	if !m.energyNote.Visible() {
+		t.Fatal("masking: the energy's t = 0 point is not explained")
+	}
+	m.Engine.Update(func(st *sim.Settings) { st.Corruption = sim.DefaultNoise })
+	m.Engine.Settle()
+	if m.energyNote.Visible() {
+		t.Fatal("noise: the t = 0 note stays")
+	}
+}

@@ -36,6 +36,9 @@ type Series struct {
 	// Reference draws a thin dotted grey line (the input's MSE) instead
 	// of a palette colour.
 	Reference bool
+	// Apart draws the value at t = 0 as a hollow circle not joined to the
+	// line from t = 1 (a quantity measured differently at t = 0).
+	Apart bool
 }
 
 // ReferenceColor is the colour of reference lines (the input's MSE).
@@ -217,7 +220,23 @@ func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) 
 	lo, hi, maxT := math.Inf(1), math.Inf(-1), 0
 	for k, s := range series {
 		var xy plotter.XYs
+		if s.Apart && len(s.Values) > 0 {
+			if v := s.Values[0]; !math.IsNaN(v) && !math.IsInf(v, 0) && (!o.LogY || v > 0) {
+				sc, err := plotter.NewScatter(plotter.XYs{{X: 0, Y: v}})
+				if err != nil {
+					return nil, fmt.Errorf("plot %s: %w", s.Name, err)
+				}
+				sc.GlyphStyle.Shape = draw.RingGlyph{}
+				sc.GlyphStyle.Radius = vg.Points(3.5)
+				sc.GlyphStyle.Color = Palette[k%len(Palette)]
+				p.Add(sc)
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
 		for t, v := range s.Values {
+			if s.Apart && t == 0 {
+				continue
+			}
 			if !math.IsNaN(v) && !math.IsInf(v, 0) && (!o.LogY || v > 0) {
 				xy = append(xy, plotter.XY{X: float64(t), Y: v})
 				lo, hi, maxT = math.Min(lo, v), math.Max(hi, v), max(maxT, t)
