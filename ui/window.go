@@ -73,7 +73,7 @@ type Main struct {
 	msePlot      *PlotView
 	mseLegend    *fyne.Container
 	energyPlot   *PlotView
-	energyNote   *canvas.Text // says E(X₀) of a masking run is measured apart
+	energyNote   *canvas.Text    // says E(X₀) of a masking run is measured apart
 	answers      *fyne.Container // compare mode: a row per model (drawAnswers)
 	hist         *Histogram
 	center       *fyne.Container
