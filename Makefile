@@ -12,7 +12,7 @@ TEST_PKGS := xvfb xdotool imagemagick x11-utils
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
-.PHONY: run build deps test-deps test test-portable test-race test-app e2e data bench fuzz fmt lint generate clean
+.PHONY: run build deps test-deps test test-portable test-race test-app e2e data bench fuzz fmt lint generate clean package install uninstall
 
 run: build
 	./$(BIN)
@@ -65,6 +65,31 @@ test-app:
 
 e2e: build
 	./.ci/e2e.sh $(BIN)
+	$(MAKE) package
+	./.ci/package-check.sh $(DIST)
+
+# Fyne's packaging: a tar.xz with the binary, the icon and a .desktop entry
+# (read from FyneApp.toml), and `make install` puts them in ~/.local for
+# the current user (the desktop menu finds it there).
+FYNE    := fyne.io/tools/cmd/fyne@v1.7.0
+VERSION := $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml)
+DIST    := dist/attractorlab-$(VERSION)-linux-amd64.tar.xz
+
+package: deps
+	@mkdir -p dist/bin && rm -rf dist/stage "Attractor Lab.tar.xz"
+	$(SIMD) $(GO) build -trimpath -ldflags "-s -w" -o dist/bin/attractorlab ./app
+	$(GO) run $(FYNE) package --os linux --exe dist/bin/attractorlab --icon assets/icon.png
+	mv "Attractor Lab.tar.xz" $(DIST)
+	@echo "package: $(DIST)"
+
+install: package
+	rm -rf dist/stage && mkdir -p dist/stage && tar -xJf $(DIST) -C dist/stage
+	$(MAKE) -C dist/stage user-install
+	@echo "installed: ~/.local/bin/attractorlab, in the desktop menu as Attractor Lab"
+
+uninstall:
+	@[ -f dist/stage/Makefile ] || { echo "nothing installed from this tree (make install first)"; exit 1; }
+	$(MAKE) -C dist/stage user-uninstall
 
 data: build
 	./$(BIN) data
@@ -87,4 +112,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

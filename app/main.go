@@ -24,6 +24,7 @@ commands:
                 mse.png and fig1.png; --fig2 writes the patch-variance figure
   train         train the bare self-attention by pseudo-likelihood, or
                 --model block|vit by backprop
+  version       print the version
   help          this text
 
 Run 'attractorlab COMMAND -h' for a command's flags.
@@ -35,7 +36,7 @@ var errUsage = errors.New("unknown command")
 // run dispatches a command line (without the program name).
 func run(ctx context.Context, args []string) error {
 	cmd := "gui"
-	if len(args) > 0 && (len(args[0]) == 0 || args[0][0] != '-') {
+	if len(args) > 0 && (len(args[0]) == 0 || args[0][0] != '-' || args[0] == "-h" || args[0] == "--help" || args[0] == "--version") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -49,6 +50,9 @@ func run(ctx context.Context, args []string) error {
 		return runTrain(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
+		return nil
+	case "version", "--version":
+		fmt.Println("attractorlab", versionText())
 		return nil
 	}
 	return fmt.Errorf("%w %q\n\n%s", errUsage, cmd, usage)
