@@ -24,6 +24,15 @@ func titledPanel(title *widget.Label, o fyne.CanvasObject) fyne.CanvasObject {
 	return container.NewBorder(title, nil, nil, nil, o)
 }
 
+// setText changes a label's text only when it differs: a label measures
+// and shapes its text again on every SetText, and snapshots arrive up to
+// 60 times a second.
+func setText(l *widget.Label, s string) {
+	if l.Text != s {
+		l.SetText(s)
+	}
+}
+
 func newTitle(s string) *widget.Label {
 	l := widget.NewLabelWithStyle(s, fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
 	l.Truncation = fyne.TextTruncateEllipsis
@@ -303,7 +312,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 			break
 		}
 		f := l.At(sn.T)
-		m.stateTitles[k].SetText(fmt.Sprintf("%s\nt = %d   MSE %.4f", l.Info.Label, f.T, f.MSE))
+		setText(m.stateTitles[k], fmt.Sprintf("%s\nt = %d   MSE %.4f", l.Info.Label, f.T, f.MSE))
 		ht := l.Info.Label + "\nattention" + m.headLabel(l.Info)
 		if l.Info.Patterns > 0 {
 			ht = l.Info.Label + "\ntop stored patterns"
@@ -314,7 +323,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		} else if k == m.lane && m.query >= 0 {
 			ht = fmt.Sprintf("%s\nattention, row %d%s", l.Info.Label, m.query, m.headLabel(l.Info))
 		}
-		m.heatTitles[k].SetText(ht)
+		setText(m.heatTitles[k], ht)
 	}
 	repair := sn.Settings.NothingToRepair()
 	txt := fmt.Sprintf("t = %-4d ", sn.T)
@@ -326,11 +335,11 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	} else {
 		txt += fmt.Sprintf("%d models in lockstep: each one's t* and error are in the table", len(sn.Lanes))
 	}
-	m.tLabel.SetText(txt)
+	setText(m.tLabel, txt)
 	l := sn.Lanes[min(m.lane, len(sn.Lanes)-1)]
 	f := l.At(sn.T)
 	if mem := m.deps.Memories; mem != nil {
-		m.nearestLbl.SetText(fmt.Sprintf("#%d: %d %s r %.2f\nmean digit r %.2f",
+		setText(m.nearestLbl, fmt.Sprintf("#%d: %d %s r %.2f\nmean digit r %.2f",
 			f.NearIdx, f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, f.CorrMean))
 	}
 	m.drawAnswers(sn)
