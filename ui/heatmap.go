@@ -180,7 +180,7 @@ func (h *Heatmap) aggregated(sz fyne.Size) bool {
 }
 
 func (r *heatRenderer) MinSize() fyne.Size {
-	return fyne.NewSize(80+barWidth+barGap+labelWidth, 80)
+	return fyne.NewSize(50+barWidth+barGap+labelWidth, 50)
 }
 
 func (r *heatRenderer) Refresh() {

@@ -3,7 +3,6 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"image/color"
 	"math"
 	"strconv"
 	"strings"
@@ -72,7 +71,10 @@ func (m *Main) layoutCenter(n int) {
 		info := m.lanes(k)
 		switch {
 		case info.Patterns > 0:
-			pv := NewPatternsView(m.deps.Memories.Set)
+			pv := NewPatternsView(m.deps.Memories.Set, 8, 4)
+			if n > 1 {
+				pv = NewPatternsView(m.deps.Memories.Set, 4, 2)
+			}
 			m.patterns[k] = pv
 			bottom = append(bottom, titledPanel(ht, pv))
 		case info.Tokens == 0:
@@ -95,13 +97,13 @@ func (m *Main) layoutCenter(n int) {
 	} else {
 		// Compare: a row of attention beside the answer of every model,
 		// then the plots, each model a line.
-		m.answers = container.NewGridWithColumns(len(answerColumns))
-		width := canvas.NewRectangle(color.Transparent)
-		width.SetMinSize(fyne.NewSize(answerTableWidth, 0))
-		table := container.NewStack(width, container.NewBorder(newTitle("each model's answer"), nil, nil, nil, container.NewVScroll(m.answers)))
+		// The table and the maps share the row half and half; the
+		// table's columns are as wide as what they hold needs.
+		m.answers = container.New(answerLayout{})
+		table := container.NewBorder(newTitle("each model's answer"), nil, nil, nil, container.NewVScroll(m.answers))
 		m.center.Objects = []fyne.CanvasObject{container.NewGridWithRows(3,
 			container.NewGridWithColumns(len(top), top...),
-			container.NewBorder(nil, nil, nil, table, container.NewGridWithColumns(len(bottom), bottom...)),
+			container.NewGridWithColumns(2, container.NewGridWithColumns(len(bottom), bottom...), table),
 			container.NewGridWithColumns(len(plots), plots...))}
 	}
 	m.center.Refresh()
@@ -275,8 +277,10 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 			return energyPlot(sn, figures.TrajectoryOptions{Now: -1, Best: -1})
 		})
 	}
+	// t* marked for a single model; in compare mode each model's t* is
+	// in the table (one line could not say whose it is).
 	best := -1.0
-	if len(sn.Lanes) > 0 {
+	if len(sn.Lanes) == 1 && !sn.Settings.NothingToRepair() {
 		best = float64(sn.Lanes[0].Best)
 	}
 	for _, p := range []*PlotView{m.msePlot, m.energyPlot} {
@@ -384,8 +388,44 @@ func (m *Main) setLegend(sn *sim.Snapshot) {
 // answerColumns head the compare table.
 var answerColumns = []string{"model", "t*", "MSE(t*)", "MSE now", "nearest, r"}
 
-// answerTableWidth fits the compare table's columns at the normal text size.
-const answerTableWidth = 560
+// answerWeights share the compare table's width among its columns.
+var answerWeights = []float32{3, 1.3, 2, 2, 3}
+
+// answerLayout lays the table's cells out row by row, the columns
+// dividing the width by answerWeights; a cell too narrow for its text
+// shows an ellipsis.
+type answerLayout struct{}
+
+func (answerLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	var total float32
+	for _, w := range answerWeights {
+		total += w
+	}
+	y := float32(0)
+	for r := 0; r*len(answerWeights) < len(objs); r++ {
+		x, h := float32(0), float32(0)
+		for c, w := range answerWeights {
+			k := r*len(answerWeights) + c
+			if k >= len(objs) {
+				break
+			}
+			h = max(h, objs[k].MinSize().Height)
+			cw := s.Width * w / total
+			objs[k].Move(fyne.NewPos(x, y))
+			objs[k].Resize(fyne.NewSize(cw, objs[k].MinSize().Height))
+			x += cw
+		}
+		y += h
+	}
+}
+
+func (answerLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var h float32
+	for r := 0; r*len(answerWeights) < len(objs); r++ {
+		h += objs[r*len(answerWeights)].MinSize().Height
+	}
+	return fyne.NewSize(200, h)
+}
 
 // drawAnswers fills the compare table: each model's best step and error,
 // its error now, and the stored digit nearest to its current state.

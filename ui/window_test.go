@@ -501,3 +501,23 @@ func TestGammaZeroSaysSo(t *testing.T) {
 		t.Fatal("noise: the t = 0 note stays")
 	}
 }
+
+// TestFourModelsFit: with four models (the most a comparison holds) the
+// window's content needs no more than 1280×800 (a projector), so nothing
+// is pushed out of the window.
+func TestFourModelsFit(t *testing.T) {
+	m, w := newTestMain(t)
+	m.Engine.Update(func(st *sim.Settings) { st.Lanes = []string{"bsa-p2", "bsa-p4", "block", "hopfield"} })
+	m.Engine.Settle()
+	// A step fills the panels that are empty at t = 0 (the top stored
+	// patterns and their weights were what made the window 2,000 px wide).
+	typeKey(w, fyne.KeyRight)
+	typeKey(w, fyne.KeyRight)
+	if len(m.states) != 4 {
+		t.Fatalf("%d lanes shown", len(m.states))
+	}
+	menu := float32(30) // the main menu bar above the content
+	if s := m.Content().MinSize(); s.Width > 1280 || s.Height > 800-menu {
+		t.Fatalf("four models need %v, more than 1280×%g", s, 800-menu)
+	}
+}
