@@ -316,16 +316,25 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 			break
 		}
 		f := l.At(sn.T)
-		setText(m.stateTitles[k], fmt.Sprintf("%s\nt = %d   MSE %.4f", l.Info.Label, f.T, f.MSE))
-		ht := l.Info.Label + "\nattention" + m.headLabel(l.Info)
+		// Alone, a model is named in full; side by side, by the short
+		// name its lines carry in the plots, so titles fit.
+		name, heads := l.Info.Label, m.headLabel(l.Info)
+		if len(sn.Lanes) > 1 {
+			name = l.Info.Name
+			if l.Info.Heads > 1 && m.head == 0 {
+				heads = " (mean)"
+			}
+		}
+		setText(m.stateTitles[k], fmt.Sprintf("%s\nt %d · MSE %.4f", name, f.T, f.MSE))
+		ht := name + "\nattention" + heads
 		if l.Info.Patterns > 0 {
-			ht = l.Info.Label + "\ntop stored patterns"
+			ht = name + "\ntop patterns"
 		} else if l.Info.Tokens == 0 {
-			ht = l.Info.Label + "\n"
+			ht = name + "\n"
 		} else if f.Attn == nil {
 			ht += " (none at t = 0)"
 		} else if k == m.lane && m.query >= 0 {
-			ht = fmt.Sprintf("%s\nattention, row %d%s", l.Info.Label, m.query, m.headLabel(l.Info))
+			ht = fmt.Sprintf("%s\nattention, row %d%s", name, m.query, heads)
 		}
 		setText(m.heatTitles[k], ht)
 	}
@@ -338,13 +347,23 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		}
 	} else {
 		txt += fmt.Sprintf("%d models in lockstep: each one's t* and error are in the table", len(sn.Lanes))
+		for _, l := range sn.Lanes {
+			if !repair && !sim.Improves(l.BestMSE, l.Frames[0].MSE) {
+				txt += " (t* none: no step improves on the input)"
+				break
+			}
+		}
 	}
 	setText(m.tLabel, txt)
 	l := sn.Lanes[min(m.lane, len(sn.Lanes)-1)]
 	f := l.At(sn.T)
 	if mem := m.deps.Memories; mem != nil {
-		setText(m.nearestLbl, fmt.Sprintf("#%d: %d %s r %.2f\nmean digit r %.2f",
-			f.NearIdx, f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, f.CorrMean))
+		txt := fmt.Sprintf("#%d: %d %s r %.2f\nmean digit r %.2f",
+			f.NearIdx, f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, f.CorrMean)
+		if len(sn.Lanes) > 1 { // a narrow panel; the table has every model's
+			txt = fmt.Sprintf("#%d: %d %s\nr %.2f (%s)", f.NearIdx, f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, l.Info.Name)
+		}
+		setText(m.nearestLbl, txt)
 	}
 	m.drawAnswers(sn)
 }
@@ -463,9 +482,9 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		case repair:
 			best = "nothing to repair"
 		case !sim.Improves(l.BestMSE, l.Frames[0].MSE):
-			best = "none < t=0"
+			best = "none"
 		}
-		cell(l.Info.Label, false)
+		cell(l.Info.Name, false)
 		cell(best, false)
 		cell(fmt.Sprintf("%.4f", l.BestMSE), false)
 		cell(fmt.Sprintf("%.4f", f.MSE), false)

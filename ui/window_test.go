@@ -459,8 +459,8 @@ func TestCompareAnswersEveryModel(t *testing.T) {
 	}
 	for k, l := range m.snap.Lanes {
 		row := m.answers.Objects[(k+1)*len(answerColumns):]
-		if got := row[0].(*widget.Label).Text; got != l.Info.Label {
-			t.Fatalf("row %d is %q, want %q", k, got, l.Info.Label)
+		if got := row[0].(*widget.Label).Text; got != l.Info.Name {
+			t.Fatalf("row %d is %q, want %q", k, got, l.Info.Name)
 		}
 		if got := row[1].(*widget.Label).Text; got != strconv.Itoa(l.Best) {
 			t.Fatalf("%s: t* %q, want its own %d", l.Info.Label, got, l.Best)
