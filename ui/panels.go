@@ -59,6 +59,10 @@ func (m *Main) layoutCenter(n int) {
 		v.OnTapped = func(i int) { m.selectQuery(k, i) }
 		v.OnHover = func(q int) { m.hoverState(k, q) }
 		title := newTitle("")
+		// Its text changes every step and is short ("bsa-p2", "t 33 ·
+		// MSE 0.0595"): no truncation, which shapes the text again and
+		// again to find where to cut.
+		title.Truncation = fyne.TextTruncateOff
 		m.states = append(m.states, v)
 		m.stateTitles = append(m.stateTitles, title)
 		top = append(top, titledPanel(title, v))
