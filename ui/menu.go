@@ -71,6 +71,8 @@ Home	back to t = 0
 T	jump to t*, the best step (the transient memory)
 1 … 9	show one model alone (the order of the Models list)
 H	next attention head (block and ViT)
+L	MSE axis logarithmic or linear
+A	attention colours: per map, shared, per row, log
 F11	presentation mode;  Esc leaves it
 Ctrl+O / Ctrl+S / Ctrl+E	open / save a scenario, export
 

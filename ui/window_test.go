@@ -521,3 +521,24 @@ func TestFourModelsFit(t *testing.T) {
 		t.Fatalf("four models need %v, more than 1280×%g", s, 800-menu)
 	}
 }
+
+// TestScaleKeys: L makes the MSE axis logarithmic and back, A cycles the
+// attention colour scales; their controls follow.
+func TestScaleKeys(t *testing.T) {
+	m, w := newTestMain(t)
+	typeKey(w, fyne.KeyL)
+	if !m.logY || !m.side.logCheck.Checked {
+		t.Fatal("L did not make the MSE axis logarithmic")
+	}
+	typeKey(w, fyne.KeyL)
+	if m.logY {
+		t.Fatal("L did not make the MSE axis linear again")
+	}
+	for k := 1; k <= len(attnScaleNames); k++ {
+		typeKey(w, fyne.KeyA)
+		want := attnScale(k % len(attnScaleNames))
+		if m.attnScale != want || m.side.scaleSel.Selected != attnScaleNames[want] || m.heat[0].Scale != want {
+			t.Fatalf("A pressed %d times: scale %d (%q), map %d; want %d", k, m.attnScale, m.side.scaleSel.Selected, m.heat[0].Scale, want)
+		}
+	}
+}
