@@ -8,7 +8,7 @@ SIMD      := GOEXPERIMENT=simd
 BIN       := bin/attractorlab
 APT_PKGS  := libgl1-mesa-dev libgl1-mesa-dri libx11-dev libxcursor-dev libxrandr-dev \
              libxinerama-dev libxi-dev libxxf86vm-dev
-TEST_PKGS := xvfb xdotool imagemagick x11-utils
+TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 

@@ -64,12 +64,10 @@ func Fig1Plot(curves []*sim.Curve, fixedDepth map[string]bool) (*plot.Plot, erro
 			p.Legend.Add(name + ": MSE 0, not drawn on the log axis")
 			continue
 		}
-		l, err := plotter.NewLine(xy)
+		l, err := paletteLine(xy, k, 2, false, 0)
 		if err != nil {
 			return nil, fmt.Errorf("fig1 %s: %w", c.Model, err)
 		}
-		l.Color = Palette[k%len(Palette)]
-		l.Width = vg.Points(2)
 		if fixedDepth[c.Model] {
 			l.Dashes = []vg.Length{vg.Points(8), vg.Points(4)}
 		}

@@ -69,14 +69,9 @@ func MSEPlot(title string, series []Series, input float64, tstar int) (*plot.Plo
 			continue
 		}
 		maxT = max(maxT, len(s.Values)-1)
-		l, err := plotter.NewLine(xy)
+		l, err := paletteLine(xy, k, 2, s.Dashed, 6)
 		if err != nil {
 			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
-		}
-		l.Color = Palette[k%len(Palette)]
-		l.Width = vg.Points(2)
-		if s.Dashed {
-			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
@@ -102,6 +97,21 @@ func MSEPlot(title string, series []Series, input float64, tstar int) (*plot.Plo
 	}
 	padRange(p)
 	return p, nil
+}
+
+// paletteLine is line k of a plot: colour k of Palette, width points wide,
+// dashed (dash points on, 3 off) or solid.
+func paletteLine(xy plotter.XYs, k int, width float64, dashed bool, dash float64) (*plotter.Line, error) {
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		return nil, err
+	}
+	l.Color = Palette[k%len(Palette)]
+	l.Width = vg.Points(width)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(dash), vg.Points(3)}
+	}
+	return l, nil
 }
 
 // drawable refuses a curve no plot can show: no step after the input, or
@@ -245,14 +255,9 @@ func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) 
 		if len(xy) == 0 {
 			continue
 		}
-		l, err := plotter.NewLine(xy)
+		l, err := paletteLine(xy, k, 1.6, s.Dashed, 5)
 		if err != nil {
 			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
-		}
-		l.Color = Palette[k%len(Palette)]
-		l.Width = vg.Points(1.6)
-		if s.Dashed {
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		if s.Reference {
 			l.Color, l.Width = ReferenceColor, vg.Points(1.2)
