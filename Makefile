@@ -67,6 +67,7 @@ e2e: build
 	./.ci/e2e.sh $(BIN)
 	$(MAKE) package
 	./.ci/package-check.sh $(DIST)
+	@git diff --quiet -- FyneApp.toml 2>/dev/null || { echo "make package changed FyneApp.toml"; exit 1; }
 
 # Fyne's packaging: a tar.xz with the binary, the icon and a .desktop entry
 # (read from FyneApp.toml), and `make install` puts them in ~/.local for
@@ -78,7 +79,10 @@ DIST    := dist/attractorlab-$(VERSION)-linux-amd64.tar.xz
 package: deps
 	@mkdir -p dist/bin && rm -rf dist/stage "Attractor Lab.tar.xz"
 	$(SIMD) $(GO) build -trimpath -ldflags "-s -w" -o dist/bin/attractorlab ./app
-	$(GO) run $(FYNE) package --os linux --exe dist/bin/attractorlab --icon assets/icon.png
+	@# fyne package counts the build number up in FyneApp.toml: keep ours
+	cp FyneApp.toml dist/FyneApp.toml.keep
+	$(GO) run $(FYNE) package --os linux --exe dist/bin/attractorlab --icon assets/icon.png; \
+	  rc=$$?; mv dist/FyneApp.toml.keep FyneApp.toml; exit $$rc
 	mv "Attractor Lab.tar.xz" $(DIST)
 	@echo "package: $(DIST)"
 
