@@ -158,7 +158,9 @@ func (r *heatRenderer) placeLens(pos fyne.Position, sz fyne.Size) {
 		}
 	}
 	h.lens.Image = img
-	side := sz.Width * 0.55
+	// Big enough to read single entries even over a small map (compare
+	// mode): it may then cover the neighbouring panel while hovered.
+	side := max(sz.Width*0.55, 4*lensTokens)
 	lp := pos // top left, unless the pointer is there
 	if float32(q)/float32(h.Rows) < 0.5 && float32(k)/float32(h.Cols) < 0.5 {
 		lp = fyne.NewPos(pos.X+sz.Width-side, pos.Y+sz.Height-side)

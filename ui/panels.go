@@ -323,14 +323,15 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		// Alone, a model is named in full; side by side, by the short
 		// name its lines carry in the plots, so titles fit.
 		name, heads := l.Info.Label, m.headLabel(l.Info)
+		attention := "attention"
 		if len(sn.Lanes) > 1 {
 			name = l.Info.Name
 			if l.Info.Heads > 1 && m.head == 0 {
-				heads = " (mean)"
+				attention, heads = "mean attention", ""
 			}
 		}
 		setText(m.stateTitles[k], fmt.Sprintf("%s\nt %d · MSE %.4f", name, f.T, f.MSE))
-		ht := name + "\nattention" + heads
+		ht := name + "\n" + attention + heads
 		if l.Info.Patterns > 0 {
 			ht = name + "\ntop patterns"
 		} else if l.Info.Tokens == 0 {
