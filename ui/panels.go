@@ -326,8 +326,11 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		attention := "attention"
 		if len(sn.Lanes) > 1 {
 			name = l.Info.Name
-			if l.Info.Heads > 1 && m.head == 0 {
-				attention, heads = "mean attention", ""
+			if l.Info.Heads > 1 { // the mean of the heads, or "head 2 of 4"
+				heads = ""
+				if h := min(m.head, l.Info.Heads); h > 0 {
+					attention = fmt.Sprintf("head %d of %d", h, l.Info.Heads)
+				}
 			}
 		}
 		setText(m.stateTitles[k], fmt.Sprintf("%s\nt %d · MSE %.4f", name, f.T, f.MSE))
