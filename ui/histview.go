@@ -29,7 +29,9 @@ type Histogram struct {
 	title  *canvas.Text
 	xlo    *canvas.Text
 	xhi    *canvas.Text
-	means  *canvas.Text
+	ytop   *canvas.Text   // what the top of the bars is: a share of patches
+	means  *canvas.Text   // "means:", or why there are none
+	keys   []*canvas.Text // each lane's name and mean, in its bars' colour
 }
 
 // NewHistogram returns an empty histogram.
@@ -46,6 +48,7 @@ func (h *Histogram) CreateRenderer() fyne.WidgetRenderer {
 	h.xlo = canvas.NewText("0", theme.Color(theme.ColorNameForeground))
 	h.xhi = canvas.NewText("", theme.Color(theme.ColorNameForeground))
 	h.means = canvas.NewText("", theme.Color(theme.ColorNameForeground))
+	h.ytop = canvas.NewText("", theme.Color(theme.ColorNameForeground))
 	r := &histRenderer{h: h}
 	return r
 }
@@ -57,8 +60,14 @@ func (r *histRenderer) Layout(s fyne.Size) {
 	th := h.title.MinSize().Height
 	h.title.Move(fyne.NewPos(4, 0))
 	h.means.Move(fyne.NewPos(4, th))
-	h.raster.Move(fyne.NewPos(0, 2*th))
-	h.raster.Resize(fyne.NewSize(s.Width, max(s.Height-3*th, 1)))
+	x := 4 + h.means.MinSize().Width + 4
+	for _, k := range h.keys {
+		k.Move(fyne.NewPos(x, th))
+		x += k.MinSize().Width + 6
+	}
+	h.ytop.Move(fyne.NewPos(s.Width-h.ytop.MinSize().Width, 2*th))
+	h.raster.Move(fyne.NewPos(0, 3*th))
+	h.raster.Resize(fyne.NewSize(s.Width, max(s.Height-4*th, 1)))
 	h.xlo.Move(fyne.NewPos(0, s.Height-th))
 	h.xhi.Move(fyne.NewPos(s.Width-h.xhi.MinSize().Width, s.Height-th))
 }
@@ -69,11 +78,9 @@ func (r *histRenderer) Refresh() {
 	h := r.h
 	fg := theme.Color(theme.ColorNameForeground)
 	sz := theme.CaptionTextSize()
-	for _, t := range []*canvas.Text{h.title, h.xlo, h.xhi, h.means} {
-		t.Color, t.TextSize = fg, sz
-	}
 	h.xhi.Text = fmt.Sprintf("%.3g", h.Max)
-	txt := "means:"
+	h.means.Text = "means:"
+	h.keys = h.keys[:0]
 	for k, set := range h.Sets {
 		var m float64
 		for _, v := range set {
@@ -86,13 +93,19 @@ func (r *histRenderer) Refresh() {
 		if k < len(h.Names) {
 			name = h.Names[k]
 		}
-		txt += fmt.Sprintf(" %s %.3f", name, m)
+		key := canvas.NewText(fmt.Sprintf("%s %.3f", name, m), figures.Palette[k%len(figures.Palette)])
+		key.TextSize, key.TextStyle.Bold = sz, true
+		h.keys = append(h.keys, key)
+	}
+	h.ytop.Text = ""
+	if _, peak := h.shares(); peak > 0 {
+		h.ytop.Text = fmt.Sprintf("top: %.0f%% of patches", 100*peak)
 	}
 	if len(h.Sets) == 0 {
-		txt = "no patches: the chosen models work on pixels"
+		h.means.Text = "no patches: the chosen models work on pixels"
 	}
-	h.means.Text = txt
-	for _, t := range []*canvas.Text{h.title, h.xlo, h.xhi, h.means} {
+	for _, t := range []*canvas.Text{h.title, h.xlo, h.xhi, h.means, h.ytop} {
+		t.Color, t.TextSize = fg, sz
 		t.Refresh()
 	}
 	h.raster.Refresh()
@@ -101,15 +114,17 @@ func (r *histRenderer) Refresh() {
 
 func (r *histRenderer) Objects() []fyne.CanvasObject {
 	h := r.h
-	return []fyne.CanvasObject{h.raster, h.title, h.means, h.xlo, h.xhi}
+	objs := []fyne.CanvasObject{h.raster, h.title, h.means, h.xlo, h.xhi, h.ytop}
+	for _, k := range h.keys {
+		objs = append(objs, k)
+	}
+	return objs
 }
 func (r *histRenderer) Destroy() {}
 
-func (h *Histogram) draw(w, hgt int) image.Image {
-	img := image.NewRGBA(image.Rect(0, 0, w, hgt))
-	if len(h.Sets) == 0 || w < 10 || hgt < 10 {
-		return img
-	}
+// shares is, for each lane, the share of its patches in each bin, and the
+// largest share (the top of the bars).
+func (h *Histogram) shares() ([][]float64, float64) {
 	counts := make([][]float64, len(h.Sets))
 	peak := 0.0
 	for k, set := range h.Sets {
@@ -125,6 +140,15 @@ func (h *Histogram) draw(w, hgt int) image.Image {
 			peak = math.Max(peak, counts[k][b])
 		}
 	}
+	return counts, peak
+}
+
+func (h *Histogram) draw(w, hgt int) image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, w, hgt))
+	if len(h.Sets) == 0 || w < 10 || hgt < 10 {
+		return img
+	}
+	counts, peak := h.shares()
 	if peak == 0 {
 		return img
 	}
