@@ -38,6 +38,7 @@ type Heatmap struct {
 	sel    *canvas.Rectangle
 	lens   *canvas.Image
 	frame  *canvas.Rectangle // the lens's border
+	axes   *canvas.Text      // what rows and columns are
 	shown  []float32         // Values on the colour scale, 0…1
 	lensAt [2]int            // token under the pointer (−1: no lens)
 }
@@ -88,6 +89,7 @@ func (h *Heatmap) CreateRenderer() fyne.WidgetRenderer {
 	h.lens = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 	h.lens.ScaleMode = canvas.ImageScalePixels
 	h.lens.FillMode = canvas.ImageFillStretch
+	h.axes = canvas.NewText("rows: query ↓   columns: key →", theme.Color(theme.ColorNameForeground))
 	h.frame = canvas.NewRectangle(color.Transparent)
 	h.frame.StrokeColor = color.RGBA{255, 255, 255, 255}
 	h.frame.StrokeWidth = 1.5
@@ -127,6 +129,14 @@ func (r *heatRenderer) Layout(s fyne.Size) {
 		h.sel.Show()
 	} else {
 		h.sel.Hide()
+	}
+	// The axes are named under the map when there is room.
+	h.axes.TextSize = theme.CaptionTextSize()
+	if as := h.axes.MinSize(); h.Rows > 0 && as.Width <= s.Width && pos.Y+sz.Height+as.Height <= s.Height {
+		h.axes.Move(fyne.NewPos(pos.X, pos.Y+sz.Height))
+		h.axes.Show()
+	} else {
+		h.axes.Hide()
 	}
 	r.placeLens(pos, sz)
 }
@@ -188,7 +198,7 @@ func (r *heatRenderer) MinSize() fyne.Size {
 func (r *heatRenderer) Refresh() {
 	h := r.h
 	fg := theme.Color(theme.ColorNameForeground)
-	h.hi.Color, h.lo.Color = fg, fg
+	h.hi.Color, h.lo.Color, h.axes.Color = fg, fg, fg
 	size := theme.CaptionTextSize()
 	h.hi.TextSize, h.lo.TextSize = size, size
 	if h.Rows > 0 && h.Cols > 0 && len(h.Values) == h.Rows*h.Cols {
@@ -287,7 +297,7 @@ func blockMeans(v []float32, rows, cols, b int) []float32 {
 }
 
 func (r *heatRenderer) Objects() []fyne.CanvasObject {
-	return []fyne.CanvasObject{r.h.img, r.h.bar, r.h.hi, r.h.lo, r.h.sel, r.h.lens, r.h.frame}
+	return []fyne.CanvasObject{r.h.img, r.h.bar, r.h.hi, r.h.lo, r.h.axes, r.h.sel, r.h.lens, r.h.frame}
 }
 func (r *heatRenderer) Destroy() {}
 
