@@ -24,6 +24,7 @@ commands:
                 mse.png and fig1.png; --fig2 writes the patch-variance figure
   train         train the bare self-attention by pseudo-likelihood, or
                 --model block|vit by backprop
+  lesson        lesson list: the shipped lessons; lesson check FILE: check one
   version       print the version
   help          this text
 
@@ -48,6 +49,8 @@ func run(ctx context.Context, args []string) error {
 		return runReproduce(ctx, args)
 	case "train":
 		return runTrain(ctx, args)
+	case "lesson":
+		return runLesson(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

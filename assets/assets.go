@@ -20,6 +20,12 @@ var Sample embed.FS
 //go:embed weights
 var Weights embed.FS
 
+// Lessons holds the shipped lessons (sim/lesson reads them), one JSON file
+// each, in the order of their file names.
+//
+//go:embed lessons
+var Lessons embed.FS
+
 // Icon is the application icon (256×256 PNG).
 //
 //go:embed icon.png

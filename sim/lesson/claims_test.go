@@ -1,0 +1,91 @@
+package lesson
+
+import (
+	"testing"
+
+	"attractorlab/sim"
+)
+
+// TestShippedClaims: what the shipped lessons' words say about their
+// numbers holds for the models shipped with the app (the numbers come
+// from the models; the words are written once).
+func TestShippedClaims(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every shipped slide")
+	}
+	lim, data, cat := testLimits(t)
+	ls, err := Shipped(lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := sim.NewMemories(data.Train)
+	at := func(s Slide) *sim.Snapshot {
+		e := sim.NewEngine(sim.EngineConfig{Data: data, Memories: mem, Catalogue: cat, Settings: s.Settings, Synchronous: true})
+		e.Settle()
+		if s.Run.ToBest {
+			e.SeekBest()
+		} else {
+			e.Seek(s.Run.To)
+		}
+		e.Settle()
+		return e.Snapshot()
+	}
+	lane := func(sn *sim.Snapshot, name string) *sim.Lane {
+		for k := range sn.Lanes {
+			if sn.Lanes[k].Info.Name == name {
+				return &sn.Lanes[k]
+			}
+		}
+		t.Fatalf("no lane %s", name)
+		return nil
+	}
+	byName := map[string]*Lesson{}
+	for _, l := range ls {
+		byName[l.Name] = l
+	}
+	// transient memory: a dip well below the input, then worse than it.
+	tm := byName["transient-memory"]
+	sn := at(tm.Slides[1])
+	if l := &sn.Lanes[0]; !(l.Best > 5 && l.BestMSE < 0.7*l.Frames[0].MSE) {
+		t.Errorf("transient-memory: t* = %d, MSE %.4f from %.4f", l.Best, l.BestMSE, l.Frames[0].MSE)
+	}
+	sn = at(tm.Slides[2])
+	if l := &sn.Lanes[0]; !(l.At(sn.T).MSE > l.Frames[0].MSE) {
+		t.Errorf("transient-memory: at t = 100 MSE %.4f, not worse than the input's %.4f", l.At(sn.T).MSE, l.Frames[0].MSE)
+	}
+	// masking: the first step is worse than the zero-filled input.
+	sn = at(byName["masking"].Slides[0])
+	if l := &sn.Lanes[0]; !(l.At(1).MSE > l.Frames[0].MSE) {
+		t.Errorf("masking: step 1 MSE %.4f is not worse than the input's %.4f", l.At(1).MSE, l.Frames[0].MSE)
+	}
+	// global attractor: every digit ends near the mean digit.
+	for _, s := range byName["global-attractor"].Slides {
+		sn = at(s)
+		if c := sn.Lanes[0].At(sn.T).CorrMean; !(c > 0.85) {
+			t.Errorf("global-attractor %q: correlation with the mean digit %.2f", s.Title, c)
+		}
+	}
+	// three models: ViT < block < bare at their best; the block diverges.
+	tmod := byName["three-models"]
+	sn = at(tmod.Slides[0])
+	vit, block, bsa := lane(sn, "vit"), lane(sn, "block"), lane(sn, "bsa-p2")
+	if !(vit.BestMSE < block.BestMSE && block.BestMSE < bsa.BestMSE) {
+		t.Errorf("three-models: best MSE vit %.4f, block %.4f, bsa %.4f", vit.BestMSE, block.BestMSE, bsa.BestMSE)
+	}
+	bsaBest := bsa.BestMSE
+	sn = at(tmod.Slides[1])
+	if b := lane(sn, "block"); !(b.At(60).MSE > 3*b.BestMSE) || !(lane(sn, "bsa-p2").At(60).MSE > bsaBest) {
+		t.Errorf("three-models: block at t = 60 %.4f (best %.4f)", b.At(60).MSE, b.BestMSE)
+	}
+	// Hopfield: the modern network retrieves a stored digit; the classical
+	// one with K = 100 rests on a blend.
+	hp := byName["hopfield"]
+	sn = at(hp.Slides[0])
+	if c := lane(sn, "hopfield").At(sn.T).NearCorr; !(c > 0.99) {
+		t.Errorf("hopfield: modern network's nearest memory correlation %.3f", c)
+	}
+	sn = at(hp.Slides[1])
+	if c := lane(sn, "hopfield-classic").At(sn.T).NearCorr; !(c < 0.95) {
+		t.Errorf("hopfield: classical K = 100 nearest memory correlation %.3f, not a blend", c)
+	}
+}

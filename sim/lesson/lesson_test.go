@@ -1,0 +1,142 @@
+package lesson
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"attractorlab/sim"
+	"attractorlab/sim/mnist"
+)
+
+func testLimits(t testing.TB) (Limits, *mnist.Data, *sim.Catalogue) {
+	t.Helper()
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{})
+	return LimitsOf(data, cat), data, cat
+}
+
+// TestShippedLessons: every shipped lesson parses, has a question, and
+// names are unique.
+func TestShippedLessons(t *testing.T) {
+	lim, _, _ := testLimits(t)
+	ls, err := Shipped(lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 5 {
+		t.Fatalf("%d shipped lessons, want 5", len(ls))
+	}
+	seen := map[string]bool{}
+	for _, l := range ls {
+		if seen[l.Name] || l.Title == "" || len(l.Slides) < 2 {
+			t.Fatalf("lesson %q: title %q, %d slides", l.Name, l.Title, len(l.Slides))
+		}
+		seen[l.Name] = true
+		q := 0
+		for _, s := range l.Slides {
+			if s.Question != "" {
+				q++
+			}
+		}
+		if q == 0 {
+			t.Fatalf("lesson %s asks nothing", l.Name)
+		}
+	}
+}
+
+const good = `{
+  "version": 1,
+  "title": "t",
+  "slides": [
+    {
+      "title": "one",
+      "scenario": {"index": 3, "corruption": "noise", "noise_sigma2": 0.5, "models": ["bsa-p2"]},
+      "run": {"from": 0, "to": 10},
+      "caption": "MSE {mse_now}",
+      "question": "q?",
+      "answer": "a {t_star:bsa-p2}"
+    }
+  ]
+}`
+
+// TestRefusals: each fault is refused naming the file, the line and the
+// field; the good lesson they are made from is accepted.
+func TestRefusals(t *testing.T) {
+	lim, _, _ := testLimits(t)
+	if _, err := Parse([]byte(good), "good.json", lim); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, from, to string
+		line           int
+		want           string
+	}{
+		{"wrong version", `"version": 1`, `"version": 2`, 2, "version: 2 is not a lesson version"},
+		{"version missing", `"version": 1,`, ``, 1, "version: missing"},
+		{"wrong type", `"index": 3`, `"index": "three"`, 7, "slides[0].scenario.index: wrong type: want a whole number"},
+		{"unknown model", `["bsa-p2"]`, `["bsa-p9"]`, 7, `slides[0].scenario.models: model "bsa-p9" is not one of`},
+		{"digit out of range", `"index": 3`, `"index": 100000`, 7, "slides[0].scenario.index: digit 100000 is out of range for the test split (allowed 0 … 999)"},
+		{"level out of range", `"noise_sigma2": 0.5`, `"noise_sigma2": 9`, 7, "slides[0].scenario.noise_sigma2: field noise_sigma2 = 9 is out of range (allowed 0 … 4)"},
+		{"missing caption", `"caption": "MSE {mse_now}",`, ``, 5, "slides[0].caption: missing"},
+		{"unknown field", `"title": "one",`, `"title": "one", "colour": "red",`, 6, "slides[0].colour: unknown field"},
+		{"unknown scenario field", `"index": 3,`, `"index": 3, "digit": 4,`, 7, "slides[0].scenario.digit: unknown field"},
+		{"question without answer", `,
+      "answer": "a {t_star:bsa-p2}"`, ``, 5, "slides[0].answer: missing"},
+		{"unknown placeholder", `{mse_now}`, `{mse_later}`, 9, "slides[0].caption: unknown placeholder {mse_later}"},
+		{"placeholder of another model", `{t_star:bsa-p2}`, `{t_star:vit}`, 11, "vit is not among the slide's models"},
+		{"step out of range", `"to": 10`, `"to": 5000`, 8, "slides[0].run.to: 5000 is not a step from 0 to 1000"},
+		{"run backwards", `"from": 0`, `"from": 20`, 8, `slides[0].run.from: 20 is after the run's "to" (10)`},
+		{"no slides", "", "{\"version\": 1, \"title\": \"t\",\n \"slides\": []}", 2, "slides: a lesson needs at least one slide"},
+		{"not JSON", `"title": "t",`, `"title": "t",,`, 3, "not valid JSON"},
+		{"trailing data", "\n}", "\n} {}", 14, "more data after"},
+	} {
+		src := strings.Replace(good, c.from, c.to, 1)
+		if c.from == "" {
+			src = c.to
+		}
+		if src == good {
+			t.Fatalf("%s: the fault was not made", c.name)
+		}
+		_, err := Parse([]byte(src), "bad.json", lim)
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		want := fmt.Sprintf("bad.json:%d: ", c.line)
+		if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %q, want %q…%q", c.name, err, want, c.want)
+		}
+	}
+}
+
+// TestSlideNumbersAreTheModels: a slide's placeholders read the same
+// numbers the window shows for its scenario at the end of its run.
+func TestSlideNumbersAreTheModels(t *testing.T) {
+	lim, data, cat := testLimits(t)
+	l, err := Load("transient-memory", lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := l.Slides[1] // the dip: to t*
+	e := sim.NewEngine(sim.EngineConfig{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat,
+		Settings: s.Settings, Synchronous: true})
+	e.Settle()
+	e.SeekBest()
+	e.Settle()
+	sn := e.Snapshot()
+	lane := sn.Lanes[0]
+	got := Fill("{t_star} {mse_t_star} {mse_input} {mse_now} {nearest_label} {corr_mean_digit}", sn)
+	f := lane.At(sn.T)
+	want := fmt.Sprintf("%d %.4f %.4f %.4f %d %.2f", lane.Best, lane.BestMSE, lane.Frames[0].MSE, f.MSE, f.NearLbl, f.CorrMean)
+	if got != want || sn.T != lane.Best {
+		t.Fatalf("filled %q at t = %d, the models say %q at t* = %d", got, sn.T, want, lane.Best)
+	}
+	// The paper demo's numbers (sim.DemoDigit): t* = 30, 0.058 below 0.110.
+	if lane.Best != 30 || !(lane.BestMSE < 0.06) || !(lane.Frames[0].MSE > 0.1) {
+		t.Fatalf("transient memory at t* = %d, MSE %.4f from %.4f", lane.Best, lane.BestMSE, lane.Frames[0].MSE)
+	}
+}
