@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -186,5 +187,28 @@ func TestCorruptCacheStillRuns(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r")
 	if err := run(context.Background(), []string{"reproduce", "--n", "2", "--steps", "2", "--out", out}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLessonCommands: lesson list and check answer; a bad lesson file is
+// refused with its name and line; a missing subcommand is a usage error.
+func TestLessonCommands(t *testing.T) {
+	if err := run(context.Background(), []string{"lesson", "list"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"lesson", "check", "masking"}); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte("{\"version\": 1,\n \"title\": \"x\",\n \"slides\": [{\"title\": \"a\", \"run\": {\"to\": 3}, \"caption\": \"{mse_now:vit}\"}]}"), 0o644)
+	err := run(context.Background(), []string{"lesson", "check", bad})
+	if err == nil || !strings.Contains(err.Error(), bad+":3: slides[0].caption: placeholder {mse_now:vit}") {
+		t.Fatalf("bad lesson: %v", err)
+	}
+	if err := run(context.Background(), []string{"lesson", "check", "no-such-lesson"}); err == nil || !strings.Contains(err.Error(), "neither a shipped lesson") {
+		t.Fatalf("unknown lesson: %v", err)
+	}
+	if err := run(context.Background(), []string{"lesson"}); !errors.Is(err, errUsage) {
+		t.Fatalf("lesson without a subcommand: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package lesson
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -138,5 +139,26 @@ func TestSlideNumbersAreTheModels(t *testing.T) {
 	// The paper demo's numbers (sim.DemoDigit): t* = 30, 0.058 below 0.110.
 	if lane.Best != 30 || !(lane.BestMSE < 0.06) || !(lane.Frames[0].MSE > 0.1) {
 		t.Fatalf("transient memory at t* = %d, MSE %.4f from %.4f", lane.Best, lane.BestMSE, lane.Frames[0].MSE)
+	}
+}
+
+// TestReadmeExample: the complete example in README.md is a valid lesson.
+func TestReadmeExample(t *testing.T) {
+	lim, _, _ := testLimits(t)
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## Lessons")
+	j := strings.Index(s[max(i, 0):], "```json\n")
+	if i < 0 || j < 0 {
+		t.Fatal("README has no lesson example")
+	}
+	body := s[i+j+len("```json\n"):]
+	body = body[:strings.Index(body, "```")]
+	l, err := Parse([]byte(body), "README example", lim)
+	if err != nil || len(l.Slides) != 2 {
+		t.Fatalf("README example: %v", err)
 	}
 }
