@@ -244,11 +244,20 @@ func saveFile(path string, data []byte, replace bool) error {
 	if werr == nil {
 		werr = os.Chmod(tmp.Name(), 0o644)
 	}
-	if werr == nil {
+	switch {
+	case werr != nil:
+	case replace:
 		werr = os.Rename(tmp.Name(), path)
+	default:
+		// A hard link fails on a file that appeared since the check
+		// above, where a rename would replace it unasked (as the
+		// commands' outputs, app/outputs.go).
+		if werr = os.Link(tmp.Name(), path); errors.Is(werr, os.ErrExist) {
+			werr = errExists
+		}
 	}
+	os.Remove(tmp.Name())
 	if werr != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("%s: %w", path, werr)
 	}
 	return nil

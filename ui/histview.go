@@ -80,7 +80,16 @@ func (r *histRenderer) Refresh() {
 	sz := theme.CaptionTextSize()
 	h.xhi.Text = fmt.Sprintf("%.3g", h.Max)
 	h.means.Text = "means:"
-	h.keys = h.keys[:0]
+	// One key per lane, made when the lanes change; only their text
+	// changes from step to step.
+	if len(h.keys) != len(h.Sets) {
+		h.keys = h.keys[:0]
+		for k := range h.Sets {
+			key := canvas.NewText("", figures.Palette[k%len(figures.Palette)])
+			key.TextStyle.Bold = true
+			h.keys = append(h.keys, key)
+		}
+	}
 	for k, set := range h.Sets {
 		var m float64
 		for _, v := range set {
@@ -93,9 +102,8 @@ func (r *histRenderer) Refresh() {
 		if k < len(h.Names) {
 			name = h.Names[k]
 		}
-		key := canvas.NewText(fmt.Sprintf("%s %.3f", name, m), figures.Palette[k%len(figures.Palette)])
-		key.TextSize, key.TextStyle.Bold = sz, true
-		h.keys = append(h.keys, key)
+		h.keys[k].Text, h.keys[k].TextSize = fmt.Sprintf("%s %.3f", name, m), sz
+		h.keys[k].Refresh()
 	}
 	h.ytop.Text = ""
 	if _, peak := h.shares(); peak > 0 {

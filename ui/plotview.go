@@ -3,7 +3,6 @@ package ui
 import (
 	"attractorlab/sim/figures"
 	"image"
-	"image/color"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -126,12 +125,9 @@ func (r *plotRenderer) render() {
 	p.img.Refresh()
 }
 
-// The markers' colours are used by no curve (figures.Palette): t is red,
-// t* magenta, each labelled at its top.
-var (
-	markerColor = color.RGBA{220, 40, 40, 255}
-	starColor   = color.RGBA{190, 30, 190, 255}
-)
+// The markers' colours are figures.NowColor and BestColor, used by no
+// curve and the same in exported plots; each is labelled at its top.
+var markerColor, starColor = figures.NowColor, figures.BestColor
 
 func (r *plotRenderer) place() {
 	p := r.p

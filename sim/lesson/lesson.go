@@ -227,17 +227,8 @@ func (p *parser) slide(path string, raw json.RawMessage, prev sim.Settings) (Sli
 	if s.Run, err = p.run(join(path, "run"), m["run"]); err != nil {
 		return s, err
 	}
-	for _, f := range []string{"caption", "question", "answer"} {
-		var text string
-		switch f {
-		case "caption":
-			text = s.Caption
-		case "question":
-			text = s.Question
-		default:
-			text = s.Answer
-		}
-		if err := p.placeholders(join(path, f), text, s.Settings.Lanes); err != nil {
+	for _, f := range []struct{ key, text string }{{"caption", s.Caption}, {"question", s.Question}, {"answer", s.Answer}} {
+		if err := p.placeholders(join(path, f.key), f.text, s.Settings.Lanes); err != nil {
 			return s, err
 		}
 	}
