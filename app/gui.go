@@ -12,6 +12,7 @@ import (
 
 	"attractorlab/assets"
 	"attractorlab/sim"
+	"attractorlab/sim/lesson"
 	"attractorlab/sim/mnist"
 	"attractorlab/ui"
 )
@@ -23,6 +24,7 @@ func runGUI(args []string) error {
 	weights := fs.String("weights", "", "alias of --weights-p2")
 	wBlock := fs.String("weights-block", "", "recycled block weights for both tasks (default: embedded block-mask and block-noise)")
 	wViT := fs.String("weights-vit", "", "ViT weights for both tasks (default: embedded vit-mask and vit-noise)")
+	lessonArg := fs.String("lesson", "", "start a lesson: a shipped lesson's name (attractorlab lesson list) or a lesson file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -41,6 +43,13 @@ func runGUI(args []string) error {
 	}
 	if data.Warning != "" {
 		problems = append(problems, data.Warning)
+	}
+	var les *lesson.Lesson
+	if *lessonArg != "" {
+		// A bad lesson stops here, before any window opens.
+		if les, err = lesson.Load(*lessonArg, lesson.LimitsOf(data, cat)); err != nil {
+			return fmt.Errorf("--lesson: %w", err)
+		}
 	}
 	a := app.NewWithID("org.attractorlab.app")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
@@ -66,7 +75,10 @@ func runGUI(args []string) error {
 	for _, p := range problems {
 		m.Warn(p)
 	}
-	if demo {
+	switch {
+	case les != nil:
+		m.StartLesson(les)
+	case demo:
 		m.Engine.ShowBest()
 	}
 	fmt.Printf("window ready %.2fs after start\n", time.Since(start).Seconds())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"attractorlab/models"
@@ -77,6 +78,8 @@ type Snapshot struct {
 	Horizon   int
 	Lanes     []Lane
 	Err       string
+	Cue       int64 // the ticket of the last cue (Engine.Cue) the engine took
+	CueDone   bool  // that cue has played to its end (or was cancelled)
 }
 
 // Engine owns a session's state and steps its models in one goroutine. UI
@@ -86,6 +89,7 @@ type Engine struct {
 	cmds   chan func(*session)
 	s      *session
 	sync   bool
+	cues   atomic.Int64 // tickets handed out by Cue
 	OnSnap func(*Snapshot)
 }
 
@@ -114,7 +118,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	if cfg.MaxT <= 0 {
 		cfg.MaxT = 1000
 	}
-	s := &session{cfg: cfg, speed: 10, set: DefaultSettings()}
+	s := &session{cfg: cfg, speed: 10, stopAt: -1, set: DefaultSettings()}
 	if avail := cfg.Catalogue.Available(); len(avail) > 0 {
 		s.set.Lanes = []string{avail[0].Name}
 	}
@@ -168,10 +172,7 @@ func (e *Engine) Run(ctx context.Context) {
 				s.dirtyTimer = false
 			default:
 				s.extend(1)
-				if s.showBest && !s.pending() {
-					s.showBest = false
-					s.seekBest()
-				}
+				s.runCue()
 			}
 		} else {
 			select {
@@ -188,8 +189,11 @@ func (e *Engine) Run(ctx context.Context) {
 			}
 		}
 		if f != nil {
-			s.showBest = false // any command the user gives wins over the pending jump
+			s.cue = nil // any command the user gives wins over a pending cue
+			s.stopAt = -1
+			s.cueBusy = false
 			f(s)
+			s.runCue()
 			if !s.playing && armed {
 				tick.Stop()
 				armed = false
@@ -367,14 +371,81 @@ func (e *Engine) SeekBest()   { e.do(func(s *session) { s.playing = false; s.see
 // ShowBest seeks t* as soon as the horizon is recorded (the first window
 // opens on the transient memory).
 func (e *Engine) ShowBest() {
+	best := Mark{Best: true}
+	e.Cue(nil, best, best, 0)
+}
+
+// Mark is a step: T, or t* of the first model when Best (known once the
+// horizon is recorded).
+type Mark struct {
+	T    int
+	Best bool
+}
+
+// Cue is what a lesson's slide asks for: the settings set (unless nil;
+// refused as Restore refuses them), then step from shown and played to
+// at speed steps a second (a jump when speed is 0 or to ≤ from). A mark at
+// t* waits for the horizon; the engine answers commands meanwhile, and any
+// command cancels the cue.
+//
+// It returns the cue's ticket: the snapshots that show its result carry it
+// in Cue, with CueDone once it has played to its end (or was cancelled).
+func (e *Engine) Cue(set *Settings, from, to Mark, speed float64) int64 {
+	ticket := e.cues.Add(1)
 	e.do(func(s *session) {
-		s.playing = false
-		s.showBest = true
-		if !s.pending() {
-			s.seekBest()
-			s.showBest = false
+		s.cueTicket, s.cueBusy = ticket, false
+		if set != nil && !s.change(func(st *Settings) { *st = *set }, true) {
+			return
 		}
+		s.playing = false
+		s.cue = &cue{from: from, to: to, speed: speed}
+		s.cueBusy = true
+		if s.cfg.Synchronous {
+			for s.pending() {
+				s.extend(100)
+			}
+		}
+		s.runCue()
 	})
+	return ticket
+}
+
+// cue is a Cue waiting for the horizon.
+type cue struct {
+	from, to Mark
+	speed    float64
+}
+
+// runCue carries out the pending cue once the steps it names are known.
+func (s *session) runCue() {
+	c := s.cue
+	if c == nil || ((c.from.Best || c.to.Best) && s.pending()) {
+		return
+	}
+	s.cue = nil
+	s.cueBusy = false
+	at := func(m Mark) int {
+		if m.Best && len(s.lanes) > 0 {
+			b, _ := best(s.lanes[0].frames)
+			return b
+		}
+		return m.T
+	}
+	from, to := at(c.from), at(c.to)
+	s.seek(from)
+	if to <= from || c.speed <= 0 {
+		s.seek(to)
+		return
+	}
+	s.speed = c.speed
+	s.playing = true
+	s.stopAt = to
+	s.cueBusy = true
+	if s.cfg.Synchronous {
+		for s.playing {
+			s.advance(1)
+		}
+	}
 }
 func (e *Engine) SetSpeed(v float64) {
 	e.do(func(s *session) { s.speed = max(0.5, min(v, 240)); s.dirty = true })
@@ -413,7 +484,10 @@ type session struct {
 	seq        int
 	dirty      bool
 	dirtyTimer bool
-	showBest   bool // seek t* once the horizon is recorded
+	cue        *cue // a lesson's steps, waiting for the horizon
+	stopAt     int  // playback stops at this step (−1: at the end)
+	cueTicket  int64
+	cueBusy    bool // the last cue has not played to its end
 	lastPub    time.Time
 	err        string
 
@@ -618,6 +692,14 @@ func (s *session) advance(n int) {
 	if s.t+n > s.maxT() {
 		s.playing = false
 	}
+	if s.stopAt >= 0 && s.shownT()+n >= s.stopAt {
+		n = max(0, s.stopAt-s.shownT())
+		s.playing = false
+		s.stopAt = -1
+	}
+	if !s.playing {
+		s.cueBusy = false
+	}
 	// While catching up, playback waits for the recorded steps.
 	s.seek(s.shownT() + n)
 }
@@ -648,7 +730,7 @@ func (s *session) snapshot() *Snapshot {
 	s.seq++
 	sn := &Snapshot{Seq: s.seq, Settings: s.set, Label: s.label, MNISTIdx: s.mnistIdx, Clean: s.clean,
 		PixelMask: s.pixel, MaskGrid: s.grid, T: s.shownT(), Playing: s.playing, Speed: s.speed,
-		Horizon: s.cfg.Horizon, Err: s.err}
+		Horizon: s.cfg.Horizon, Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy}
 	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
 	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
 	sn.Input = make([]float32, len(s.input))

@@ -270,3 +270,76 @@ func TestPaperDemoShowsTransient(t *testing.T) {
 		t.Fatalf("t = %d, t* = %d, MSE input %.4f, t* %.4f, last %.4f", sn.T, l.Best, l.Frames[0].MSE, l.BestMSE, l.Frames[len(l.Frames)-1].MSE)
 	}
 }
+
+// TestCue: a lesson's cue sets the scenario, shows from, and plays to the
+// target, stopping there; t* marks wait for the horizon.
+func TestCue(t *testing.T) {
+	e := testEngine(t, true, nil)
+	set := PaperDemo()
+	set.Index = 3
+	e.Cue(&set, Mark{T: 2}, Mark{T: 9}, 20)
+	sn := e.Snapshot()
+	if sn.Settings.Index != 3 || sn.T != 9 || sn.Playing {
+		t.Fatalf("after cue 2→9: index %d, t %d, playing %v", sn.Settings.Index, sn.T, sn.Playing)
+	}
+	e.Cue(nil, Mark{Best: true}, Mark{Best: true}, 0)
+	if sn = e.Snapshot(); sn.T != sn.Lanes[0].Best || sn.T < 1 {
+		t.Fatalf("cue to t*: t %d, t* %d", sn.T, sn.Lanes[0].Best)
+	}
+	// A refused scenario changes nothing, not even t.
+	bad := set
+	bad.Index = 1 << 30
+	before := sn.T
+	e.Cue(&bad, Mark{T: 0}, Mark{T: 0}, 0)
+	if sn = e.Snapshot(); sn.Err == "" || sn.Settings.Index != 3 || sn.T != before {
+		t.Fatalf("refused cue: err %q, index %d, t %d (was %d)", sn.Err, sn.Settings.Index, sn.T, before)
+	}
+}
+
+// TestCuePlays: in the running engine a cue plays at its speed and stops at
+// its target; a command given meanwhile cancels it.
+func TestCuePlays(t *testing.T) {
+	var mu sync.Mutex
+	var last *Snapshot
+	e := testEngine(t, false, func(s *Snapshot) { mu.Lock(); last = s; mu.Unlock() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.Run(ctx)
+	wait := func(ok func(*Snapshot) bool, what string) *Snapshot {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			s := last
+			mu.Unlock()
+			if s != nil && ok(s) {
+				return s
+			}
+		}
+		t.Fatal("timed out waiting for " + what)
+		return nil
+	}
+	set := PaperDemo()
+	e.Cue(&set, Mark{T: 0}, Mark{Best: true}, 120)
+	sn := wait(func(s *Snapshot) bool { return !s.Playing && s.T > 0 && len(s.Lanes[0].Frames) > 30 }, "the cue to stop")
+	if sn.T != sn.Lanes[0].Best {
+		t.Fatalf("cue 0→t* stopped at %d, t* = %d", sn.T, sn.Lanes[0].Best)
+	}
+	e.Cue(nil, Mark{T: 0}, Mark{T: 60}, 2)
+	wait(func(s *Snapshot) bool { return s.Playing }, "playing")
+	e.Reset()
+	sn = wait(func(s *Snapshot) bool { return !s.Playing }, "reset to stop the cue")
+	if sn.T != 0 {
+		t.Fatalf("reset during a cue: t = %d", sn.T)
+	}
+}
+
+// TestCueTicket: snapshots say which cue they show and whether it is done.
+func TestCueTicket(t *testing.T) {
+	e := testEngine(t, true, nil)
+	set := PaperDemo()
+	a := e.Cue(&set, Mark{T: 0}, Mark{T: 5}, 30)
+	b := e.Cue(nil, Mark{T: 5}, Mark{T: 5}, 0)
+	if sn := e.Snapshot(); b <= a || sn.Cue != b || !sn.CueDone {
+		t.Fatalf("tickets %d then %d; snapshot shows cue %d, done %v", a, b, sn.Cue, sn.CueDone)
+	}
+}

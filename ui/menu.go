@@ -39,7 +39,7 @@ func (m *Main) menu() *fyne.MainMenu {
 		fyne.NewMenuItem("Keys", m.showKeys),
 		fyne.NewMenuItem("About Attractor Lab", m.showAbout),
 	)
-	return fyne.NewMainMenu(file, view, help)
+	return fyne.NewMainMenu(file, view, m.lessonsMenu(), help)
 }
 
 // PaperDemo shows the phenomenon: a noisy digit under the bare
@@ -74,6 +74,8 @@ H	next attention head (block and ViT)
 L	MSE axis logarithmic or linear
 A	attention colours: per map, shared, per row, log
 F11	presentation mode;  Esc leaves it
+In a lesson:  → / PageDown	show the answer, then the next slide
+                ← / PageUp	back;   Esc leaves the lesson (the models stay)
 Ctrl+O / Ctrl+S / Ctrl+E	open / save a scenario, export
 
 The keys work whatever control was clicked last, except while typing in a text field.`

@@ -21,6 +21,7 @@ import (
 
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
+	"attractorlab/sim/lesson"
 	"attractorlab/sim/mnist"
 )
 
@@ -87,6 +88,13 @@ type Main struct {
 	status    *widget.Label
 
 	updating bool // true while apply sets widget values (their callbacks must not send commands)
+
+	// lessons (lesson.go)
+	lesson     *lessonRun // nil outside a lesson
+	bar        *lessonBar
+	barText    string // the markdown the bar shows
+	shipped    []*lesson.Lesson
+	shippedErr error
 }
 
 // NewMain builds the window content for w and starts the engine, which
@@ -192,7 +200,8 @@ func (m *Main) build() {
 	bottom := container.NewVBox(m.transport, container.NewGridWithColumns(2, m.tLabel, m.status))
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
-	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, m.center)
+	m.bar = newLessonBar()
+	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, container.NewBorder(m.bar.box, nil, nil, nil, m.center))
 	m.win.Canvas().SetOnTypedKey(m.typedKey)
 	m.win.SetMainMenu(m.menu())
 }
@@ -228,6 +237,9 @@ func (m *Main) typedKey(k *fyne.KeyEvent) { m.handleKey(k) }
 // handleKey implements the window's keys, whatever control has the focus
 // (keys.go), and reports whether k is one of them.
 func (m *Main) handleKey(k *fyne.KeyEvent) bool {
+	if m.lessonKey(k) {
+		return true
+	}
 	switch k.Name {
 	case fyne.KeySpace:
 		m.Engine.TogglePlay()
@@ -384,6 +396,7 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	m.redrawImages()
 	m.drawPlots(sn)
 	m.drawText(sn)
+	m.drawLesson()
 	switch {
 	case sn.Err != "":
 		m.setError(sn.Err)

@@ -1,0 +1,348 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"attractorlab/sim"
+	"attractorlab/sim/lesson"
+)
+
+// A lesson runs in the window: each slide sets its scenario and runs the
+// models (sim.Engine.Cue), and the lesson bar above the panels shows the
+// slide's title, counter and caption, filled with the running models'
+// numbers. → and PageDown reveal a question's answer, then go to the next
+// slide; ← and PageUp undo that; Esc leaves the lesson and keeps the
+// models as they are. Every other key works as outside a lesson.
+
+// lessonRun is the lesson being presented.
+type lessonRun struct {
+	l        *lesson.Lesson
+	slide    int
+	revealed bool  // the slide's question has been answered
+	ticket   int64 // the engine's cue for what is shown
+}
+
+// lessonBar is the band above the panels that shows a slide.
+type lessonBar struct {
+	box     *fyne.Container
+	bg      *canvas.Rectangle
+	title   *widget.Label
+	counter *widget.Label
+	caption *widget.RichText
+}
+
+func newLessonBar() *lessonBar {
+	b := &lessonBar{
+		title:   widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		counter: widget.NewLabel(""),
+		caption: widget.NewRichText(),
+	}
+	b.title.Truncation = fyne.TextTruncateEllipsis
+	b.caption.Wrapping = fyne.TextWrapWord
+	b.bg = canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))
+	b.bg.CornerRadius = theme.InputRadiusSize()
+	b.box = container.NewStack(b.bg, container.NewPadded(container.NewBorder(
+		container.NewBorder(nil, nil, nil, b.counter, b.title), nil, nil, nil, b.caption)))
+	b.box.Hide()
+	return b
+}
+
+// ShippedLessons are the lessons embedded in the app that run with the
+// models and digits this window has (read once).
+func (m *Main) ShippedLessons() ([]*lesson.Lesson, error) {
+	if m.shipped == nil && m.shippedErr == nil {
+		m.shipped, m.shippedErr = lesson.Shipped(m.lessonLimits())
+	}
+	return m.shipped, m.shippedErr
+}
+
+func (m *Main) lessonLimits() lesson.Limits {
+	return lesson.LimitsOf(m.deps.Data, m.deps.Catalogue)
+}
+
+// OpenLesson reads a lesson file (name is used in errors) and starts it; a
+// refused file leaves the window as it was.
+func (m *Main) OpenLesson(r io.Reader, name string) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	l, err := lesson.Parse(data, name, m.lessonLimits())
+	if err != nil {
+		return err
+	}
+	if l.Name == "" {
+		l.Name = strings.TrimSuffix(name[strings.LastIndexAny(name, `/\`)+1:], ".json")
+	}
+	m.StartLesson(l)
+	return nil
+}
+
+// openLesson asks for a lesson file (Lessons → Open lesson…).
+func (m *Main) openLesson() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			m.showError(err)
+			return
+		}
+		if r == nil {
+			return
+		}
+		defer r.Close()
+		if err := m.OpenLesson(r, r.URI().Path()); err != nil {
+			m.showError(err)
+		}
+	}, m.win)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".json"}))
+	d.Show()
+}
+
+// StartLesson presents l from its first slide.
+func (m *Main) StartLesson(l *lesson.Lesson) {
+	m.lesson = &lessonRun{l: l}
+	m.bar.box.Show()
+	m.openSlide(0, false)
+	m.setStatus(fmt.Sprintf("lesson %q: → next, ← back, Esc leaves the lesson", l.Title))
+	m.refreshMenu()
+}
+
+// LeaveLesson ends the lesson; the models stay as they are, to explore.
+func (m *Main) LeaveLesson() {
+	if m.lesson == nil {
+		return
+	}
+	m.lesson = nil
+	m.bar.box.Hide()
+	m.setStatus("left the lesson: the models stay as the last slide left them")
+	m.refreshMenu()
+}
+
+// InLesson reports the lesson's slide (0-based) and whether its answer is
+// shown, or ok = false outside a lesson.
+func (m *Main) InLesson() (slide int, revealed, ok bool) {
+	if m.lesson == nil {
+		return 0, false, false
+	}
+	return m.lesson.slide, m.lesson.revealed, true
+}
+
+func mark(t int, best bool) sim.Mark { return sim.Mark{T: t, Best: best} }
+
+// openSlide shows slide k: its question at From, or (revealed, or no
+// question) the run from From to To, played at the slide's speed when
+// going forward and jumped to when coming back.
+func (m *Main) openSlide(k int, back bool) {
+	lr := m.lesson
+	s := lr.l.Slides[k]
+	lr.slide = k
+	lr.revealed = back && s.Question != ""
+	set := s.Settings
+	from, to := mark(s.Run.From, s.Run.FromBest), mark(s.Run.To, s.Run.ToBest)
+	switch {
+	case s.Question != "" && !lr.revealed:
+		lr.ticket = m.Engine.Cue(&set, from, from, 0)
+	case back:
+		lr.ticket = m.Engine.Cue(&set, from, to, 0)
+	default:
+		lr.ticket = m.Engine.Cue(&set, from, to, s.Run.Speed)
+	}
+	m.drawLesson()
+}
+
+// lessonNext reveals the answer, or goes to the next slide (→, PageDown).
+func (m *Main) lessonNext() {
+	lr := m.lesson
+	s := lr.l.Slides[lr.slide]
+	switch {
+	case s.Question != "" && !lr.revealed:
+		lr.revealed = true
+		lr.ticket = m.Engine.Cue(nil, mark(s.Run.From, s.Run.FromBest), mark(s.Run.To, s.Run.ToBest), s.Run.Speed)
+		m.drawLesson()
+	case lr.slide+1 < len(lr.l.Slides):
+		m.openSlide(lr.slide+1, false)
+	default:
+		m.setStatus("the last slide: Esc leaves the lesson (the models stay), ← goes back")
+	}
+}
+
+// lessonBack undoes lessonNext (←, PageUp).
+func (m *Main) lessonBack() {
+	lr := m.lesson
+	s := lr.l.Slides[lr.slide]
+	switch {
+	case s.Question != "" && lr.revealed:
+		lr.revealed = false
+		from := mark(s.Run.From, s.Run.FromBest)
+		lr.ticket = m.Engine.Cue(nil, from, from, 0)
+		m.drawLesson()
+	case lr.slide > 0:
+		m.openSlide(lr.slide-1, true)
+	default:
+		m.setStatus("the first slide: → goes on, Esc leaves the lesson")
+	}
+}
+
+// lessonKey handles the keys a lesson changes and reports whether k was one.
+func (m *Main) lessonKey(k *fyne.KeyEvent) bool {
+	if m.lesson == nil {
+		return false
+	}
+	switch k.Name {
+	case fyne.KeyRight, fyne.KeyPageDown:
+		m.lessonNext()
+	case fyne.KeyLeft, fyne.KeyPageUp:
+		m.lessonBack()
+	case fyne.KeyEscape:
+		m.LeaveLesson()
+	default:
+		return false
+	}
+	return true
+}
+
+// drawLesson fills the lesson bar from the current snapshot: the text
+// appears once the engine shows the slide's cue, and an answer once its
+// run has reached its end.
+func (m *Main) drawLesson() {
+	lr := m.lesson
+	if lr == nil {
+		return
+	}
+	s := lr.l.Slides[lr.slide]
+	if c := theme.Color(theme.ColorNameInputBackground); c != m.bar.bg.FillColor {
+		m.bar.bg.FillColor = c // the theme changed (light, dark)
+		m.bar.bg.Refresh()
+	}
+	setText(m.bar.title, s.Title)
+	setText(m.bar.counter, fmt.Sprintf("%d / %d", lr.slide+1, len(lr.l.Slides)))
+	md := slideText(s, m.snap, lr)
+	if md != m.barText {
+		m.barText = md
+		m.bar.caption.Segments = captionSegments(md)
+		m.bar.caption.Refresh()
+	}
+}
+
+// captionSegments lays out a caption: a paragraph per line, **bold** and
+// *italic* runs (a '*' opens emphasis only before a letter and closes it
+// only after one, so "t*" stays as written).
+func captionSegments(text string) []widget.RichTextSegment {
+	var segs []widget.RichTextSegment
+	for _, line := range strings.Split(text, "\n") {
+		var runs []*widget.TextSegment
+		bold, italic := false, false
+		var cur strings.Builder
+		flush := func() {
+			if cur.Len() > 0 {
+				runs = append(runs, &widget.TextSegment{Text: cur.String(), Style: widget.RichTextStyle{
+					Inline: true, ColorName: theme.ColorNameForeground, SizeName: theme.SizeNameText,
+					TextStyle: fyne.TextStyle{Bold: bold, Italic: italic}}})
+				cur.Reset()
+			}
+		}
+		rs := []rune(line)
+		for i := 0; i < len(rs); i++ {
+			n := 1
+			if rs[i] == '*' && i+1 < len(rs) && rs[i+1] == '*' {
+				n = 2
+			}
+			if rs[i] != '*' {
+				cur.WriteRune(rs[i])
+				continue
+			}
+			open := i+n < len(rs) && rs[i+n] != ' '
+			shut := i > 0 && rs[i-1] != ' '
+			on := &italic
+			if n == 2 {
+				on = &bold
+			}
+			switch {
+			case *on && shut, !*on && open && !shut:
+				flush()
+				*on = !*on
+				i += n - 1
+			default:
+				cur.WriteString(string(rs[i : i+n]))
+				i += n - 1
+			}
+		}
+		flush()
+		if len(runs) == 0 {
+			runs = append(runs, &widget.TextSegment{Text: " ", Style: widget.RichTextStyleParagraph})
+		}
+		runs[len(runs)-1].Style.Inline = false
+		for _, r := range runs {
+			segs = append(segs, r)
+		}
+	}
+	return segs
+}
+
+// slideText is what the lesson bar shows of slide s for snapshot sn: a
+// paragraph per line, with **bold** and *italic* (captionSegments).
+func slideText(s lesson.Slide, sn *sim.Snapshot, lr *lessonRun) string {
+	ready := sn != nil && sn.Cue == lr.ticket && (sn.CueDone || sn.Playing)
+	if !ready {
+		if sn != nil && sn.Cue == lr.ticket && sn.Err != "" {
+			return "The slide's scenario was refused: " + sn.Err
+		}
+		return "…"
+	}
+	out := lesson.Fill(s.Caption, sn)
+	if s.Question != "" {
+		out += "\n**" + lesson.Fill(s.Question, sn) + "**"
+		switch {
+		case !lr.revealed:
+			out += "\n*→ shows the answer*"
+		case sn.CueDone:
+			out += "\n" + lesson.Fill(s.Answer, sn)
+		default:
+			out += fmt.Sprintf("\n*running to t = %s …*", target(s.Run))
+		}
+	}
+	return out
+}
+
+// target names a run's last step.
+func target(r lesson.Run) string {
+	if r.ToBest {
+		return "t*"
+	}
+	return fmt.Sprint(r.To)
+}
+
+// refreshMenu rebuilds the menu bar (Leave lesson follows the lesson),
+// which presentation mode hides.
+func (m *Main) refreshMenu() {
+	if !m.presentation {
+		m.win.SetMainMenu(m.menu())
+	}
+}
+
+// lessonsMenu lists the shipped lessons, Open lesson… and Leave lesson.
+func (m *Main) lessonsMenu() *fyne.Menu {
+	var items []*fyne.MenuItem
+	ls, err := m.ShippedLessons()
+	if err != nil {
+		fyne.LogError("shipped lessons", err)
+	}
+	for k, l := range ls {
+		l := l
+		items = append(items, fyne.NewMenuItem(fmt.Sprintf("%d. %s", k+1, l.Title), func() { m.StartLesson(l) }))
+	}
+	leave := fyne.NewMenuItem("Leave lesson (Esc)", m.LeaveLesson)
+	leave.Disabled = m.lesson == nil
+	items = append(items, fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Open lesson…", m.openLesson), leave)
+	return fyne.NewMenu("Lessons", items...)
+}

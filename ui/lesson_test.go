@@ -1,0 +1,162 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+
+)
+
+// barText is what the lesson bar shows.
+func barText(m *Main) string {
+	return m.bar.title.Text + " | " + m.bar.counter.Text + " | " + m.bar.caption.String()
+}
+
+// TestLessonByKeys runs the first shipped lesson by keys alone: the
+// question before and after its reveal, the numbers of the running model
+// in the captions, back, and Esc keeping the state.
+func TestLessonByKeys(t *testing.T) {
+	m, w := newTestMain(t)
+	ls, err := m.ShippedLessons()
+	if err != nil || len(ls) != 5 {
+		t.Fatalf("shipped lessons: %d, %v", len(ls), err)
+	}
+	l := ls[0]
+	m.StartLesson(l)
+	if !m.bar.box.Visible() || !strings.Contains(barText(m), "1 / 3") {
+		t.Fatalf("lesson bar after start: visible %v, %q", m.bar.box.Visible(), barText(m))
+	}
+	lane := m.snap.Lanes[0]
+	if want := l.Slides[0].Settings; m.snap.Settings.Index != want.Index || m.snap.T != 0 {
+		t.Fatalf("slide 1: digit %d t %d, want digit %d t 0", m.snap.Settings.Index, m.snap.T, want.Index)
+	}
+	if got := barText(m); !strings.Contains(got, fmtMSE(lane.Frames[0].MSE)) || strings.Contains(got, "{") {
+		t.Fatalf("slide 1 caption lacks the input's MSE %s: %q", fmtMSE(lane.Frames[0].MSE), got)
+	}
+
+	typeKey(w, fyne.KeyRight) // slide 2: the question, at t = 0
+	if s, rev, _ := m.InLesson(); s != 1 || rev || m.snap.T != 0 {
+		t.Fatalf("→: slide %d revealed %v t %d", s, rev, m.snap.T)
+	}
+	answer := l.Slides[1].Answer[:20]
+	if got := barText(m); !strings.Contains(got, "Predict") || strings.Contains(got, answer) || !strings.Contains(got, "shows the answer") {
+		t.Fatalf("question before its reveal: %q", got)
+	}
+	typeKey(w, fyne.KeyPageDown) // the reveal plays to t*
+	lane = m.snap.Lanes[0]
+	if s, rev, _ := m.InLesson(); s != 1 || !rev || m.snap.T != lane.Best {
+		t.Fatalf("reveal: slide %d revealed %v t %d (t* %d)", s, rev, m.snap.T, lane.Best)
+	}
+	got := barText(m)
+	for _, want := range []string{answer, "t* = " + itoa(lane.Best), fmtMSE(lane.BestMSE)} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("answer lacks %q: %q", want, got)
+		}
+	}
+	typeKey(w, fyne.KeyLeft) // undo the reveal
+	if s, rev, _ := m.InLesson(); s != 1 || rev || m.snap.T != 0 {
+		t.Fatalf("← after reveal: slide %d revealed %v t %d", s, rev, m.snap.T)
+	}
+	typeKey(w, fyne.KeyRight)
+	typeKey(w, fyne.KeyRight) // slide 3: t* → 100
+	if s, _, _ := m.InLesson(); s != 2 || m.snap.T != 100 {
+		t.Fatalf("slide 3: slide %d t %d", s, m.snap.T)
+	}
+	if got := barText(m); !strings.Contains(got, "3 / 3") || !strings.Contains(got, fmtMSE(m.snap.Lanes[0].Frames[100].MSE)) {
+		t.Fatalf("last slide: %q", got)
+	}
+	typeKey(w, fyne.KeyRight) // past the end: stays
+	if s, _, _ := m.InLesson(); s != 2 {
+		t.Fatal("→ on the last slide moved")
+	}
+	typeKey(w, fyne.KeyLeft) // back to slide 2, revealed
+	if s, rev, _ := m.InLesson(); s != 1 || !rev || m.snap.T != m.snap.Lanes[0].Best {
+		t.Fatalf("← from slide 3: slide %d revealed %v t %d", s, rev, m.snap.T)
+	}
+	typeKey(w, fyne.KeyEscape)
+	if _, _, ok := m.InLesson(); ok || m.bar.box.Visible() {
+		t.Fatal("Esc did not leave the lesson")
+	}
+	if m.snap.T != m.snap.Lanes[0].Best || m.snap.Settings.Index != 12 {
+		t.Fatalf("Esc changed the state: t %d digit %d", m.snap.T, m.snap.Settings.Index)
+	}
+	typeKey(w, fyne.KeyRight) // outside the lesson → steps again
+	if m.snap.T != m.snap.Lanes[0].Best+1 {
+		t.Fatalf("→ after the lesson: t %d", m.snap.T)
+	}
+}
+
+// TestBadLessonChangesNothing: a refused lesson file names file, line and
+// field, and the window stays as it was.
+func TestBadLessonChangesNothing(t *testing.T) {
+	m, _ := newTestMain(t)
+	before := m.snap.Settings
+	bad := `{"version": 1, "title": "x", "slides": [
+  {"title": "a", "scenario": {"models": ["gpt"]}, "run": {"to": 3}, "caption": "c"}]}`
+	err := m.OpenLesson(strings.NewReader(bad), "bad.json")
+	if err == nil || !strings.Contains(err.Error(), "bad.json:2: slides[0].scenario.models") {
+		t.Fatalf("bad lesson: %v", err)
+	}
+	if _, _, ok := m.InLesson(); ok || m.bar.box.Visible() || m.snap.Settings.Index != before.Index || m.snap.T != 0 {
+		t.Fatal("a refused lesson changed the window")
+	}
+}
+
+// TestEveryShippedLessonRuns steps each shipped lesson to its end by keys:
+// every slide's text is filled (no placeholder left, no refusal).
+func TestEveryShippedLessonRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every model (-short)")
+	}
+	m, w := newTestMain(t)
+	ls, _ := m.ShippedLessons()
+	for _, l := range ls {
+		m.StartLesson(l)
+		for step := 0; ; step++ {
+			got := barText(m)
+			if strings.ContainsAny(m.barText, "{}") || strings.Contains(got, "refused") || strings.Contains(got, "…*") || m.snap.Err != "" {
+				t.Fatalf("%s, slide %s: %q (err %q)", l.Name, m.bar.counter.Text, got, m.snap.Err)
+			}
+			s, rev, _ := m.InLesson()
+			if s == len(l.Slides)-1 && (rev || l.Slides[s].Question == "") {
+				break
+			}
+			if step > 2*len(l.Slides) {
+				t.Fatalf("%s: → did not reach the last slide", l.Name)
+			}
+			typeKey(w, fyne.KeyRight)
+		}
+		typeKey(w, fyne.KeyEscape)
+	}
+}
+
+func fmtMSE(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+func itoa(v int) string       { return strconv.Itoa(v) }
+
+// TestCaptionSegments: bold and italic runs, a paragraph per line, and a
+// '*' that is no emphasis left as written.
+func TestCaptionSegments(t *testing.T) {
+	segs := captionSegments("a **bold 7** and *it* at t* = 3\nnext")
+	var got []string
+	for _, s := range segs {
+		ts := s.(*widget.TextSegment)
+		mark := ""
+		if ts.Style.TextStyle.Bold {
+			mark += "B"
+		}
+		if ts.Style.TextStyle.Italic {
+			mark += "I"
+		}
+		if !ts.Style.Inline {
+			mark += "¶"
+		}
+		got = append(got, mark+":"+ts.Text)
+	}
+	want := []string{":a ", "B:bold 7", ": and ", "I:it", "¶: at t* = 3", "¶:next"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("segments %q, want %q", got, want)
+	}
+}
