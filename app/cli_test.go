@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -210,5 +211,56 @@ func TestLessonCommands(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"lesson"}); !errors.Is(err, errUsage) {
 		t.Fatalf("lesson without a subcommand: %v", err)
+	}
+}
+
+// TestLessonExport: export writes every slide's picture at the asked size
+// and the handout naming them; it refuses to overwrite without --force and
+// refuses a bad size naming the flag.
+func TestLessonExport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "slides")
+	ctx := context.Background()
+	if err := run(ctx, []string{"lesson", "export", "masking", "--out", dir, "--size", "1280x800"}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "handout.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Masking has two slides; the first asks a question: three pictures.
+	for _, name := range []string{"slide-01.png", "slide-01-answer.png", "slide-02.png"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width != 1280 || cfg.Height != 800 {
+			t.Fatalf("%s: %dx%d, %v", name, cfg.Width, cfg.Height, err)
+		}
+		if !strings.Contains(string(md), "("+name+")") {
+			t.Fatalf("handout does not show %s:\n%s", name, md)
+		}
+	}
+	if strings.ContainsAny(string(md), "{}") || !strings.Contains(string(md), "Predict") {
+		t.Fatalf("handout:\n%s", md)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 4 {
+		t.Fatalf("%d files in the export directory, want 4", len(entries))
+	}
+	err = run(ctx, []string{"lesson", "export", "masking", "--out", dir})
+	if err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("second export without --force: %v", err)
+	}
+	if err := run(ctx, []string{"lesson", "export", "masking", "--out", dir, "--size", "100x100"}); err == nil || !strings.Contains(err.Error(), "--size") {
+		t.Fatalf("bad size: %v", err)
+	}
+	err = run(ctx, []string{"lesson", "export", "masking", "--out", dir, "--force", "--size", "640x400"})
+	if err == nil || !strings.Contains(err.Error(), "--size = 640x400 is smaller than presentation mode needs") {
+		t.Fatalf("a size below the window's: %v", err)
+	}
+	if err := run(ctx, []string{"lesson", "export", "masking", "--out", dir, "--force", "--theme", "dark", "--size", "1280x720"}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -51,8 +51,9 @@ func newLessonBar() *lessonBar {
 	b.caption.Wrapping = fyne.TextWrapWord
 	b.bg = canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))
 	b.bg.CornerRadius = theme.InputRadiusSize()
-	b.box = container.NewStack(b.bg, container.NewPadded(container.NewBorder(
-		container.NewBorder(nil, nil, nil, b.counter, b.title), nil, nil, nil, b.caption)))
+	// The labels pad their text: no padding around them.
+	b.box = container.NewStack(b.bg, container.NewBorder(
+		container.NewBorder(nil, nil, nil, b.counter, b.title), nil, nil, nil, b.caption))
 	b.box.Hide()
 	return b
 }
@@ -224,7 +225,11 @@ func (m *Main) drawLesson() {
 		m.bar.bg.Refresh()
 	}
 	setText(m.bar.title, s.Title)
-	setText(m.bar.counter, fmt.Sprintf("%d / %d", lr.slide+1, len(lr.l.Slides)))
+	counter := fmt.Sprintf("%d / %d", lr.slide+1, len(lr.l.Slides))
+	if s.Question != "" && !lr.revealed {
+		counter = "→ the answer    " + counter
+	}
+	setText(m.bar.counter, counter)
 	md := slideText(s, m.snap, lr)
 	if md != m.barText {
 		m.barText = md
@@ -302,8 +307,7 @@ func slideText(s lesson.Slide, sn *sim.Snapshot, lr *lessonRun) string {
 	if s.Question != "" {
 		out += "\n**" + lesson.Fill(s.Question, sn) + "**"
 		switch {
-		case !lr.revealed:
-			out += "\n*→ shows the answer*"
+		case !lr.revealed: // the counter says → shows the answer
 		case sn.CueDone:
 			out += "\n" + lesson.Fill(s.Answer, sn)
 		default:

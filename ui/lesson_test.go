@@ -41,7 +41,7 @@ func TestLessonByKeys(t *testing.T) {
 		t.Fatalf("→: slide %d revealed %v t %d", s, rev, m.snap.T)
 	}
 	answer := l.Slides[1].Answer[:20]
-	if got := barText(m); !strings.Contains(got, "Predict") || strings.Contains(got, answer) || !strings.Contains(got, "shows the answer") {
+	if got := barText(m); !strings.Contains(got, "Predict") || strings.Contains(got, answer) || !strings.Contains(got, "→ the answer") {
 		t.Fatalf("question before its reveal: %q", got)
 	}
 	typeKey(w, fyne.KeyPageDown) // the reveal plays to t*
@@ -157,5 +157,54 @@ func TestCaptionSegments(t *testing.T) {
 	want := []string{":a ", "B:bold 7", ": and ", "I:it", "¶: at t* = 3", "¶:next"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("segments %q, want %q", got, want)
+	}
+}
+
+// TestLessonShotNumbers: the numbers an exported slide shows are those a
+// fresh window gives for the same scenario and step.
+func TestLessonShotNumbers(t *testing.T) {
+	deps := testDeps(t)
+	m0, _ := newTestMain(t)
+	ls, _ := m0.ShippedLessons()
+	l := ls[1] // masking: a question at t = 0, the answer at t = 1
+	var shots []Shot
+	err := LessonShots(deps, l, 1280, 800, "Light", func(s Shot) error { shots = append(shots, s); return nil })
+	if err != nil || len(shots) != 3 {
+		t.Fatalf("%d shots, %v", len(shots), err)
+	}
+	if b := shots[1].Image.Bounds(); b.Dx() != 1280 || b.Dy() != 800 {
+		t.Fatalf("shot size %v", b)
+	}
+	ans := shots[1]
+	if !ans.Revealed || ans.Snapshot.T != 1 {
+		t.Fatalf("second shot: revealed %v at t %d", ans.Revealed, ans.Snapshot.T)
+	}
+	// A fresh window on the same scenario, at t = 1.
+	m, w := newTestMain(t)
+	m.Engine.Restore(l.Slides[0].Settings, 1)
+	_ = w
+	f := m.snap.Lanes[0].At(1)
+	for _, want := range []string{fmtMSE(f.MSE), fmtMSE(m.snap.Lanes[0].Frames[0].MSE)} {
+		if !strings.Contains(ans.Text, want) {
+			t.Fatalf("the answer %q lacks the window's %s", ans.Text, want)
+		}
+	}
+}
+
+// TestPresentationFits: every shipped lesson's slides fit presentation
+// mode on a 1280×800 screen (the compare slides included).
+func TestPresentationFits(t *testing.T) {
+	m, _ := newTestMain(t)
+	m.togglePresentation()
+	ls, _ := m.ShippedLessons()
+	for _, l := range ls {
+		m.StartLesson(l)
+		for k := range l.Slides {
+			m.openSlide(k, false)
+			if need := m.Content().MinSize(); need.Width > 1280 || need.Height > 800 {
+				t.Errorf("%s slide %d needs %v in presentation mode", l.Name, k+1, need)
+			}
+		}
+		m.LeaveLesson()
 	}
 }

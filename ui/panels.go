@@ -95,7 +95,7 @@ func (m *Main) layoutCenter(n int) {
 	plots := []fyne.CanvasObject{container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot),
 		container.NewBorder(nil, m.energyNote, nil, nil, m.energyPlot), m.hist}
 	if n == 1 {
-		m.center.Objects = []fyne.CanvasObject{container.NewGridWithRows(2,
+		m.center.Objects = []fyne.CanvasObject{container.New(equalRows{},
 			container.NewGridWithColumns(len(top), top...),
 			container.NewGridWithColumns(len(bottom)+len(plots), append(bottom, plots...)...))}
 	} else {
@@ -105,7 +105,7 @@ func (m *Main) layoutCenter(n int) {
 		// table's columns are as wide as what they hold needs.
 		m.answers = container.New(answerLayout{})
 		table := container.NewBorder(newTitle("each model's answer"), nil, nil, nil, container.NewVScroll(m.answers))
-		m.center.Objects = []fyne.CanvasObject{container.NewGridWithRows(3,
+		m.center.Objects = []fyne.CanvasObject{container.New(equalRows{},
 			container.NewGridWithColumns(len(top), top...),
 			container.NewGridWithColumns(2, container.NewGridWithColumns(len(bottom), bottom...), table),
 			container.NewGridWithColumns(len(plots), plots...))}
@@ -568,4 +568,59 @@ func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, erro
 // comparable with its later energies.
 func firstStepRules(sn *sim.Snapshot, model string) bool {
 	return sn.PixelMask != nil && strings.HasPrefix(model, "bsa-")
+}
+
+// equalRows stacks its objects in rows of equal height when there is room
+// (as a grid of rows), and otherwise gives each row at least its minimum
+// height and shares the rest equally: its minimum is the rows' minimums
+// added, not the tallest one's times the number of rows.
+type equalRows struct{}
+
+func (equalRows) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	pad := theme.Padding()
+	avail := s.Height - pad*float32(max(len(objs)-1, 0))
+	h := make([]float32, len(objs))
+	fixed := make([]bool, len(objs))
+	// Rows whose minimum exceeds an equal share keep their minimum; the
+	// others share what is left, until every share is enough.
+	for changed := true; changed; {
+		changed = false
+		left, free := avail, 0
+		for k, o := range objs {
+			if fixed[k] {
+				left -= o.MinSize().Height
+			} else {
+				free++
+			}
+		}
+		for k, o := range objs {
+			if !fixed[k] && o.MinSize().Height > left/float32(free) {
+				fixed[k], changed = true, true
+			}
+		}
+		for k, o := range objs {
+			if fixed[k] {
+				h[k] = o.MinSize().Height
+			} else {
+				h[k] = left / float32(max(free, 1))
+			}
+		}
+	}
+	y := float32(0)
+	for k, o := range objs {
+		o.Move(fyne.NewPos(0, y))
+		o.Resize(fyne.NewSize(s.Width, h[k]))
+		y += h[k] + pad
+	}
+}
+
+func (equalRows) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var s fyne.Size
+	for _, o := range objs {
+		m := o.MinSize()
+		s.Width = max(s.Width, m.Width)
+		s.Height += m.Height
+	}
+	s.Height += theme.Padding() * float32(max(len(objs)-1, 0))
+	return s
 }
