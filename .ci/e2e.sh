@@ -84,6 +84,48 @@ awk -v s="$sd" 'BEGIN { exit !(s > 0.05) }' || { echo "e2e: the window looks bla
 if grep -qi 'panic\|fatal\|wrong thread\|not called on' "$tmp/app.log"; then
   echo "e2e: the app logged problems:"; cat "$tmp/app.log"; exit 1
 fi
+kill "$app"; wait "$app" 2>/dev/null || true; app=
+# A shipped lesson end to end by keys alone: presentation mode (F11), →
+# through every slide and reveal, ← once, → again, then Esc leaves the
+# lesson and the models stay; each key changes the window.
+"$bin" --lesson transient-memory >"$tmp/lesson.log" 2>&1 &
+app=$!
+win=
+for _ in $(seq 200); do
+  win=$(xdotool search --onlyvisible --name 'Attractor Lab' 2>/dev/null | head -1 || true)
+  [ -n "$win" ] && break
+  kill -0 "$app" 2>/dev/null || { echo "e2e: the lesson exited early:"; cat "$tmp/lesson.log"; exit 1; }
+  sleep 0.05
+done
+[ -n "$win" ] || { echo "e2e: no lesson window after 10 s"; cat "$tmp/lesson.log"; exit 1; }
+sleep 2
+xdotool mousemove --sync 640 10 windowfocus "$win" 2>/dev/null || true
+xdotool key --window "$win" F11; sleep 1.5
+eval "$(xdotool getwindowgeometry --shell "$win")"
+shot lesson-0
+n=0
+for k in Right Next Left Right Right; do # Next is PageDown
+  xdotool key --window "$win" "$k"; sleep 2.5 # the slides play at 10–20 steps/s
+  n=$((n + 1)); shot "lesson-$n"
+  d=$(compare -metric AE "$tmp/lesson-$((n - 1)).png" "$tmp/lesson-$n.png" null: 2>&1 || true)
+  echo "e2e: lesson key $k: pixels changed $d"
+  [ "${d%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: lesson key $k changed nothing"; cp "$tmp"/lesson-*.png /tmp/; exit 1; }
+done
+sleep 3 # the last slide plays from t* to 100
+xdotool key --window "$win" Escape; sleep 1
+xdotool key --window "$win" Right; sleep 0.8 # outside the lesson → steps the model
+grep -q 'lesson transient-memory: slide 3 / 3' "$tmp/lesson.log" && grep -q 'left the lesson transient-memory' "$tmp/lesson.log" ||
+  { echo "e2e: the lesson did not run to its end and out:"; cat "$tmp/lesson.log"; exit 1; }
+if grep -qi 'panic\|fatal\|wrong thread\|not called on' "$tmp/lesson.log"; then
+  echo "e2e: the lesson logged problems:"; cat "$tmp/lesson.log"; exit 1
+fi
+echo "e2e: lesson by keys: $(grep -c '^lesson ' "$tmp/lesson.log") slides shown, left with Esc"
+kill "$app"; wait "$app" 2>/dev/null || true; app=
+if "$bin" --lesson no-such-lesson >"$tmp/nolesson.log" 2>&1; then echo "e2e: --lesson no-such-lesson started"; exit 1; fi
+grep -q 'neither a shipped lesson' "$tmp/nolesson.log" || { echo "e2e: --lesson no-such-lesson:"; cat "$tmp/nolesson.log"; exit 1; }
+"$bin" lesson export masking --out "$tmp/slides" >"$tmp/export.log" 2>&1 || { echo "e2e: lesson export failed:"; cat "$tmp/export.log"; exit 1; }
+[ "$(identify -format '%wx%h' "$tmp/slides/slide-01-answer.png")" = 1920x1080 ] || { echo "e2e: lesson export: wrong image size"; exit 1; }
+echo "e2e: lesson export: $(ls "$tmp/slides" | wc -l) files"
 # The command line: every model on a few digits, Fig. 1 and Fig. 2.
 "$bin" reproduce --model all --task mask --n 12 --steps 12 --out "$tmp/rep" >"$tmp/rep.log" 2>&1 ||
   { echo "e2e: reproduce --model all failed:"; cat "$tmp/rep.log"; exit 1; }

@@ -66,6 +66,7 @@ func runGUI(args []string) error {
 	}
 	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText()}
 	m := ui.NewMain(ctx, a, w, deps, settings)
+	m.OnLesson = func(s string) { fmt.Println(s) }
 	w.SetContent(m.Content())
 	w.Resize(fyne.NewSize(1280, 800))
 	w.SetOnClosed(func() {

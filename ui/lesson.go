@@ -122,6 +122,7 @@ func (m *Main) LeaveLesson() {
 	if m.lesson == nil {
 		return
 	}
+	m.reportLesson("left the lesson " + m.lesson.l.Name)
 	m.lesson = nil
 	m.bar.box.Hide()
 	m.setStatus("left the lesson: the models stay as the last slide left them")
@@ -158,6 +159,18 @@ func (m *Main) openSlide(k int, back bool) {
 		lr.ticket = m.Engine.Cue(&set, from, to, s.Run.Speed)
 	}
 	m.drawLesson()
+	state := ""
+	if lr.revealed {
+		state = ", answer"
+	}
+	m.reportLesson(fmt.Sprintf("lesson %s: slide %d / %d%s", lr.l.Name, k+1, len(lr.l.Slides), state))
+}
+
+// reportLesson tells OnLesson where the lesson is.
+func (m *Main) reportLesson(what string) {
+	if m.OnLesson != nil {
+		m.OnLesson(what)
+	}
 }
 
 // lessonNext reveals the answer, or goes to the next slide (→, PageDown).
@@ -169,6 +182,7 @@ func (m *Main) lessonNext() {
 		lr.revealed = true
 		lr.ticket = m.Engine.Cue(nil, mark(s.Run.From, s.Run.FromBest), mark(s.Run.To, s.Run.ToBest), s.Run.Speed)
 		m.drawLesson()
+		m.reportLesson(fmt.Sprintf("lesson %s: slide %d / %d, answer", lr.l.Name, lr.slide+1, len(lr.l.Slides)))
 	case lr.slide+1 < len(lr.l.Slides):
 		m.openSlide(lr.slide+1, false)
 	default:
@@ -186,6 +200,7 @@ func (m *Main) lessonBack() {
 		from := mark(s.Run.From, s.Run.FromBest)
 		lr.ticket = m.Engine.Cue(nil, from, from, 0)
 		m.drawLesson()
+		m.reportLesson(fmt.Sprintf("lesson %s: slide %d / %d", lr.l.Name, lr.slide+1, len(lr.l.Slides)))
 	case lr.slide > 0:
 		m.openSlide(lr.slide-1, true)
 	default:

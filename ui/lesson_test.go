@@ -208,3 +208,24 @@ func TestPresentationFits(t *testing.T) {
 		m.LeaveLesson()
 	}
 }
+
+// TestLessonHidesTheFuture: before a question is answered the window shows
+// nothing after the shown step: no t*, and the curve only up to t.
+func TestLessonHidesTheFuture(t *testing.T) {
+	m, w := newTestMain(t)
+	ls, _ := m.ShippedLessons()
+	m.StartLesson(ls[0])
+	typeKey(w, fyne.KeyRight) // the question, at t = 0
+	if m.msePlot.TStar >= 0 || !strings.Contains(m.tLabel.Text, "not reached yet") {
+		t.Fatalf("before the reveal: t* marker at %v, t label %q", m.msePlot.TStar, m.tLabel.Text)
+	}
+	typeKey(w, fyne.KeyRight) // the answer, at t*
+	if m.msePlot.TStar != float64(m.snap.Lanes[0].Best) || strings.Contains(m.tLabel.Text, "not reached") {
+		t.Fatalf("after the reveal: t* marker at %v, t label %q", m.msePlot.TStar, m.tLabel.Text)
+	}
+	typeKey(w, fyne.KeyEscape)
+	typeKey(w, fyne.KeyHome)
+	if m.msePlot.TStar < 0 {
+		t.Fatal("outside a lesson t* is shown from t = 0")
+	}
+}

@@ -262,11 +262,15 @@ func column(frames []*sim.Frame, f func(*sim.Frame) float64) []float64 {
 // drawPlots re-renders the plots when the curves changed and moves the
 // markers to t always.
 func (m *Main) drawPlots(sn *sim.Snapshot) {
-	if key := plotKey(sn) + fmt.Sprint(m.logY); key != m.lastPlotKey {
+	upto := 0
+	if m.lesson != nil {
+		upto = sn.T + 1 // a lesson shows no step before it happens
+	}
+	if key := plotKey(sn) + fmt.Sprint(m.logY, upto); key != m.lastPlotKey {
 		m.lastPlotKey = key
 		logY := m.logY
 		m.msePlot.SetPlot(func() (*plot.Plot, error) {
-			return msePlot(sn, figures.TrajectoryOptions{LogY: logY, Now: -1, Best: -1})
+			return msePlot(sn, figures.TrajectoryOptions{LogY: logY, Now: -1, Best: -1, Upto: upto})
 		})
 		m.setLegend(sn)
 		m.energyNote.Hide()
@@ -278,13 +282,13 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 		}
 		m.energyNote.Refresh()
 		m.energyPlot.SetPlot(func() (*plot.Plot, error) {
-			return energyPlot(sn, figures.TrajectoryOptions{Now: -1, Best: -1})
+			return energyPlot(sn, figures.TrajectoryOptions{Now: -1, Best: -1, Upto: upto})
 		})
 	}
 	// t* marked for a single model; in compare mode each model's t* is
 	// in the table (one line could not say whose it is).
 	best := -1.0
-	if len(sn.Lanes) == 1 && !sn.Settings.NothingToRepair() {
+	if len(sn.Lanes) == 1 && !sn.Settings.NothingToRepair() && !m.ahead(sn, sn.Lanes[0]) {
 		best = float64(sn.Lanes[0].Best)
 	}
 	for _, p := range []*PlotView{m.msePlot, m.energyPlot} {
@@ -302,6 +306,12 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 	}
 	m.hist.Sets, m.hist.Names = sets, names
 	m.hist.Refresh()
+}
+
+// ahead reports whether a lesson shows a step before lane l's t*: then
+// t* is not shown, as nothing after the shown step is.
+func (m *Main) ahead(sn *sim.Snapshot, l sim.Lane) bool {
+	return m.lesson != nil && sn.T < l.Best
 }
 
 func checkMark(ok bool) string {
@@ -349,14 +359,18 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	repair := sn.Settings.NothingToRepair()
 	txt := fmt.Sprintf("t = %-4d ", sn.T)
 	if len(sn.Lanes) == 1 {
-		txt += sn.Lanes[0].Answer(repair)
+		if m.ahead(sn, sn.Lanes[0]) {
+			txt += "t* not reached yet"
+		} else {
+			txt += sn.Lanes[0].Answer(repair)
+		}
 		if strings.HasPrefix(sn.Lanes[0].Info.Name, "bsa-") && sn.Settings.Dyn.Gamma == 0 {
 			txt += "   (γ = 0: no attention signal, the state stays the input)"
 		}
 	} else {
 		txt += fmt.Sprintf("%d models in lockstep: each one's t* and error are in the table", len(sn.Lanes))
 		for _, l := range sn.Lanes {
-			if !repair && !sim.Improves(l.BestMSE, l.Frames[0].MSE) {
+			if !repair && !sim.Improves(l.BestMSE, l.Frames[0].MSE) && !m.ahead(sn, l) {
 				txt += " (t* none: no step improves on the input)"
 				break
 			}
@@ -492,9 +506,13 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		case !sim.Improves(l.BestMSE, l.Frames[0].MSE):
 			best = "none"
 		}
+		bestMSE := fmt.Sprintf("%.4f", l.BestMSE)
+		if m.ahead(sn, l) {
+			best, bestMSE = "not yet", "–"
+		}
 		cell(l.Info.Name, false)
 		cell(best, false)
-		cell(fmt.Sprintf("%.4f", l.BestMSE), false)
+		cell(bestMSE, false)
 		cell(fmt.Sprintf("%.4f", f.MSE), false)
 		cell(fmt.Sprintf("#%d: %d, %.2f", f.NearIdx, f.NearLbl, f.NearCorr), false)
 	}

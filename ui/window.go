@@ -95,6 +95,7 @@ type Main struct {
 	barText    string // the markdown the bar shows
 	shipped    []*lesson.Lesson
 	shippedErr error
+	OnLesson   func(string) // told each slide shown ("lesson NAME: slide 2 / 5, answer") and when a lesson ends
 }
 
 // NewMain builds the window content for w and starts the engine, which

@@ -201,6 +201,10 @@ type TrajectoryOptions struct {
 	// lines (an exported plot; the window draws its own markers so they
 	// move without redrawing the plot). Negative: no marker.
 	Now, Best int
+	// Upto, when positive, draws values for t < Upto only (a lesson hides
+	// what has not happened yet); the axes still span every value, so they
+	// stay put as the line grows.
+	Upto int
 }
 
 // The marker colours are used by no curve (Palette, ReferenceColor): t is
@@ -248,7 +252,9 @@ func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) 
 				continue
 			}
 			if !math.IsNaN(v) && !math.IsInf(v, 0) && (!o.LogY || v > 0) {
-				xy = append(xy, plotter.XY{X: float64(t), Y: v})
+				if o.Upto <= 0 || t < o.Upto {
+					xy = append(xy, plotter.XY{X: float64(t), Y: v})
+				}
 				lo, hi, maxT = math.Min(lo, v), math.Max(hi, v), max(maxT, t)
 			}
 		}
