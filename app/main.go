@@ -18,13 +18,15 @@ const usage = `Attractor Lab — self-attention as an attractor network
 usage: attractorlab [command] [flags]
 
 commands:
-  (none), gui   open the window (embedded sample and pretrained weights)
+  (none), gui   open the window (embedded sample and pretrained weights);
+                --lesson NAME|FILE presents a lesson
   data          fetch MNIST into the cache (--data DIR to import local files)
   reproduce     run a model (or --model all) on test digits; write curve.csv,
                 mse.png and fig1.png; --fig2 writes the patch-variance figure
   train         train the bare self-attention by pseudo-likelihood, or
                 --model block|vit by backprop
-  lesson        lesson list: the shipped lessons; lesson check FILE: check one
+  lesson        list: the shipped lessons; check FILE: check a lesson file;
+                export NAME|FILE --out DIR: its slides as PNG and a handout
   version       print the version
   help          this text
 
