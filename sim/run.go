@@ -6,9 +6,9 @@ import (
 	"attractorlab/models"
 )
 
-// Chunk is how many images one worker steps together, so each row of J
-// serves several images while it is in cache.
-const Chunk = 8
+// Chunk is how many images one worker steps together (models.Chunker):
+// each coupling block is loaded once per chunk.
+const Chunk = models.Lanes
 
 // StepVisit receives the decoded prediction of image b at step t (in
 // [0,1]) and the energy of that state. It is called from worker goroutines,
@@ -21,7 +21,7 @@ type StepVisit func(t, b int, pred []float32, energy float64)
 // to workers goroutines. It returns ctx.Err() if cancelled.
 func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
 	return handOut(ctx, len(inputs), Chunk, workers, func() func(c0, c1 int) {
-		w := m.NewWorkspace(Chunk)
+		c := m.NewChunker()
 		preds := make([][]float32, Chunk)
 		for b := range preds {
 			preds[b] = make([]float32, models.Pixels)
@@ -38,9 +38,9 @@ func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Co
 				}
 				// The energy of state t comes from the step that leaves it.
 				if t < steps {
-					m.Step(w, states, dy, nil, energy)
+					c.Step(states, dy, energy)
 				} else {
-					m.Energy(w, states, dy, energy)
+					c.Energy(states, dy, energy)
 				}
 				for b := range states {
 					visit(t, c0+b, preds[b], energy[b])

@@ -1,0 +1,259 @@
+package models
+
+import "math"
+
+// The batched bare self-attention. Step runs one image after another
+// through each query row, computing J_ij x̂_j for every key j of every
+// image: N²d² multiply-adds per image, each coupling loaded once per image.
+// A Chunker steps Lanes images together instead, laid out image-last
+// ("lanes over images"): for a query i and a key j the d×d block J_ij is
+// loaded once and multiplies the d×Lanes panel of the chunk's normalised
+// keys, so the couplings are read once per chunk and the inner loops run
+// over the images with unit stride. Scores, clamp, key masks, softmax and
+// the weighted sum then work on Lanes images at once. Step (per image) is
+// its naive twin: the tests compare the two on random inputs.
+
+// Lanes is how many images a Chunker steps together (one AVX-512 vector).
+const Lanes = 16
+
+// Chunker holds the couplings in block order and the scratch memory of
+// stepping a chunk. One per goroutine; J is copied when it is made.
+type Chunker struct {
+	m   *BSA
+	jb  []float32 // J[i][j][r][e]: the d×d blocks, contiguous
+	xh  []float32 // x̂ [j][e][Lanes]
+	xi  []float32 // the query's x̂ [r][Lanes]
+	v   []float32 // J_ij x̂_j [j][r][Lanes]
+	s   []float32 // scores [j][Lanes]
+	pen []float32 // 0, or invalidScore for a key masked on the first step [j][Lanes]
+	out []float32 // Σ_j a_j v_j [r][Lanes]
+	xn  []float32 // the new states [i][r][Lanes]
+	tmp []float32 // one image's x̂ᵀ [D][NP] (layerNorm's layout)
+}
+
+// NewChunker copies J into block order.
+func (m *BSA) NewChunker() *Chunker {
+	n, d := m.N, m.D
+	c := &Chunker{m: m,
+		jb:  make([]float32, n*n*d*d),
+		xh:  make([]float32, n*d*Lanes),
+		xi:  make([]float32, d*Lanes),
+		v:   make([]float32, n*d*Lanes),
+		s:   make([]float32, n*Lanes),
+		pen: make([]float32, n*Lanes),
+		out: make([]float32, d*Lanes),
+		xn:  make([]float32, n*d*Lanes),
+		tmp: make([]float32, d*m.NP),
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			for r := 0; r < d; r++ {
+				for e := 0; e < d; e++ {
+					c.jb[((i*n+j)*d+r)*d+e] = m.J[m.jidx(i, j, r, e)]
+				}
+			}
+		}
+	}
+	return c
+}
+
+// Step advances up to Lanes states by one step of the dynamics (§4), as
+// BSA.Step does, and writes the energy of each state before the step.
+func (c *Chunker) Step(states []*State, dy Dynamics, energy []float64) {
+	c.pass(states, dy, energy, true)
+}
+
+// Energy writes the NPL energy of up to Lanes states without stepping.
+func (c *Chunker) Energy(states []*State, dy Dynamics, energy []float64) {
+	c.pass(states, dy, energy, false)
+}
+
+func (c *Chunker) pass(states []*State, dy Dynamics, energy []float64, update bool) {
+	m := c.m
+	n, d, np := m.N, m.D, m.NP
+	if len(states) > Lanes {
+		panic("models: Chunker.Step: more states than Lanes")
+	}
+	// x̂ of every image, image-last; unused lanes stay zero.
+	clear(c.xh)
+	clear(c.pen)
+	first := false
+	for b, st := range states {
+		mask := firstMask(st)
+		m.layerNorm(c.tmp, st.X, mask)
+		for j := 0; j < n; j++ {
+			for e := 0; e < d; e++ {
+				c.xh[(j*d+e)*Lanes+b] = c.tmp[e*np+j]
+			}
+			if mask != nil && mask[j] {
+				c.pen[j*Lanes+b] = invalidScore
+				first = true
+			}
+		}
+		energy[b] = 0
+	}
+	var lse, norm [Lanes]float32
+	var ok [Lanes]bool
+	for i := 0; i < n; i++ {
+		copy(c.xi, c.xh[i*d*Lanes:(i+1)*d*Lanes])
+		chunkScores(c.jb[i*n*d*d:(i+1)*n*d*d], c.xh, c.xi, c.v, c.s, n, d)
+		// Clamp; a query never attends to itself; masked keys are left out
+		// on the first step.
+		chunkClamp(c.s, m.Clamp)
+		for b := range Lanes {
+			c.s[i*Lanes+b] = invalidScore
+		}
+		if first {
+			for k, p := range c.pen {
+				c.s[k] += p
+			}
+		}
+		if dy.Attn == ReluSeqlen {
+			// α_ij = max(λ s_ij, 0)/N, with the softmax's energy.
+			chunkSoftmax(c.s, c.v, c.out, &lse, &ok, dy.Lambda, n, d, false)
+			chunkRelu(c.s, c.v, c.out, dy.Lambda, n, d)
+			for b := range norm {
+				norm[b] = 1 / float32(n)
+			}
+		} else {
+			sum := chunkSoftmax(c.s, c.v, c.out, &lse, &ok, dy.Lambda, n, d, update)
+			for b := range norm {
+				norm[b] = 0
+				if ok[b] {
+					norm[b] = 1 / sum[b]
+				}
+			}
+		}
+		for b := range states {
+			if ok[b] {
+				energy[b] -= float64(lse[b])
+			} else {
+				energy[b] = math.NaN()
+			}
+		}
+		if !update {
+			continue
+		}
+		for b, st := range states {
+			g := dy.Gamma * norm[b]
+			for r := 0; r < d; r++ {
+				c.xn[(i*d+r)*Lanes+b] = g*c.out[r*Lanes+b] + st.X[i*d+r]
+			}
+		}
+	}
+	if !update {
+		return
+	}
+	for b, st := range states {
+		var mean float64
+		for i := 0; i < n; i++ {
+			var ss float64
+			for r := 0; r < d; r++ {
+				v := float64(c.xn[(i*d+r)*Lanes+b])
+				ss += v * v
+			}
+			mean += math.Sqrt(ss)
+		}
+		mean /= float64(n)
+		inv := float32(1 / (mean + 1e-9))
+		for i := 0; i < n; i++ {
+			for r := 0; r < d; r++ {
+				st.X[i*d+r] = c.xn[(i*d+r)*Lanes+b] * inv
+			}
+		}
+		st.T++
+	}
+}
+
+// chunkScores: v[j][r][·] = Σ_e J_i[j][r][e]·xh[j][e][·] and
+// s[j][·] = Σ_r xi[r][·]·v[j][r][·], for the n keys of one query.
+var chunkScores = chunkScoresGo
+
+func chunkScoresGo(jb, xh, xi, v, s []float32, n, d int) {
+	for j := 0; j < n; j++ {
+		sj := s[j*Lanes : (j+1)*Lanes]
+		clear(sj)
+		for r := 0; r < d; r++ {
+			vr := v[(j*d+r)*Lanes : (j*d+r+1)*Lanes]
+			clear(vr)
+			for e := 0; e < d; e++ {
+				c := jb[(j*d+r)*d+e]
+				xe := xh[(j*d+e)*Lanes : (j*d+e+1)*Lanes]
+				for b := range vr {
+					vr[b] += c * xe[b]
+				}
+			}
+			xr := xi[r*Lanes : (r+1)*Lanes]
+			for b := range sj {
+				sj[b] += xr[b] * vr[b]
+			}
+		}
+	}
+}
+
+// chunkClamp caps every score at clamp.
+var chunkClamp = chunkClampGo
+
+func chunkClampGo(s []float32, clamp float32) {
+	for k, v := range s {
+		s[k] = min(v, clamp)
+	}
+}
+
+// chunkSoftmax, per image b: the largest valid score mx, the weights
+// a_j = exp(λ(s_j − mx)) of valid keys and their sum; lse = (1/λ) log Σ_j
+// exp(λ s_j) and ok (some key is valid). With weigh it also writes
+// out[r][b] = Σ_j a_j v[j][r][b] (unnormalised).
+var chunkSoftmax = chunkSoftmaxGo
+
+func chunkSoftmaxGo(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]bool, lambda float32, n, d int, weigh bool) (sum [Lanes]float32) {
+	var mx [Lanes]float32
+	for b := range mx {
+		mx[b] = invalidScore
+	}
+	for j := 0; j < n; j++ {
+		for b := range mx {
+			mx[b] = max(mx[b], s[j*Lanes+b])
+		}
+	}
+	clear(out[:d*Lanes])
+	for j := 0; j < n; j++ {
+		for b := range Lanes {
+			x := s[j*Lanes+b]
+			if x <= invalidBelow {
+				continue
+			}
+			a := float32(math.Exp(float64(lambda*x - lambda*mx[b])))
+			sum[b] += a
+			if weigh {
+				for r := 0; r < d; r++ {
+					out[r*Lanes+b] += a * v[(j*d+r)*Lanes+b]
+				}
+			}
+		}
+	}
+	for b := range mx {
+		ok[b] = mx[b] > invalidBelow
+		lse[b] = 0
+		if ok[b] {
+			lse[b] = mx[b] + float32(math.Log(float64(sum[b])))/lambda
+		}
+	}
+	return sum
+}
+
+// chunkRelu writes out[r][b] = Σ_j max(λ s_j, 0)·v[j][r][b].
+func chunkRelu(s, v, out []float32, lambda float32, n, d int) {
+	clear(out[:d*Lanes])
+	for j := 0; j < n; j++ {
+		for b := range Lanes {
+			a := max(lambda*s[j*Lanes+b], 0)
+			if a == 0 {
+				continue
+			}
+			for r := 0; r < d; r++ {
+				out[r*Lanes+b] += a * v[(j*d+r)*Lanes+b]
+			}
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestChunkerMatchesStep: the chunked step (whatever kernels this CPU
+// runs) equals the per-image step, its naive twin, on random couplings and
+// inputs: P=2 (d=8, the unrolled kernel) and P=4 (d=32), softmax and ReLU,
+// a full chunk and a partial one, with first-step masks that differ per
+// image, over several steps.
+func TestChunkerMatchesStep(t *testing.T) {
+	for _, tc := range []struct {
+		p, d, images int
+		attn         AttnKind
+		masked       bool
+	}{
+		{2, 8, Lanes, Softmax, true}, {2, 8, 5, Softmax, false}, {2, 8, Lanes, ReluSeqlen, true},
+		{4, 32, 7, Softmax, true}, {4, 33, Lanes, Softmax, false},
+	} {
+		m, err := NewBSA(tc.p, tc.d, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(uint64(tc.d), uint64(tc.images)))
+		imgs := randomImages(tc.images, uint64(tc.p))
+		var a, b []*State
+		for k, img := range imgs {
+			var mask []bool
+			if tc.masked && k%3 != 2 {
+				mask = make([]bool, m.N)
+				for i := range mask {
+					mask[i] = rng.IntN(3) == 0
+				}
+				mask[0], mask[1] = false, false
+			}
+			a = append(a, m.NewState(img, mask))
+			b = append(b, m.NewState(img, mask))
+		}
+		dy := Dynamics{Lambda: 1.3, Gamma: 0.5, Attn: tc.attn}
+		w := m.NewWorkspace(len(a))
+		c := m.NewChunker()
+		ea, eb := make([]float64, len(a)), make([]float64, len(a))
+		for step := 0; step < 4; step++ {
+			m.Step(w, a, dy, nil, ea)
+			c.Step(b, dy, eb)
+			for k := range a {
+				if rel := math.Abs(ea[k]-eb[k]) / math.Abs(ea[k]); !(rel < 1e-5) {
+					t.Fatalf("P=%d d=%d %v: step %d image %d: energy %g chunked, %g per image", tc.p, tc.d, tc.attn, step, k, eb[k], ea[k])
+				}
+				if d := maxRel(a[k].X, b[k].X); !(d < 1e-4) {
+					t.Fatalf("P=%d d=%d %v: step %d image %d: states differ by %g (relative to the largest)", tc.p, tc.d, tc.attn, step, k, d)
+				}
+				if a[k].T != b[k].T {
+					t.Fatal("step counts differ")
+				}
+			}
+		}
+		m.Energy(w, a, dy, ea)
+		c.Energy(b, dy, eb)
+		for k := range a {
+			if rel := math.Abs(ea[k]-eb[k]) / math.Abs(ea[k]); !(rel < 1e-5) {
+				t.Fatalf("energy only: image %d: %g chunked, %g per image", k, eb[k], ea[k])
+			}
+		}
+	}
+}
+
+// maxRel is the largest |a−b| over the largest |a|.
+func maxRel(a, b []float32) float64 {
+	var d, s float64
+	for k := range a {
+		d = math.Max(d, math.Abs(float64(a[k]-b[k])))
+		s = math.Max(s, math.Abs(float64(a[k])))
+	}
+	return d / s
+}
+
+// TestChunkKernelsMatchGo: the chunk kernels this CPU runs equal the
+// portable ones on random inputs.
+func TestChunkKernelsMatchGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, d := range []int{8, 32, 5} {
+		n := 49
+		r := func(k int) []float32 {
+			x := make([]float32, k)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			return x
+		}
+		jb, xh, xi := r(n*d*d), r(n*d*Lanes), r(d*Lanes)
+		v1, v2 := make([]float32, n*d*Lanes), make([]float32, n*d*Lanes)
+		s1, s2 := make([]float32, n*Lanes), make([]float32, n*Lanes)
+		chunkScoresGo(jb, xh, xi, v1, s1, n, d)
+		chunkScores(jb, xh, xi, v2, s2, n, d)
+		if e := maxRel(v1, v2); e > 1e-6 {
+			t.Fatalf("d=%d: v differs by %g", d, e)
+		}
+		if e := maxRel(s1, s2); e > 1e-5 {
+			t.Fatalf("d=%d: s differs by %g", d, e)
+		}
+		s1[3*Lanes+2] = invalidScore // an excluded key
+		copy(s2, s1)
+		var l1, l2 [Lanes]float32
+		var ok1, ok2 [Lanes]bool
+		o1, o2 := make([]float32, d*Lanes), make([]float32, d*Lanes)
+		sum1 := chunkSoftmaxGo(s1, v1, o1, &l1, &ok1, 0.7, n, d, true)
+		sum2 := chunkSoftmax(s2, v1, o2, &l2, &ok2, 0.7, n, d, true)
+		if e := maxRel(o1, o2); e > 1e-5 {
+			t.Fatalf("d=%d: weighted sums differ by %g", d, e)
+		}
+		if e := maxRel(sum1[:], sum2[:]); e > 1e-5 || ok1 != ok2 || maxRel(l1[:], l2[:]) > 1e-5 {
+			t.Fatalf("d=%d: sums %v / %v, lse %v / %v", d, sum1, sum2, l1, l2)
+		}
+	}
+}
+
+// BenchmarkChunkScores is one query row of a chunk (P=2: 196 keys, d=8):
+// 196·64·16 multiply-adds for the couplings and 196·8·16 for the scores.
+func BenchmarkChunkScores(b *testing.B) {
+	n, d := 196, 8
+	rng := rand.New(rand.NewPCG(1, 1))
+	r := func(k int) []float32 {
+		x := make([]float32, k)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		return x
+	}
+	jb, xh, xi := r(n*d*d), r(n*d*Lanes), r(d*Lanes)
+	v, s := make([]float32, n*d*Lanes), make([]float32, n*Lanes)
+	b.ReportAllocs()
+	for b.Loop() {
+		chunkScores(jb, xh, xi, v, s, n, d)
+	}
+	b.ReportMetric(float64(b.N)*float64(n*(d*d+d)*Lanes)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+}
