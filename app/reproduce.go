@@ -73,13 +73,16 @@ func printCurve(c *sim.Curve, elapsed time.Duration, n int) {
 		c.Model, ts, best, c.Rows[0].MSE, last.T, last.MSE, last.T, last.CorrMean, n, len(c.Rows)-1, elapsed.Seconds())
 }
 
-// writeCurve writes curve.csv and mse.png into dir (planned in o).
+// writeCurve writes curve.csv, tstar.csv and mse.png into dir (planned in o).
 func writeCurve(o *outputs, dir string, c *sim.Curve) error {
 	p, err := figures.CurvePlot(c)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Model, err)
 	}
 	if err := o.Write(filepath.Join(dir, "curve.csv"), c.WriteCSV); err != nil {
+		return err
+	}
+	if err := o.Write(filepath.Join(dir, "tstar.csv"), c.WriteTStarCSV); err != nil {
 		return err
 	}
 	return o.Write(filepath.Join(dir, "mse.png"), func(w io.Writer) error { return figures.WritePNG(w, p, 900, 560) })
@@ -175,11 +178,11 @@ func runReproduce(ctx context.Context, args []string) error {
 		paths = fig2Paths(*out)
 	case *model == "all":
 		for _, name := range names {
-			paths = append(paths, filepath.Join(*out, name, "curve.csv"), filepath.Join(*out, name, "mse.png"))
+			paths = append(paths, filepath.Join(*out, name, "curve.csv"), filepath.Join(*out, name, "tstar.csv"), filepath.Join(*out, name, "mse.png"))
 		}
 		paths = append(paths, filepath.Join(*out, "fig1.png"))
 	default:
-		paths = []string{filepath.Join(*out, "curve.csv"), filepath.Join(*out, "mse.png")}
+		paths = []string{filepath.Join(*out, "curve.csv"), filepath.Join(*out, "tstar.csv"), filepath.Join(*out, "mse.png")}
 	}
 	o, err := planOutputs("--out", *force, paths...)
 	if err != nil {

@@ -45,12 +45,29 @@ func TestPyTorchFixture(t *testing.T) {
 	}
 	w := m.NewWorkspace(1)
 	alpha := make([]float32, m.N*m.N)
+	// The chunked engine steps a copy beside it (with other images in its
+	// chunk), and must agree with PyTorch as well.
+	c := m.NewChunker()
+	chunk := []*State{m.NewState(ts["test.image"].Data, masked)}
+	for _, img := range randomImages(5, 8) {
+		chunk = append(chunk, m.NewState(img, nil))
+	}
+	ec := make([]float64, len(chunk))
 	for step := 0; step < 3; step++ {
 		e := make([]float64, 1)
 		m.Step(w, []*State{st}, DefaultDynamics(), [][]float32{alpha}, e)
+		c.Step(chunk, DefaultDynamics(), ec)
 		want := ts["test.energy"+itoa(step)].Data[0]
-		if !closeTo(e[0], float64(want), 1e-4) {
-			t.Fatalf("step %d: energy %g, PyTorch %g", step, e[0], want)
+		if !closeTo(e[0], float64(want), 1e-4) || !closeTo(ec[0], float64(want), 1e-4) {
+			t.Fatalf("step %d: energy %g (chunked %g), PyTorch %g", step, e[0], ec[0], want)
+		}
+		var cn, cd float64
+		for k, v := range ts["test.x"+itoa(step+1)].Data {
+			cn += (float64(chunk[0].X[k]) - float64(v)) * (float64(chunk[0].X[k]) - float64(v))
+			cd += float64(v) * float64(v)
+		}
+		if rel := math.Sqrt(cn / cd); rel > 1e-4 {
+			t.Fatalf("step %d: the chunked state differs from PyTorch by %g (relative)", step, rel)
 		}
 		var num, den float64
 		for k, v := range ts["test.x"+itoa(step+1)].Data {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,18 +18,62 @@ import (
 
 // CurveColumns are the columns of curve.csv, in order.
 var CurveColumns = []string{"t", "mse", "mse_masked", "mse_unmasked", "energy", "corr_clean",
-	"nearest_train_corr", "nearest_label_match", "corr_mean_digit"}
+	"nearest_train_corr", "nearest_label_match", "corr_mean_digit", "mse_q25", "mse_median", "mse_q75"}
 
-// Row is one step of a curve: means over images (§8).
+// curveColumnsV1 is the header curve.csv had before the quartiles.
+var curveColumnsV1 = CurveColumns[:9]
+
+// TStarColumns are the columns of tstar.csv, a row per digit.
+var TStarColumns = []string{"index", "label", "t_star", "mse_t_star", "mse_0"}
+
+// Row is one step of a curve: means over images (§8), and the quartiles
+// of the images' MSE.
 type Row struct {
 	T                                   int
 	MSE, MSEMasked, MSEUnmasked, Energy float64
 	CorrClean, NearestCorr, LabelMatch  float64
 	CorrMean                            float64
+	MSEQ25, MSEMedian, MSEQ75           float64
 }
 
 func (r Row) values() []float64 {
-	return []float64{float64(r.T), r.MSE, r.MSEMasked, r.MSEUnmasked, r.Energy, r.CorrClean, r.NearestCorr, r.LabelMatch, r.CorrMean}
+	return []float64{float64(r.T), r.MSE, r.MSEMasked, r.MSEUnmasked, r.Energy, r.CorrClean, r.NearestCorr, r.LabelMatch, r.CorrMean,
+		r.MSEQ25, r.MSEMedian, r.MSEQ75}
+}
+
+// DigitBest is one digit's own transient memory: its best step t* ≥ 1
+// (the first of equal ones), the MSE there and its input's MSE.
+type DigitBest struct {
+	Index, Label int
+	TStar        int
+	MSETStar     float64
+	MSE0         float64
+}
+
+// Quantile is the p-quantile of sorted values by linear interpolation
+// between order statistics (the "type 7" rule of R and NumPy): position
+// p·(n−1). NaN for no values.
+func Quantile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	h := p * float64(n-1)
+	lo := int(math.Floor(h))
+	hi := min(lo+1, n-1)
+	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
+}
+
+// WriteTStarCSV writes tstar.csv: a row per digit, in digit order.
+func (c *Curve) WriteTStarCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(TStarColumns)
+	for _, d := range c.Digits {
+		cw.Write([]string{strconv.Itoa(d.Index), strconv.Itoa(d.Label), strconv.Itoa(d.TStar),
+			strconv.FormatFloat(d.MSETStar, 'g', 8, 64), strconv.FormatFloat(d.MSE0, 'g', 8, 64)})
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // Curve is a mean trajectory.
@@ -46,6 +91,8 @@ type Curve struct {
 	// Outside[t] the fraction of those patches' pixels outside [0,1].
 	RawVar  [][]float64
 	Outside []float64
+	// Digits holds every digit's own t* (tstar.csv), in digit order.
+	Digits []DigitBest
 }
 
 // Best returns t* = argmin over t ≥ 1 of the MSE and the MSE there (§8).
@@ -241,6 +288,27 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 		}
 		c.Rows[t] = Row{T: t, MSE: mean(0), MSEMasked: mean(1), MSEUnmasked: mean(2), Energy: mean(3),
 			CorrClean: mean(4), NearestCorr: mean(5), LabelMatch: mean(6), CorrMean: mean(7)}
+		mses := make([]float64, 0, n)
+		for b := 0; b < n; b++ {
+			if v := vals[(t*n+b)*nv]; !math.IsNaN(v) {
+				mses = append(mses, v)
+			}
+		}
+		slices.Sort(mses)
+		c.Rows[t].MSEQ25, c.Rows[t].MSEMedian, c.Rows[t].MSEQ75 = Quantile(mses, 0.25), Quantile(mses, 0.5), Quantile(mses, 0.75)
+	}
+	c.Digits = make([]DigitBest, n)
+	for b := range c.Digits {
+		d := DigitBest{Index: b, Label: int(data.Test.Labels[b]), MSE0: vals[b*nv], MSETStar: math.Inf(1)}
+		for t := 1; t < T; t++ {
+			if v := vals[(t*n+b)*nv]; v < d.MSETStar {
+				d.TStar, d.MSETStar = t, v
+			}
+		}
+		if d.TStar == 0 { // no finite MSE after t = 0
+			d.MSETStar = math.NaN()
+		}
+		c.Digits[b] = d
 	}
 	return c, nil
 }
@@ -254,14 +322,21 @@ func ReadCurveCSV(r io.Reader, file, model string, task Kind) (*Curve, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%s: empty: not a curve.csv", file)
 	}
-	if len(recs) < 2 || strings.Join(recs[0], ",") != strings.Join(CurveColumns, ",") {
-		return nil, fmt.Errorf("%s: not a curve.csv (header %q, %d rows)", file, strings.Join(recs[0], ","), len(recs)-1)
+	head := strings.Join(recs[0], ",")
+	cols := len(CurveColumns)
+	if head == strings.Join(curveColumnsV1, ",") {
+		cols = len(curveColumnsV1) // written before the quartiles: they read as NaN
+	} else if head != strings.Join(CurveColumns, ",") {
+		return nil, fmt.Errorf("%s: not a curve.csv (header %q)", file, head)
+	}
+	if len(recs) < 2 {
+		return nil, fmt.Errorf("%s: a header and no rows: not a curve.csv", file)
 	}
 	c := &Curve{Model: model, Task: task}
 	for k, rec := range recs[1:] {
-		var v [9]float64
-		if len(rec) != len(v) {
-			return nil, fmt.Errorf("%s: row %d has %d columns, want %d", file, k+2, len(rec), len(v))
+		v := [12]float64{9: math.NaN(), 10: math.NaN(), 11: math.NaN()}
+		if len(rec) != cols {
+			return nil, fmt.Errorf("%s: row %d has %d columns, want %d", file, k+2, len(rec), cols)
 		}
 		for j, s := range rec {
 			if v[j], err = strconv.ParseFloat(s, 64); err != nil {
@@ -269,7 +344,7 @@ func ReadCurveCSV(r io.Reader, file, model string, task Kind) (*Curve, error) {
 			}
 		}
 		c.Rows = append(c.Rows, Row{T: int(v[0]), MSE: v[1], MSEMasked: v[2], MSEUnmasked: v[3], Energy: v[4],
-			CorrClean: v[5], NearestCorr: v[6], LabelMatch: v[7], CorrMean: v[8]})
+			CorrClean: v[5], NearestCorr: v[6], LabelMatch: v[7], CorrMean: v[8], MSEQ25: v[9], MSEMedian: v[10], MSEQ75: v[11]})
 	}
 	return c, nil
 }

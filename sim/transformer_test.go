@@ -2,7 +2,9 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,6 +149,131 @@ func TestCurveCSVRoundTrip(t *testing.T) {
 	for _, bad := range []string{"a,b\n1,2\n", "", "t,mse\n", strings.Join(CurveColumns, ",") + "\n0,1\n"} {
 		if _, err := ReadCurveCSV(bytes.NewBufferString(bad), "bad.csv", "x", Mask); err == nil || !strings.Contains(err.Error(), "bad.csv") {
 			t.Fatalf("%q gave %v", bad, err)
+		}
+	}
+}
+
+// TestQuantile: linear interpolation between order statistics (type 7).
+func TestQuantile(t *testing.T) {
+	v := []float64{1, 2, 3, 4, 10}
+	for _, c := range []struct{ p, want float64 }{{0, 1}, {0.25, 2}, {0.5, 3}, {0.75, 4}, {1, 10}, {0.9, 7.6}} {
+		if got := Quantile(v, c.p); math.Abs(got-c.want) > 1e-12 {
+			t.Fatalf("Quantile(%v, %g) = %g, want %g", v, c.p, got, c.want)
+		}
+	}
+	if !math.IsNaN(Quantile(nil, 0.5)) || Quantile([]float64{7}, 0.25) != 7 {
+		t.Fatal("empty or single-value quantiles")
+	}
+}
+
+// TestOldCurveCSV: a curve.csv written before the quartiles still reads,
+// its quartiles NaN.
+func TestOldCurveCSV(t *testing.T) {
+	old := strings.Join(CurveColumns[:9], ",") + "\n0,0.1,NaN,0.1,-3,0.5,0.4,1,0.2\n"
+	c, err := ReadCurveCSV(strings.NewReader(old), "old.csv", "x", Noise)
+	if err != nil || len(c.Rows) != 1 || c.Rows[0].MSE != 0.1 || !math.IsNaN(c.Rows[0].MSEMedian) {
+		t.Fatalf("old curve.csv: %+v, %v", c, err)
+	}
+}
+
+// TestReproduceDigits: the quartiles and every digit's own t* agree with
+// the per-digit curves they come from.
+func TestReproduceDigits(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadBSA(2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &BSAModel{M: m, Dyn: DefaultDynamics()}
+	const n, steps = 9, 40
+	c, err := Reproduce(context.Background(), data, NewMemories(data.Train), ReproduceConfig{Model: model, Corruption: DefaultNoise, N: n, Steps: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Digits) != n {
+		t.Fatalf("%d digits in tstar, want %d", len(c.Digits), n)
+	}
+	// The same digits run again, their MSE per step kept.
+	pt := m.Patches
+	mse := make([][]float64, steps+1)
+	for t := range mse {
+		mse[t] = make([]float64, n)
+	}
+	var inputs []*Corrupted
+	for k := 0; k < n; k++ {
+		inputs = append(inputs, DefaultNoise.Apply(data.Test.Clean(k, mnist.PixelGain), pt, k))
+	}
+	err = Run(context.Background(), model, inputs, steps, 1, func(tt, b int, pred []float32, _ float64) {
+		mse[tt][b], _, _ = MSE(pred, inputs[b].Clean, inputs[b].Pixel)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range c.Digits {
+		best, bm := 0, math.Inf(1)
+		for tt := 1; tt <= steps; tt++ {
+			if mse[tt][d.Index] < bm {
+				best, bm = tt, mse[tt][d.Index]
+			}
+		}
+		if d.TStar != best || d.MSETStar != bm || d.MSE0 != mse[0][d.Index] || d.Label != int(data.Test.Labels[d.Index]) {
+			t.Fatalf("digit %+v; its own curve: t* %d, MSE %g, MSE(0) %g", d, best, bm, mse[0][d.Index])
+		}
+	}
+	for _, r := range c.Rows {
+		v := slices.Clone(mse[r.T])
+		slices.Sort(v)
+		if r.MSEMedian != v[n/2] || r.MSEQ25 != v[2] || r.MSEQ75 != v[6] { // n = 9: exact order statistics
+			t.Fatalf("t = %d: quartiles %g %g %g, sorted MSEs %v", r.T, r.MSEQ25, r.MSEMedian, r.MSEQ75, v)
+		}
+	}
+	var buf bytes.Buffer
+	if err := c.WriteTStarCSV(&buf); err != nil || strings.Count(buf.String(), "\n") != n+1 || !strings.HasPrefix(buf.String(), "index,label,t_star,mse_t_star,mse_0\n") {
+		t.Fatalf("tstar.csv:\n%s (%v)", buf.String(), err)
+	}
+}
+
+// perImage hides a model's batched path: Run steps it one image at a time.
+type perImage struct{ Model }
+
+// TestChunkedReproduceMatchesPerImage: reproduce's curve through the
+// chunked engine equals the per-image one (its naive twin) to 1e-5, for
+// masking and noise, over 100 steps.
+func TestChunkedReproduceMatchesPerImage(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadBSA(2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := NewMemories(data.Train)
+	for _, task := range []Corruption{DefaultMask, DefaultNoise} {
+		model := &BSAModel{M: m, Dyn: DefaultDynamics()}
+		cfg := ReproduceConfig{Model: model, Corruption: task, N: 20, Steps: 100}
+		a, err := Reproduce(context.Background(), data, mem, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Model = perImage{model}
+		b, err := Reproduce(context.Background(), data, mem, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range a.Rows {
+			va, vb := a.Rows[k].values(), b.Rows[k].values()
+			for j := range va {
+				if math.IsNaN(va[j]) && math.IsNaN(vb[j]) {
+					continue
+				}
+				if d := math.Abs(va[j]-vb[j]) / math.Max(math.Abs(vb[j]), 1e-9); !(d <= 1e-5) {
+					t.Fatalf("%s, t = %d, %s: chunked %g, per image %g", task.Kind, k, CurveColumns[j], va[j], vb[j])
+				}
+			}
 		}
 	}
 }

@@ -185,8 +185,45 @@ func CurvePlot(c *sim.Curve) (*plot.Plot, error) {
 		// The curves start low on the left and end high on the right:
 		// the left middle is free for the legend.
 		p.Legend.YOffs = -vg.Points(80)
+		err = addBand(p, c)
 	}
 	return p, err
+}
+
+// addBand shades the middle half of the digits' MSE (between the
+// quartiles) behind the mean curve, when the curve has quartiles.
+func addBand(p *plot.Plot, c *sim.Curve) error {
+	var lo, hi plotter.XYs
+	for _, r := range c.Rows[1:] { // the t axis is logarithmic: from t = 1
+		if math.IsNaN(r.MSEQ25) || math.IsNaN(r.MSEQ75) {
+			return nil // a curve.csv from before the quartiles
+		}
+		lo = append(lo, plotter.XY{X: float64(r.T), Y: r.MSEQ25})
+		hi = append(hi, plotter.XY{X: float64(r.T), Y: r.MSEQ75})
+	}
+	if len(lo) < 2 {
+		return nil
+	}
+	ring := append(plotter.XYs{}, lo...)
+	for k := len(hi) - 1; k >= 0; k-- {
+		ring = append(ring, hi[k])
+	}
+	band, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return err
+	}
+	c0 := Palette[0]
+	band.Color = color.NRGBA{R: c0.R, G: c0.G, B: c0.B, A: 50}
+	band.LineStyle.Width = 0
+	p.Add(band)
+	p.Legend.Add("middle half of the digits (q25–q75)", band)
+	for _, xy := range hi {
+		p.Y.Max = math.Max(p.Y.Max, xy.Y*1.05)
+	}
+	for _, xy := range lo {
+		p.Y.Min = math.Min(p.Y.Min, xy.Y)
+	}
+	return nil
 }
 
 // TrajectoryOptions shape a TrajectoryPlot.
