@@ -23,17 +23,21 @@ trap cleanup EXIT
 export DISPLAY=":$disp"
 for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 
+# waitwin LOG: the window of the app just started ($app), within 10 s.
+waitwin() {
+  win=
+  for _ in $(seq 200); do
+    win=$(xdotool search --onlyvisible --name 'Attractor Lab' 2>/dev/null | head -1 || true)
+    [ -n "$win" ] && return 0
+    kill -0 "$app" 2>/dev/null || { echo "e2e: the app exited early:"; cat "$1"; exit 1; }
+    sleep 0.05
+  done
+  echo "e2e: no window after 10 s"; cat "$1"; exit 1
+}
 start=$(date +%s.%N)
 "$bin" >"$tmp/app.log" 2>&1 &
 app=$!
-win=
-for _ in $(seq 200); do
-  win=$(xdotool search --onlyvisible --name 'Attractor Lab' 2>/dev/null | head -1 || true)
-  [ -n "$win" ] && break
-  kill -0 "$app" 2>/dev/null || { echo "e2e: the app exited early:"; cat "$tmp/app.log"; exit 1; }
-  sleep 0.05
-done
-[ -n "$win" ] || { echo "e2e: no window after 10 s"; cat "$tmp/app.log"; exit 1; }
+waitwin "$tmp/app.log"
 shown=$(date +%s.%N)
 echo "e2e: window mapped after $(echo "$shown - $start" | bc) s"
 sleep 1.5
@@ -90,14 +94,7 @@ kill "$app"; wait "$app" 2>/dev/null || true; app=
 # lesson and the models stay; each key changes the window.
 "$bin" --lesson transient-memory >"$tmp/lesson.log" 2>&1 &
 app=$!
-win=
-for _ in $(seq 200); do
-  win=$(xdotool search --onlyvisible --name 'Attractor Lab' 2>/dev/null | head -1 || true)
-  [ -n "$win" ] && break
-  kill -0 "$app" 2>/dev/null || { echo "e2e: the lesson exited early:"; cat "$tmp/lesson.log"; exit 1; }
-  sleep 0.05
-done
-[ -n "$win" ] || { echo "e2e: no lesson window after 10 s"; cat "$tmp/lesson.log"; exit 1; }
+waitwin "$tmp/lesson.log"
 sleep 2
 xdotool mousemove --sync 640 10 windowfocus "$win" 2>/dev/null || true
 xdotool key --window "$win" F11; sleep 1.5

@@ -232,6 +232,14 @@ func chunkSoftmaxGo(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]bool, l
 			}
 		}
 	}
+	logSumExp(&mx, &sum, lse, ok, lambda)
+	return sum
+}
+
+// logSumExp sets, per image, ok (some key is valid: mx above invalidBelow)
+// and lse = mx + (1/λ) log sum, from the largest score and the sum of the
+// shifted weights.
+func logSumExp(mx, sum, lse *[Lanes]float32, ok *[Lanes]bool, lambda float32) {
 	for b := range mx {
 		ok[b] = mx[b] > invalidBelow
 		lse[b] = 0
@@ -239,7 +247,6 @@ func chunkSoftmaxGo(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]bool, l
 			lse[b] = mx[b] + float32(math.Log(float64(sum[b])))/lambda
 		}
 	}
-	return sum
 }
 
 // chunkRelu writes out[r][b] = Σ_j max(λ s_j, 0)·v[j][r][b].

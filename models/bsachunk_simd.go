@@ -3,7 +3,6 @@
 package models
 
 import (
-	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -223,12 +222,6 @@ func chunkSoftmaxAVX512(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]boo
 	var m [Lanes]float32
 	mx.Store(&m)
 	acc.Store(&sum)
-	for b := range m {
-		ok[b] = m[b] > invalidBelow
-		lse[b] = 0
-		if ok[b] {
-			lse[b] = m[b] + float32(math.Log(float64(sum[b])))/lambda
-		}
-	}
+	logSumExp(&m, &sum, lse, ok, lambda)
 	return sum
 }

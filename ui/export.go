@@ -287,7 +287,11 @@ func (m *Main) windowImage() image.Image {
 
 // openScenario restores a saved scenario; a bad file is reported by name
 // and nothing changes.
-func (m *Main) openScenario() {
+func (m *Main) openScenario() { m.openJSON(m.OpenScenario) }
+
+// openJSON asks for a .json file and hands it to open; a file open refuses
+// is reported by name and nothing changes.
+func (m *Main) openJSON(open func(r io.Reader, name string) error) {
 	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
 			m.showError(err)
@@ -297,7 +301,7 @@ func (m *Main) openScenario() {
 			return
 		}
 		defer r.Close()
-		if err := m.OpenScenario(r, r.URI().Path()); err != nil {
+		if err := open(r, r.URI().Path()); err != nil {
 			m.showError(err)
 		}
 	}, m.win)

@@ -8,8 +8,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -90,23 +88,7 @@ func (m *Main) OpenLesson(r io.Reader, name string) error {
 }
 
 // openLesson asks for a lesson file (Lessons → Open lesson…).
-func (m *Main) openLesson() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			m.showError(err)
-			return
-		}
-		if r == nil {
-			return
-		}
-		defer r.Close()
-		if err := m.OpenLesson(r, r.URI().Path()); err != nil {
-			m.showError(err)
-		}
-	}, m.win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".json"}))
-	d.Show()
-}
+func (m *Main) openLesson() { m.openJSON(m.OpenLesson) }
 
 // StartLesson presents l from its first slide.
 func (m *Main) StartLesson(l *lesson.Lesson) {
