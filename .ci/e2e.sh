@@ -133,6 +133,7 @@ for f in fig1.png fig2.png fig2.csv fig2_summary.csv bsa-p2/curve.csv bsa-p4/cur
   [ -s "$tmp/rep/$f" ] || { echo "e2e: reproduce did not write $f"; cat "$tmp/rep.log"; exit 1; }
 done
 [ "$(wc -l <"$tmp/rep/vit/curve.csv")" -eq 7 ] || { echo "e2e: the ViT curve should have t = 0..5"; exit 1; }
+[ "$(wc -l <"$tmp/rep/bsa-p2/tstar.csv")" -eq 13 ] || { echo "e2e: tstar.csv should have a row per digit (12)"; exit 1; }
 if "$bin" reproduce --model all --n 2 --steps 2 --out "$tmp/rep" >/dev/null 2>&1; then
   echo "e2e: reproduce overwrote an existing fig1.png"; exit 1
 fi

@@ -35,17 +35,19 @@ func TestEngineSynchronous(t *testing.T) {
 	if len(l.Frames) != 31 {
 		t.Fatalf("recorded %d frames, want the horizon 0..30", len(l.Frames))
 	}
-	// The frames agree with a direct run of the same corrupted input.
+	// The frames agree with a direct run of the same corrupted input
+	// (RunBSA steps a chunk of images together, the engine one image: the
+	// same sums in another order).
 	m := e.s.lanes[0].model.(*BSAModel).M
 	in := e.s.lanes[0].in
 	RunBSA(context.Background(), m, DefaultDynamics(), []*Corrupted{in}, 30, 1, func(tt, _ int, pred []float32, energy float64) {
 		f := l.Frames[tt]
 		for q := range pred {
-			if pred[q] != f.Image[q] {
-				t.Fatalf("t=%d: engine frame differs from RunBSA at pixel %d", tt, q)
+			if math.Abs(float64(pred[q]-f.Image[q])) > 1e-5 {
+				t.Fatalf("t=%d: engine frame differs from RunBSA at pixel %d: %g vs %g", tt, q, f.Image[q], pred[q])
 			}
 		}
-		if math.Abs(energy-f.Energy) > 1e-9*math.Abs(energy) {
+		if math.Abs(energy-f.Energy) > 1e-6*math.Abs(energy) {
 			t.Fatalf("t=%d: energy %g, RunBSA %g", tt, f.Energy, energy)
 		}
 	})

@@ -64,7 +64,8 @@ func syntheticCurve(kind sim.Kind) *sim.Curve {
 	for t := 0; t <= 100; t++ {
 		x := math.Log(float64(t) + 1)
 		mse := 0.11 - 0.04*math.Exp(-(x-2.5)*(x-2.5)) + 0.08/(1+math.Exp(-3*(x-3.8)))
-		c.Rows = append(c.Rows, sim.Row{T: t, MSE: mse, MSEMasked: mse * 2.5, MSEUnmasked: mse / 3})
+		c.Rows = append(c.Rows, sim.Row{T: t, MSE: mse, MSEMasked: mse * 2.5, MSEUnmasked: mse / 3,
+			MSEQ25: mse * 0.85, MSEMedian: mse * 0.97, MSEQ75: mse * (1.1 + 0.002*float64(t))})
 	}
 	return c
 }
@@ -93,7 +94,7 @@ func TestCurveBestAndCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n"))
-	if len(lines) != 102 || string(lines[0]) != "t,mse,mse_masked,mse_unmasked,energy,corr_clean,nearest_train_corr,nearest_label_match,corr_mean_digit" {
+	if len(lines) != 102 || string(lines[0]) != "t,mse,mse_masked,mse_unmasked,energy,corr_clean,nearest_train_corr,nearest_label_match,corr_mean_digit,mse_q25,mse_median,mse_q75" {
 		t.Fatalf("csv: %d lines, header %q", len(lines), lines[0])
 	}
 }
