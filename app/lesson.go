@@ -46,7 +46,7 @@ func runLesson(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	lim, data, err := lessonLimits()
+	lim, data, cat, err := lessonLimits()
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func runLesson(_ context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return exportLesson(l, data, *out, w, h, th, *force)
+		return exportLesson(l, data, cat, *out, w, h, th, *force)
 	}
 	return fmt.Errorf("%w: lesson %q\n\n%s", errUsage, sub, lessonUsage)
 }
@@ -146,7 +146,7 @@ func shotName(slide int, revealed bool) string {
 
 // exportLesson writes every slide's picture and the handout; nothing is
 // written unless all of it is (outputs).
-func exportLesson(l *lesson.Lesson, data *mnist.Data, dir string, w, h int, themeName string, force bool) error {
+func exportLesson(l *lesson.Lesson, data *mnist.Data, cat *sim.Catalogue, dir string, w, h int, themeName string, force bool) error {
 	var paths []string
 	for k, s := range l.Slides {
 		paths = append(paths, filepath.Join(dir, shotName(k, false)))
@@ -160,10 +160,6 @@ func exportLesson(l *lesson.Lesson, data *mnist.Data, dir string, w, h int, them
 		return fmt.Errorf("lesson export: %w", err)
 	}
 	defer o.Abort()
-	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{})
-	if _, err := cat.LoadAll(); err != nil {
-		return err
-	}
 	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText()}
 	var md strings.Builder
 	fmt.Fprintf(&md, "# %s\n\nA lesson of Attractor Lab %s (`attractorlab --lesson %s` runs it live).\n"+
@@ -205,14 +201,16 @@ func exportLesson(l *lesson.Lesson, data *mnist.Data, dir string, w, h int, them
 	return nil
 }
 
-// lessonLimits are the digits and models a lesson may use here.
-func lessonLimits() (lesson.Limits, *mnist.Data, error) {
+// lessonLimits are the digits and models a lesson may use here, with the
+// data and the catalogue they were read from (its models loaded).
+func lessonLimits() (lesson.Limits, *mnist.Data, *sim.Catalogue, error) {
 	data, err := mnist.LoadCached()
 	if err != nil {
-		return lesson.Limits{}, nil, err
+		return lesson.Limits{}, nil, nil, err
 	}
 	if data.Warning != "" {
 		fmt.Fprintln(os.Stderr, "warning:", data.Warning)
 	}
-	return lesson.LimitsOf(data, sim.NewCatalogue(data.Train, sim.WeightFiles{})), data, nil
+	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{})
+	return lesson.LimitsOf(data, cat), data, cat, nil
 }

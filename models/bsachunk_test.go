@@ -68,6 +68,15 @@ func TestChunkerMatchesStep(t *testing.T) {
 	}
 }
 
+// randn is k standard normal values.
+func randn(rng *rand.Rand, k int) []float32 {
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
 // maxRel is the largest |a−b| over the largest |a|.
 func maxRel(a, b []float32) float64 {
 	var d, s float64
@@ -84,13 +93,7 @@ func TestChunkKernelsMatchGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, d := range []int{8, 32, 5} {
 		n := 49
-		r := func(k int) []float32 {
-			x := make([]float32, k)
-			for i := range x {
-				x[i] = float32(rng.NormFloat64())
-			}
-			return x
-		}
+		r := func(k int) []float32 { return randn(rng, k) }
 		jb, xh, xi := r(n*d*d), r(n*d*Lanes), r(d*Lanes)
 		v1, v2 := make([]float32, n*d*Lanes), make([]float32, n*d*Lanes)
 		s1, s2 := make([]float32, n*Lanes), make([]float32, n*Lanes)
@@ -123,13 +126,7 @@ func TestChunkKernelsMatchGo(t *testing.T) {
 func BenchmarkChunkScores(b *testing.B) {
 	n, d := 196, 8
 	rng := rand.New(rand.NewPCG(1, 1))
-	r := func(k int) []float32 {
-		x := make([]float32, k)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		return x
-	}
+	r := func(k int) []float32 { return randn(rng, k) }
 	jb, xh, xi := r(n*d*d), r(n*d*Lanes), r(d*Lanes)
 	v, s := make([]float32, n*d*Lanes), make([]float32, n*Lanes)
 	b.ReportAllocs()

@@ -80,9 +80,6 @@ func (m *Main) OpenLesson(r io.Reader, name string) error {
 	if err != nil {
 		return err
 	}
-	if l.Name == "" {
-		l.Name = strings.TrimSuffix(name[strings.LastIndexAny(name, `/\`)+1:], ".json")
-	}
 	m.StartLesson(l)
 	return nil
 }

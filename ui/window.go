@@ -336,7 +336,7 @@ func (m *Main) togglePresentation() {
 	if m.presentation {
 		m.win.SetMainMenu(nil)
 	} else {
-		m.win.SetMainMenu(m.menu())
+		m.refreshMenu()
 	}
 	m.win.SetFullScreen(m.presentation)
 	m.lastPlotKey = ""

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -83,7 +84,8 @@ var Placeholders = []string{"t_star", "mse_t_star", "mse_input", "mse_now", "nea
 
 var placeholder = regexp.MustCompile(`\{([a-z_]+)(?::([a-z0-9-]+))?\}`)
 
-// Parse reads and checks a lesson file (name is used in errors).
+// Parse reads and checks a lesson file (name is used in errors, and its
+// base name without .json names a lesson that has no "name").
 func Parse(data []byte, name string, lim Limits) (*Lesson, error) {
 	idx, err := locate(data)
 	if err != nil {
@@ -99,7 +101,11 @@ func Parse(data []byte, name string, lim Limits) (*Lesson, error) {
 		return nil, &Error{File: name, Line: line, Msg: "not valid JSON: " + err.Error()}
 	}
 	p := &parser{data: data, idx: idx, file: name, lim: lim}
-	return p.lesson()
+	l, err := p.lesson()
+	if err == nil && l.Name == "" {
+		l.Name = strings.TrimSuffix(filepath.Base(name), ".json")
+	}
+	return l, err
 }
 
 type parser struct {

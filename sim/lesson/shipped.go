@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"sort"
 	"strings"
 
@@ -29,9 +28,6 @@ func Shipped(lim Limits) ([]*Lesson, error) {
 		l, err := Parse(data, n, lim)
 		if err != nil {
 			return nil, err
-		}
-		if l.Name == "" {
-			l.Name = strings.TrimSuffix(path.Base(n), ".json")
 		}
 		out = append(out, l)
 	}
@@ -60,9 +56,6 @@ func Load(nameOrFile string, lim Limits) (*Lesson, error) {
 	l, err := Parse(data, nameOrFile, lim)
 	if err != nil {
 		return nil, err
-	}
-	if l.Name == "" {
-		l.Name = strings.TrimSuffix(path.Base(nameOrFile), ".json")
 	}
 	return l, nil
 }
