@@ -16,6 +16,12 @@ var (
 	maxfAVX512     = maxfGo
 )
 
-var dots4x32AVX512 = dots4x32Go
+var (
+	dotQAVX512    = dotQGo
+	dots1x4AVX512 = dots1x4Go
+	dots2x4AVX512 = dots2x4Go
+	argmaxAVX512  = argmaxGo
+	aboveAVX512   = aboveGo
+)
 var gemmAVX512 = gemmGo
 var geluAVX512 = geluNaive

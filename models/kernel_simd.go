@@ -3,6 +3,7 @@
 package models
 
 import (
+	mbits "math/bits"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -143,39 +144,141 @@ func expShiftAVX512(dst, s []float32, lambda, shift float32) float32 {
 
 func init() {
 	if archsimd.X86.AVX512() {
-		dots4x32 = dots4x32AVX512
+		dotQ = dotQAVX512
+		dots1x4 = dots1x4AVX512
+		dots2x4 = dots2x4AVX512
+		argmax = argmaxAVX512
+		above = aboveAVX512
 	}
 }
 
-func dots4x32AVX512(y *[4][]float32, tb []float32, stride, q int, out *[128]float32) {
-	y0, y1, y2, y3 := y[0][:q], y[1][:q], y[2][:q], y[3][:q]
-	_ = tb[(q-1)*stride+31]
-	var a00, a01, a10, a11, a20, a21, a30, a31 archsimd.Float32x16
-	for k := 0; k < q; k++ {
-		t0 := archsimd.LoadFloat32x16Slice(tb[k*stride:])
-		t1 := archsimd.LoadFloat32x16Slice(tb[k*stride+16:])
-		b0 := archsimd.BroadcastFloat32x16(y0[k])
-		b1 := archsimd.BroadcastFloat32x16(y1[k])
-		b2 := archsimd.BroadcastFloat32x16(y2[k])
-		b3 := archsimd.BroadcastFloat32x16(y3[k])
-		a00 = b0.MulAdd(t0, a00)
-		a01 = b0.MulAdd(t1, a01)
-		a10 = b1.MulAdd(t0, a10)
-		a11 = b1.MulAdd(t1, a11)
-		a20 = b2.MulAdd(t0, a20)
-		a21 = b2.MulAdd(t1, a21)
-		a30 = b3.MulAdd(t0, a30)
-		a31 = b3.MulAdd(t1, a31)
+// dotQAVX512 is dotQGo with fused multiply-adds: 16 lanes, then the lanes
+// added pairwise.
+func dotQAVX512(a, b []float32) float32 {
+	n := len(a) &^ 15
+	b = b[:len(a)]
+	var acc archsimd.Float32x16
+	for i := 0; i < n; i += 16 {
+		acc = vecU(a, i).MulAdd(vecU(b, i), acc)
 	}
-	a00.StoreSlice(out[0:])
-	a01.StoreSlice(out[16:])
-	a10.StoreSlice(out[32:])
-	a11.StoreSlice(out[48:])
-	a20.StoreSlice(out[64:])
-	a21.StoreSlice(out[80:])
-	a30.StoreSlice(out[96:])
-	a31.StoreSlice(out[112:])
+	return lanesOf(acc, a, b, n)
 }
+
+// lanesOf adds the scalar tail of a·b past n into acc's lanes and sums
+// the lanes pairwise (sumLanes's order: 8, 4, 2, 1 apart), as dotQGo does.
+func lanesOf(acc archsimd.Float32x16, a, b []float32, n int) float32 {
+	if n == len(a) {
+		h := acc.GetLo().Add(acc.GetHi())
+		g := h.GetLo().Add(h.GetHi())
+		return (g.GetElem(0) + g.GetElem(2)) + (g.GetElem(1) + g.GetElem(3))
+	}
+	var lanes [16]float32
+	acc.Store(&lanes)
+	for i := n; i < len(a); i++ {
+		lanes[i-n] += a[i] * b[i]
+	}
+	return sumLanes(&lanes)
+}
+
+func dots1x4AVX512(z []float32, m *[4][]float32, out *[4]float32) {
+	q := len(z)
+	n := q &^ 15
+	m0, m1, m2, m3 := m[0][:q], m[1][:q], m[2][:q], m[3][:q]
+	var a0, a1, a2, a3 archsimd.Float32x16
+	for i := 0; i < n; i += 16 {
+		x := vecU(z, i)
+		a0 = x.MulAdd(vecU(m0, i), a0)
+		a1 = x.MulAdd(vecU(m1, i), a1)
+		a2 = x.MulAdd(vecU(m2, i), a2)
+		a3 = x.MulAdd(vecU(m3, i), a3)
+	}
+	out[0] = lanesOf(a0, z, m0, n)
+	out[1] = lanesOf(a1, z, m1, n)
+	out[2] = lanesOf(a2, z, m2, n)
+	out[3] = lanesOf(a3, z, m3, n)
+}
+
+// dots2x4AVX512 keeps its 8 accumulators, 4 row vectors and a prediction
+// vector in registers (Go uses 16 of the vector registers).
+func dots2x4AVX512(z *[2][]float32, m *[4][]float32, out *[8]float32) {
+	q := len(z[0])
+	n := q &^ 15
+	z0, z1 := z[0][:q], z[1][:q]
+	m0, m1, m2, m3 := m[0][:q], m[1][:q], m[2][:q], m[3][:q]
+	var a00, a01, a02, a03, a10, a11, a12, a13 archsimd.Float32x16
+	for i := 0; i < n; i += 16 {
+		r0, r1, r2, r3 := vecU(m0, i), vecU(m1, i), vecU(m2, i), vecU(m3, i)
+		x := vecU(z0, i)
+		a00 = x.MulAdd(r0, a00)
+		a01 = x.MulAdd(r1, a01)
+		a02 = x.MulAdd(r2, a02)
+		a03 = x.MulAdd(r3, a03)
+		x = vecU(z1, i)
+		a10 = x.MulAdd(r0, a10)
+		a11 = x.MulAdd(r1, a11)
+		a12 = x.MulAdd(r2, a12)
+		a13 = x.MulAdd(r3, a13)
+	}
+	out[0] = lanesOf(a00, z0, m0, n)
+	out[1] = lanesOf(a01, z0, m1, n)
+	out[2] = lanesOf(a02, z0, m2, n)
+	out[3] = lanesOf(a03, z0, m3, n)
+	out[4] = lanesOf(a10, z1, m0, n)
+	out[5] = lanesOf(a11, z1, m1, n)
+	out[6] = lanesOf(a12, z1, m2, n)
+	out[7] = lanesOf(a13, z1, m3, n)
+}
+
+func argmaxAVX512(ub []float32) int {
+	n := len(ub) &^ 15
+	if n == 0 {
+		return argmaxGo(ub)
+	}
+	mx := vec(ub, 0)
+	for i := 16; i < n; i += 16 {
+		mx = mx.Max(vec(ub, i))
+	}
+	var lanes [16]float32
+	mx.Store(&lanes)
+	top := lanes[0]
+	for _, v := range lanes[1:] {
+		top = max(top, v)
+	}
+	for _, v := range ub[n:] {
+		top = max(top, v)
+	}
+	for k, v := range ub {
+		if v == top {
+			return k
+		}
+	}
+	return argmaxGo(ub) // NaNs: the portable rule
+}
+
+func aboveAVX512(dst []int32, ub []float32, thr float32, limit int) ([]int32, bool) {
+	n := len(ub) &^ 15
+	t := archsimd.BroadcastFloat32x16(thr)
+	for i := 0; i < n; i += 16 {
+		bits := vec(ub, i).GreaterEqual(t).ToBits()
+		for ; bits != 0; bits &= bits - 1 {
+			if len(dst) == limit {
+				return dst, false
+			}
+			dst = append(dst, int32(i+bitsTrailing(bits)))
+		}
+	}
+	for k := n; k < len(ub); k++ {
+		if ub[k] >= thr {
+			if len(dst) == limit {
+				return dst, false
+			}
+			dst = append(dst, int32(k))
+		}
+	}
+	return dst, true
+}
+
+func bitsTrailing(b uint16) int { return mbits.TrailingZeros16(b) }
 
 // vec loads 16 floats at p[k] without a bounds check; callers check the
 // extent of their slices once.

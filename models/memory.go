@@ -2,22 +2,47 @@ package models
 
 import (
 	"math"
+	"math/rand/v2"
 	"sync"
-)
 
-// zPool recycles the standardised copies of predictions.
-var zPool sync.Pool
+	"gonum.org/v1/gonum/mat"
+)
 
 // Memory finds, for predictions, the stored image with the highest Pearson
 // correlation (§8 "nearest memory"). Stored rows are centred and scaled to
-// unit norm and kept in column blocks [q][memBlock] so the kernel streams
-// one block from cache for many predictions.
+// unit norm, so the correlation of a standardised prediction z with row m
+// is the dot product z·m.
+//
+// The search is exact but prunes (docs/maths.md §8): with U an orthonormal
+// basis of the R leading directions of the stored rows, α = Uᵀz, β = Uᵀm and
+// the residuals z⊥ = z − Uα, m⊥ = m − Uβ,
+//
+//	z·m = α·β + z⊥·m⊥ ≤ α·β + ‖z⊥‖·‖m⊥‖   (Cauchy–Schwarz).
+//
+// One matrix product gives that bound for every row; the exact dot product
+// is then taken only for rows whose bound reaches the best exact value
+// found, less a margin that covers float32 rounding. The result equals the
+// brute-force search (NearestBrute) that takes every exact dot product.
 type Memory struct {
-	M, Q   int
-	blocks [][]float32 // per block of memBlock memories: [Q][memBlock]
+	M, Q int
+	R    int       // rank of the projection (0: brute force)
+	rows []float32 // [M][Q] standardised rows
+	// basisT is Uᵀ augmented, [Q][R+1]: column R is zero so that a
+	// prediction's projection leaves room for its residual norm.
+	basisT []float32
+	basis  []float32 // U as [R][Q]
+	// bound is [R+1][M]: column k is (β_k, ‖m⊥_k‖), so that
+	// (α, ‖z⊥‖)·(β_k, ‖m⊥_k‖) is row k's upper bound.
+	bound []float32
 }
 
-const memBlock = 128 // memories per block (4 kernel tiles of 32)
+// memRank is the projection's rank; boundSlack covers the rounding of the
+// bound and of the exact products (both are sums of unit-norm float32
+// vectors' products, whose error is below 1e-5 for Q = 784).
+const (
+	memRank    = 64
+	boundSlack = 1e-3
+)
 
 // NewMemory stores rows (each of length q).
 func NewMemory(rows [][]float32) *Memory {
@@ -25,22 +50,145 @@ func NewMemory(rows [][]float32) *Memory {
 	if len(rows) > 0 {
 		mem.Q = len(rows[0])
 	}
-	nb := (mem.M + memBlock - 1) / memBlock
-	for b := 0; b < nb; b++ {
-		blk := make([]float32, mem.Q*memBlock)
-		for c := 0; c < memBlock; c++ {
-			k := b*memBlock + c
-			if k >= mem.M {
-				break
-			}
-			z := standardize(rows[k])
-			for q, v := range z {
-				blk[q*memBlock+c] = v
-			}
-		}
-		mem.blocks = append(mem.blocks, blk)
+	mem.rows = make([]float32, mem.M*mem.Q)
+	for k, r := range rows {
+		standardizeTo(mem.rows[k*mem.Q:(k+1)*mem.Q], r)
+	}
+	// Pruning pays when a row's exact product costs much more than its
+	// bound: many rows, long rows.
+	if mem.M >= 4*memRank && mem.Q >= 4*memRank {
+		mem.project(memRank)
 	}
 	return mem
+}
+
+// project computes an orthonormal basis of the stored rows' leading R
+// directions by subspace iteration from a random start (any orthonormal
+// basis keeps the search exact; a good one prunes more), then every row's
+// projection and residual norm.
+func (mem *Memory) project(R int) {
+	M, Q := mem.M, mem.Q
+	k := min(R+16, Q) // oversampled
+	rng := rand.New(rand.NewPCG(7, 7))
+	w := make([]float32, Q*k)
+	for i := range w {
+		w[i] = float32(rng.NormFloat64())
+	}
+	orthonormalize(w, Q, k)
+	y := make([]float32, M*k)
+	for it := 0; it < 3; it++ {
+		clear(y)
+		gemm(M, k, Q, mem.rows, Q, false, w, k, y, k) // Y = Z·W
+		clear(w)
+		gemm(Q, k, M, mem.rows, Q, true, y, k, w, k) // W = Zᵀ·Y
+		orthonormalize(w, Q, k)
+	}
+	// Rotate W's span to its principal directions: the eigenvectors of
+	// (ZW)ᵀ(ZW), largest first.
+	clear(y)
+	gemm(M, k, Q, mem.rows, Q, false, w, k, y, k)
+	gram := make([]float32, k*k)
+	gemm(k, k, M, y, k, true, y, k, gram, k)
+	g := mat.NewSymDense(k, nil)
+	for a := 0; a < k; a++ {
+		for b := a; b < k; b++ {
+			g.SetSym(a, b, float64(gram[a*k+b]))
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(g, true) {
+		return // stays brute force
+	}
+	var ev mat.Dense
+	eig.VectorsTo(&ev)            // ascending eigenvalues
+	basis := make([]float64, Q*R) // [Q][R], orthonormal columns
+	for q := 0; q < Q; q++ {
+		for c := 0; c < R; c++ {
+			col := k - 1 - c
+			var s float64
+			for a := 0; a < k; a++ {
+				s += float64(w[q*k+a]) * ev.At(a, col)
+			}
+			basis[q*R+c] = s
+		}
+	}
+	orthonormalize64(basis, Q, R)
+	mem.R = R
+	mem.basisT = make([]float32, Q*(R+1))
+	mem.basis = make([]float32, R*Q)
+	for q := 0; q < Q; q++ {
+		for c := 0; c < R; c++ {
+			mem.basisT[q*(R+1)+c] = float32(basis[q*R+c])
+			mem.basis[c*Q+q] = float32(basis[q*R+c])
+		}
+	}
+	a := make([]float32, M*(R+1))
+	mem.projectRows(a, mem.rows, M, make([]float32, M*Q))
+	mem.bound = make([]float32, (R+1)*M)
+	for i := 0; i < M; i++ {
+		for c := 0; c <= R; c++ {
+			mem.bound[c*M+i] = a[i*(R+1)+c]
+		}
+	}
+}
+
+// projectRows writes, for the n rows of z ([n][Q]), (Uᵀz, ‖z − UUᵀz‖)
+// into a ([n][R+1]); e is scratch of n·Q.
+func (mem *Memory) projectRows(a, z []float32, n int, e []float32) {
+	R, Q := mem.R, mem.Q
+	clear(a[:n*(R+1)])
+	gemm(n, R+1, Q, z, Q, false, mem.basisT, R+1, a, R+1)
+	for i, v := range z[:n*Q] {
+		e[i] = -v
+	}
+	gemm(n, Q, R, a, R+1, false, mem.basis, Q, e, Q) // e = UUᵀz − z
+	for i := 0; i < n; i++ {
+		var rr float64
+		for _, v := range e[i*Q : (i+1)*Q] {
+			rr += float64(v) * float64(v)
+		}
+		a[i*(R+1)+R] = float32(math.Sqrt(rr))
+	}
+}
+
+// orthonormalize makes the k columns of the n×k row-major a orthonormal
+// (modified Gram–Schmidt in float64).
+func orthonormalize(a []float32, n, k int) {
+	b := make([]float64, len(a))
+	for i, v := range a {
+		b[i] = float64(v)
+	}
+	orthonormalize64(b, n, k)
+	for i, v := range b {
+		a[i] = float32(v)
+	}
+}
+
+func orthonormalize64(a []float64, n, k int) {
+	for pass := 0; pass < 2; pass++ { // twice is enough (Giraud et al.)
+		for c := 0; c < k; c++ {
+			for p := 0; p < c; p++ {
+				var s float64
+				for i := 0; i < n; i++ {
+					s += a[i*k+c] * a[i*k+p]
+				}
+				for i := 0; i < n; i++ {
+					a[i*k+c] -= s * a[i*k+p]
+				}
+			}
+			var s float64
+			for i := 0; i < n; i++ {
+				s += a[i*k+c] * a[i*k+c]
+			}
+			inv := 0.0
+			if s > 0 {
+				inv = 1 / math.Sqrt(s)
+			}
+			for i := 0; i < n; i++ {
+				a[i*k+c] *= inv
+			}
+		}
+	}
 }
 
 // standardize returns (x − mean)/‖x − mean‖, or zeros for a constant x.
@@ -70,79 +218,251 @@ func standardizeTo(out, x []float32) []float32 {
 	return out
 }
 
+// searchBuf is one search's scratch: standardised predictions, their
+// projections, the bounds and the candidates.
+type searchBuf struct {
+	z, a, e, ub []float32
+	cand        []int32
+	dense       []int
+}
+
+var searchPool sync.Pool
+
+// denseShare: a prediction whose candidates exceed this share of the rows
+// (a noisy state, far from every memory) is searched densely, by blocks
+// of rows that stay in cache, which costs less than gathering them.
+const denseShare = 8
+
 // Nearest writes, for every prediction, the index of the most correlated
-// stored row and that correlation. A constant prediction correlates 0 with
-// everything and gets index 0.
+// stored row and that correlation; of equal correlations, the lowest
+// index. A constant prediction correlates 0 with everything and gets
+// index 0; one with a NaN gets NaN. It is safe for concurrent use.
 func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
-	buf, _ := zPool.Get().(*[]float32)
-	if buf == nil || len(*buf) < len(preds)*mem.Q {
-		b := make([]float32, len(preds)*mem.Q)
-		buf = &b
+	if mem.R == 0 {
+		mem.NearestBrute(preds, idx, corr)
+		return
 	}
-	defer zPool.Put(buf)
-	z := make([][]float32, len(preds))
+	P, Q, R, M := len(preds), mem.Q, mem.R, mem.M
+	buf, _ := searchPool.Get().(*searchBuf)
+	if buf == nil {
+		buf = &searchBuf{}
+	}
+	defer searchPool.Put(buf)
+	buf.z = grow(buf.z, P*Q)
+	buf.a = grow(buf.a, P*(R+1))
+	buf.e = grow(buf.e, P*Q)
+	buf.ub = grow(buf.ub, P*M)
 	for p := range preds {
-		z[p] = standardizeTo((*buf)[p*mem.Q:(p+1)*mem.Q], preds[p])
-		idx[p], corr[p] = 0, float32(math.Inf(-1))
+		standardizeTo(buf.z[p*Q:(p+1)*Q], preds[p])
 	}
-	zero := make([]float32, mem.Q)
-	var out [4 * 32]float32
-	for b, blk := range mem.blocks {
-		for p0 := 0; p0 < len(z); p0 += 4 {
-			var ys [4][]float32
-			for r := range ys {
-				ys[r] = zero
-				if p0+r < len(z) {
-					ys[r] = z[p0+r]
+	mem.projectRows(buf.a, buf.z, P, buf.e)
+	clear(buf.ub[:P*M])
+	gemm(P, M, R+1, buf.a, R+1, false, mem.bound, M, buf.ub, M)
+	buf.dense = buf.dense[:0]
+	row := func(k int) []float32 { return mem.rows[k*Q : (k+1)*Q] }
+	for p := range preds {
+		z := buf.z[p*Q : (p+1)*Q]
+		if c, ok := degenerate(z); ok {
+			idx[p], corr[p] = 0, c
+			continue
+		}
+		ub := buf.ub[p*M : (p+1)*M]
+		// The row with the highest bound gives a first exact value; only
+		// rows whose bound reaches it can beat it.
+		k0 := argmax(ub)
+		best, bi := dotQ(z, row(k0)), k0
+		var ok bool
+		buf.cand, ok = above(buf.cand[:0], ub, best-boundSlack, M/denseShare)
+		if !ok {
+			buf.dense = append(buf.dense, p)
+			continue
+		}
+		var m [4][]float32
+		var out [4]float32
+		for i := 0; i < len(buf.cand); i += 4 {
+			for r := range m {
+				m[r] = row(k0)
+				if i+r < len(buf.cand) {
+					m[r] = row(int(buf.cand[i+r]))
 				}
 			}
-			for c0 := 0; c0 < memBlock; c0 += 32 {
-				dots4x32(&ys, blk[c0:], memBlock, mem.Q, &out)
-				for r := 0; r < 4 && p0+r < len(z); r++ {
-					for c := 0; c < 32; c++ {
-						k := b*memBlock + c0 + c
-						if k < mem.M && out[r*32+c] > corr[p0+r] {
-							corr[p0+r], idx[p0+r] = out[r*32+c], k
+			dots1x4(z, &m, &out)
+			for r := 0; r < 4 && i+r < len(buf.cand); r++ {
+				if k := int(buf.cand[i+r]); out[r] > best || (out[r] == best && k < bi) {
+					best, bi = out[r], k
+				}
+			}
+		}
+		idx[p], corr[p] = bi, best
+	}
+	if len(buf.dense) > 0 {
+		mem.denseSearch(buf.z, buf.dense, idx, corr)
+	}
+}
+
+// denseBlock rows (196 KiB at Q = 784) stay in the core's cache while
+// every dense prediction is multiplied with them.
+const denseBlock = 64
+
+// denseSearch takes every row's exact product with the predictions ps
+// (indices into the standardised z), block by block of rows.
+func (mem *Memory) denseSearch(z []float32, ps []int, idx []int, corr []float32) {
+	Q, M := mem.Q, mem.M
+	for _, p := range ps {
+		idx[p], corr[p] = 0, float32(math.Inf(-1))
+	}
+	var zs [2][]float32
+	var m [4][]float32
+	var out [8]float32
+	for b0 := 0; b0 < M; b0 += denseBlock {
+		b1 := min(b0+denseBlock, M)
+		for i := 0; i < len(ps); i += 2 {
+			for c := range zs {
+				p := ps[min(i+c, len(ps)-1)]
+				zs[c] = z[p*Q : (p+1)*Q]
+			}
+			for k := b0; k < b1; k += 4 {
+				for r := range m {
+					kr := min(k+r, b1-1)
+					m[r] = mem.rows[kr*Q : (kr+1)*Q]
+				}
+				dots2x4(&zs, &m, &out)
+				for c := 0; c < 2 && i+c < len(ps); c++ {
+					p := ps[i+c]
+					for r := 0; r < 4 && k+r < b1; r++ {
+						if v := out[c*4+r]; v > corr[p] {
+							corr[p], idx[p] = v, k+r
 						}
 					}
 				}
 			}
 		}
 	}
-	for p := range corr {
-		if math.IsInf(float64(corr[p]), -1) {
-			corr[p] = 0
-		}
-	}
 }
 
-// dots4x32 sets out[r*32+c] = Σ_q y[r][q]·tb[q*stride+c] for 4 rows and 32
-// columns.
-var dots4x32 = dots4x32Go
-
-func dots4x32Naive(y *[4][]float32, tb []float32, stride, q int, out *[128]float32) {
-	for r := 0; r < 4; r++ {
-		for c := 0; c < 32; c++ {
-			var s float32
-			for k := 0; k < q; k++ {
-				s += y[r][k] * tb[k*stride+c]
+// NearestBrute is Nearest without pruning: every stored row's exact dot
+// product (the naive twin of the pruned search).
+func (mem *Memory) NearestBrute(preds [][]float32, idx []int, corr []float32) {
+	z := make([]float32, mem.Q)
+	for p := range preds {
+		standardizeTo(z, preds[p])
+		if c, ok := degenerate(z); ok || mem.M == 0 {
+			idx[p], corr[p] = 0, c
+			continue
+		}
+		best, bi := float32(math.Inf(-1)), 0
+		for k := 0; k < mem.M; k++ {
+			if s := dotQ(z, mem.rows[k*mem.Q:(k+1)*mem.Q]); s > best {
+				best, bi = s, k
 			}
-			out[r*32+c] = s
+		}
+		idx[p], corr[p] = bi, best
+	}
+}
+
+// degenerate reports a standardised prediction that correlates with
+// nothing: a constant one (all zeros: correlation 0) or one with a NaN
+// (correlation NaN).
+func degenerate(z []float32) (float32, bool) {
+	zero := true
+	for _, v := range z {
+		if v != v {
+			return float32(math.NaN()), true
+		}
+		zero = zero && v == 0
+	}
+	return 0, zero
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// The search's kernels. dotQ is Σ a[i]·b[i] in float32, the exact product
+// of the search; dots1x4 and dots2x4 take four and eight of them with the
+// same arithmetic (so the same bits), out[c*4+r] = dotQ(z[c], m[r]).
+// Their loops check no bounds: every slice holds at least len(z) values.
+// argmax is the index of ub's first maximum; above appends to dst the k
+// with ub[k] ≥ thr in increasing order and reports false once more than
+// limit would be appended.
+var (
+	dotQ    = dotQGo
+	dots1x4 = dots1x4Go
+	dots2x4 = dots2x4Go
+	argmax  = argmaxGo
+	above   = aboveGo
+)
+
+func dots1x4Go(z []float32, m *[4][]float32, out *[4]float32) {
+	for r := range out {
+		out[r] = dotQGo(z, m[r])
+	}
+}
+
+func dots2x4Go(z *[2][]float32, m *[4][]float32, out *[8]float32) {
+	for c := range z {
+		for r := range m {
+			out[c*4+r] = dotQGo(z[c], m[r])
 		}
 	}
 }
 
-func dots4x32Go(y *[4][]float32, tb []float32, stride, q int, out *[128]float32) {
-	*out = [128]float32{}
-	y0, y1, y2, y3 := y[0][:q], y[1][:q], y[2][:q], y[3][:q]
-	for k := 0; k < q; k++ {
-		row := tb[k*stride : k*stride+32]
-		a0, a1, a2, a3 := y0[k], y1[k], y2[k], y3[k]
-		for c, t := range row {
-			out[c] += a0 * t
-			out[32+c] += a1 * t
-			out[64+c] += a2 * t
-			out[96+c] += a3 * t
+func argmaxGo(ub []float32) int {
+	k0 := 0
+	for k, v := range ub {
+		if v > ub[k0] {
+			k0 = k
 		}
 	}
+	return k0
+}
+
+func aboveGo(dst []int32, ub []float32, thr float32, limit int) ([]int32, bool) {
+	for k, v := range ub {
+		if v >= thr {
+			if len(dst) == limit {
+				return dst, false
+			}
+			dst = append(dst, int32(k))
+		}
+	}
+	return dst, true
+}
+
+// dotQNaive is the definition.
+func dotQNaive(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// dotQGo sums in 16 lanes (the AVX-512 kernel's order), then adds the
+// lanes pairwise, so both give the same bits.
+func dotQGo(a, b []float32) float32 {
+	var acc [16]float32
+	n := len(a) &^ 15
+	b = b[:len(a)]
+	for i := 0; i < n; i += 16 {
+		for l := range acc {
+			acc[l] += a[i+l] * b[i+l]
+		}
+	}
+	for i := n; i < len(a); i++ {
+		acc[i-n] += a[i] * b[i]
+	}
+	return sumLanes(&acc)
+}
+
+func sumLanes(acc *[16]float32) float32 {
+	for w := 8; w >= 1; w /= 2 {
+		for l := 0; l < w; l++ {
+			acc[l] += acc[l+w]
+		}
+	}
+	return acc[0]
 }

@@ -3,30 +3,132 @@ package models
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-func TestDots4x32MatchesNaive(t *testing.T) {
+func TestDotQMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
-	fs := []func(*[4][]float32, []float32, int, int, *[128]float32){dots4x32Go}
+	fs := []func(a, b []float32) float32{dotQGo}
 	if hasAVX512() {
-		fs = append(fs, dots4x32AVX512)
+		fs = append(fs, dotQAVX512)
 	}
 	for fi, f := range fs {
-		for _, q := range []int{1, 7, 784} {
-			var y [4][]float32
-			for r := range y {
-				y[r] = guarded(rng, q)
+		for _, q := range []int{1, 7, 16, 17, 784, 799} {
+			a, b := guarded(rng, q), guarded(rng, q)
+			got, want := f(a, b), dotQNaive(a, b)
+			if !closeTo(float64(got), float64(want), 1e-5) {
+				t.Fatalf("impl %d q=%d: %g want %g", fi, q, got, want)
 			}
-			tb := guarded(rng, q*48)
-			var got, want [128]float32
-			f(&y, tb, 48, q, &got)
-			dots4x32Naive(&y, tb, 48, q, &want)
-			for k := range want {
-				if !closeTo(float64(got[k]), float64(want[k]), 1e-4) {
-					t.Fatalf("impl %d q=%d: out[%d]=%g want %g", fi, q, k, got[k], want[k])
-				}
+		}
+	}
+}
+
+// lowRankRows are n rows of length q near a few shared patterns, like
+// digits: what the pruned search is built for.
+func lowRankRows(rng *rand.Rand, n, q, rank int, noise float64) [][]float32 {
+	pat := make([][]float32, rank)
+	for r := range pat {
+		pat[r] = make([]float32, q)
+		for i := range pat[r] {
+			pat[r][i] = float32(rng.NormFloat64())
+		}
+	}
+	rows := make([][]float32, n)
+	for k := range rows {
+		rows[k] = make([]float32, q)
+		for r := range pat {
+			c := float32(rng.NormFloat64()) / float32(r+1)
+			for i := range rows[k] {
+				rows[k][i] += c * pat[r][i]
 			}
+		}
+		for i := range rows[k] {
+			rows[k][i] += float32(noise * rng.NormFloat64())
+		}
+	}
+	return rows
+}
+
+// TestPrunedMatchesBrute: the pruned search returns the brute force's
+// index and correlation bit for bit: on stored rows, near them, far from
+// them, on pure noise, on near-ties and on constant and NaN predictions.
+func TestPrunedMatchesBrute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for _, noise := range []float64{0.05, 0.5, 3} {
+		rows := lowRankRows(rng, 1500, 300, 40, noise)
+		rows[901] = slices.Clone(rows[900]) // an exact tie: the lower index wins
+		mem := NewMemory(rows)
+		if mem.R == 0 {
+			t.Fatal("no projection for 1500 rows of 300")
+		}
+		preds := [][]float32{rows[17], rows[900], rows[901], make([]float32, 300), guarded(rng, 300)}
+		for _, r := range lowRankRows(rng, 40, 300, 40, noise) {
+			preds = append(preds, r)
+		}
+		for k := 0; k < 20; k++ {
+			p := slices.Clone(rows[rng.IntN(len(rows))])
+			for i := range p {
+				p[i] += float32(rng.NormFloat64() * float64(k) * 0.1)
+			}
+			preds = append(preds, p)
+		}
+		nan := slices.Clone(rows[3])
+		nan[5] = float32(math.NaN())
+		preds = append(preds, nan)
+		idx, corr := make([]int, len(preds)), make([]float32, len(preds))
+		bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
+		mem.Nearest(preds, idx, corr)
+		mem.NearestBrute(preds, bidx, bcorr)
+		for p := range preds {
+			same := idx[p] == bidx[p] && (corr[p] == bcorr[p] || corr[p] != corr[p] && bcorr[p] != bcorr[p])
+			if !same {
+				t.Fatalf("noise %g, prediction %d: pruned %d (%g), brute %d (%g)", noise, p, idx[p], corr[p], bidx[p], bcorr[p])
+			}
+		}
+		if idx[0] != 17 || idx[1] != 900 || idx[2] != 900 {
+			t.Fatalf("stored rows found at %v, want 17, 900, 900", idx[:3])
+		}
+		if idx[3] != 0 || corr[3] != 0 {
+			t.Fatalf("constant prediction: %d (%g), want 0 (0)", idx[3], corr[3])
+		}
+		if last := corr[len(corr)-1]; last == last {
+			t.Fatalf("a prediction with a NaN correlates %g, want NaN", last)
+		}
+	}
+}
+
+// TestBasisOrthonormal: the projection's basis has orthonormal columns
+// and a row's bound is never below its exact products.
+func TestBasisOrthonormal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	mem := NewMemory(lowRankRows(rng, 600, 260, 20, 0.3))
+	R, Q := mem.R, mem.Q
+	for a := 0; a < R; a++ {
+		for b := 0; b < R; b++ {
+			var s float64
+			for q := 0; q < Q; q++ {
+				s += float64(mem.basisT[q*(R+1)+a]) * float64(mem.basisT[q*(R+1)+b])
+			}
+			want := 0.0
+			if a == b {
+				want = 1
+			}
+			if math.Abs(s-want) > 1e-5 {
+				t.Fatalf("UᵀU[%d][%d] = %g", a, b, s)
+			}
+		}
+	}
+	z := standardize(guarded(rng, Q))
+	a := make([]float32, R+1)
+	mem.projectRows(a, z, 1, make([]float32, Q))
+	for k := 0; k < mem.M; k++ {
+		var ub float64
+		for c := 0; c <= R; c++ {
+			ub += float64(a[c]) * float64(mem.bound[c*mem.M+k])
+		}
+		if exact := float64(dotQNaive(z, mem.rows[k*Q:(k+1)*Q])); exact > ub+1e-5 {
+			t.Fatalf("row %d: exact %g above its bound %g", k, exact, ub)
 		}
 	}
 }
@@ -69,5 +171,49 @@ func TestMemoryNearest(t *testing.T) {
 	}
 	if idx[3] != bi || math.Abs(float64(corr[3])-best) > 1e-5 {
 		t.Fatalf("random prediction: got %d (%g), want %d (%g)", idx[3], corr[3], bi, best)
+	}
+}
+
+// TestSearchKernels: the batched products give dotQ's bits, the scans the
+// portable ones' answers, and dotQ is close to the definition.
+func TestSearchKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	for _, q := range []int{16, 23, 784} {
+		var z, m [4][]float32
+		for r := range z {
+			z[r], m[r] = guarded(rng, q), guarded(rng, q)
+		}
+		var o4 [4]float32
+		var o8 [8]float32
+		dots1x4(z[1], &m, &o4)
+		dots2x4(&[2][]float32{z[0], z[1]}, &m, &o8)
+		for c := range z {
+			for r := range m {
+				want := dotQ(z[c], m[r])
+				if c < 2 && o8[c*4+r] != want || c == 1 && o4[r] != want {
+					t.Fatalf("q=%d (%d,%d): dots2x4 %g, dots1x4 %g, dotQ %g", q, c, r, o8[min(c, 1)*4+r], o4[r], want)
+				}
+				if !closeTo(float64(want), float64(dotQNaive(z[c], m[r])), 1e-5) {
+					t.Fatalf("q=%d: dotQ %g, naive %g", q, want, dotQNaive(z[c], m[r]))
+				}
+			}
+		}
+	}
+	for _, n := range []int{1, 15, 16, 33, 10000} {
+		ub := guarded(rng, n)
+		if n > 20 {
+			ub[n-3] = 9
+			ub[7] = 9 // the first maximum wins
+		}
+		if got, want := argmax(ub), argmaxGo(ub); got != want {
+			t.Fatalf("n=%d: argmax %d, portable %d", n, got, want)
+		}
+		for _, limit := range []int{0, 3, n} {
+			got, ok := above(nil, ub, 0.3, limit)
+			want, wok := aboveGo(nil, ub, 0.3, limit)
+			if ok != wok || !slices.Equal(got, want) {
+				t.Fatalf("n=%d limit %d: above %v %v, portable %v %v", n, limit, got, ok, want, wok)
+			}
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"attractorlab/sim/mnist"
 )
 
-func benchData(b *testing.B) (*mnist.Data, *Memories, *models.BSA) {
+func benchData(b testing.TB) (*mnist.Data, *Memories, *models.BSA) {
 	b.Helper()
 	data, err := mnist.LoadData("")
 	if err != nil {
