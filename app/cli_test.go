@@ -17,6 +17,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The test binary runs as the program itself for tests that need
+	// separate processes (the sweep's shards).
+	if os.Getenv("ATTRACTORLAB_AS_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
 	// No test reads or fills the user's real cache.
 	tmp, err := os.MkdirTemp("", "attractorlab-app-test")
 	if err != nil {

@@ -23,6 +23,9 @@ commands:
   data          fetch MNIST into the cache (--data DIR to import local files)
   reproduce     run a model (or --model all) on test digits; write curve.csv,
                 mse.png and fig1.png; --fig2 writes the patch-variance figure
+  sweep         run models over corruption level × λ, β or K × seeds: sweep.csv
+                and basin maps; --shard i/n (or Slurm / Kubernetes indices)
+                splits it across machines, 'sweep merge' joins the parts
   train         train the bare self-attention by pseudo-likelihood, or
                 --model block|vit by backprop
   lesson        list: the shipped lessons; check FILE: check a lesson file;
@@ -53,6 +56,8 @@ func run(ctx context.Context, args []string) error {
 		return runTrain(ctx, args)
 	case "lesson":
 		return runLesson(ctx, args)
+	case "sweep":
+		return runSweep(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

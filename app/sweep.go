@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"attractorlab/sim"
+	"attractorlab/sim/mnist"
+	"attractorlab/sim/sweep"
+)
+
+const sweepSynopsis = `sweep --model M[,M…] --task mask|noise --levels L1,L2,… [--lambda|--beta|--k V1,V2,…] --out DIR [flags]
+       attractorlab sweep merge PART_DIR… --out DIR [--force]`
+
+// floatList is a comma-separated list of numbers as a flag.
+type floatList struct {
+	vals []float64
+	set  bool
+}
+
+func (f *floatList) String() string {
+	var s []string
+	for _, v := range f.vals {
+		s = append(s, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *floatList) Set(s string) error {
+	f.vals, f.set = nil, true
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		v, err := strconv.ParseFloat(part, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%q is not a number", part)
+		}
+		f.vals = append(f.vals, v)
+	}
+	return nil
+}
+
+// shardSpec is which part of a sweep this process runs, and where the
+// choice came from (for messages).
+type shardSpec struct {
+	i, n int
+	from string
+}
+
+// parseShard reads --shard i/n, else Slurm's array variables, else a
+// Kubernetes Indexed Job's JOB_COMPLETION_INDEX with --shards n.
+func parseShard(flagVal string, shards int, getenv func(string) string) (shardSpec, error) {
+	atoi := func(what, s string) (int, error) {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return 0, fmt.Errorf("%s = %q is not a whole number", what, s)
+		}
+		return v, nil
+	}
+	var sp shardSpec
+	var err error
+	switch {
+	case flagVal != "":
+		a, b, ok := strings.Cut(flagVal, "/")
+		if !ok {
+			return sp, fmt.Errorf("--shard = %q is not i/n (e.g. 0/3)", flagVal)
+		}
+		if sp.i, err = atoi("--shard's i", a); err != nil {
+			return sp, err
+		}
+		if sp.n, err = atoi("--shard's n", b); err != nil {
+			return sp, err
+		}
+		sp.from = "--shard"
+	case getenv("SLURM_ARRAY_TASK_ID") != "":
+		id, err := atoi("SLURM_ARRAY_TASK_ID", getenv("SLURM_ARRAY_TASK_ID"))
+		if err != nil {
+			return sp, err
+		}
+		lo := 0
+		if s := getenv("SLURM_ARRAY_TASK_MIN"); s != "" {
+			if lo, err = atoi("SLURM_ARRAY_TASK_MIN", s); err != nil {
+				return sp, err
+			}
+		}
+		if getenv("SLURM_ARRAY_TASK_COUNT") == "" {
+			return sp, fmt.Errorf("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not")
+		}
+		if sp.n, err = atoi("SLURM_ARRAY_TASK_COUNT", getenv("SLURM_ARRAY_TASK_COUNT")); err != nil {
+			return sp, err
+		}
+		sp.i, sp.from = id-lo, "SLURM_ARRAY_TASK_ID"
+		if step := getenv("SLURM_ARRAY_TASK_STEP"); step != "" && step != "1" {
+			return sp, fmt.Errorf("SLURM_ARRAY_TASK_STEP = %s: run the array with step 1 (--array=0-%d)", step, sp.n-1)
+		}
+	case getenv("JOB_COMPLETION_INDEX") != "":
+		if sp.i, err = atoi("JOB_COMPLETION_INDEX", getenv("JOB_COMPLETION_INDEX")); err != nil {
+			return sp, err
+		}
+		if shards <= 0 {
+			return sp, fmt.Errorf("JOB_COMPLETION_INDEX is set: pass --shards N (the Job's completions)")
+		}
+		sp.n, sp.from = shards, "JOB_COMPLETION_INDEX"
+	default:
+		return shardSpec{i: 0, n: 1}, nil
+	}
+	if sp.n < 1 || sp.i < 0 || sp.i >= sp.n {
+		return sp, fmt.Errorf("%s: shard %d of %d is out of range (allowed 0 … n−1 with n ≥ 1)", sp.from, sp.i, sp.n)
+	}
+	return sp, nil
+}
+
+func runSweep(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "merge" {
+		return runSweepMerge(args[1:])
+	}
+	fs := newFlags("sweep", sweepSynopsis)
+	model := fs.String("model", "bsa-p2", "models, comma-separated: "+strings.Join(sim.ModelNames, ", "))
+	task := fs.String("task", "noise", "corruption: "+strings.Join(sim.Tasks, " or "))
+	var levels, lambdas, betas, ks floatList
+	fs.Var(&levels, "levels", "corruption levels, comma-separated: mask fractions ("+sim.MaskFraction.Allowed()+") or noise variances σ² ("+sim.NoiseSigma2.Allowed()+")")
+	fs.Var(&lambdas, "lambda", "λ values of the bare self-attention, comma-separated ("+sim.Lambda.Allowed()+")")
+	fs.Var(&betas, "beta", "β values of the modern Hopfield network, comma-separated ("+sim.Beta.Allowed()+")")
+	fs.Var(&ks, "k", "K values of the classical Hopfield network, comma-separated ("+sim.StoredK.Allowed()+")")
+	n := fs.Int("n", 200, "test digits per cell (the first n): "+sim.Digits.Allowed())
+	steps := fs.Int("steps", int(sim.Steps.Default), "iterations (the ViT stops after its 5 layers): "+sim.Steps.Allowed())
+	seeds := fs.Int("seeds", 1, "corruption seeds per cell (0 … seeds−1): "+sweep.Seeds.Allowed())
+	gamma := fs.Float64("gamma", sim.Gamma.Default, sim.Gamma.Usage()+" of the bare self-attention")
+	attn := fs.String("attn", "softmax", "attention of the bare self-attention: "+strings.Join(sim.Attentions, " or "))
+	weights := fs.String("weights", "", "safetensors weights for a single bare or transformer model (default: the embedded ones)")
+	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
+	out := fs.String("out", "", "output directory (created); a shard writes into DIR/shard-I-of-N")
+	force := fs.Bool("force", false, "replace files already in --out")
+	shardFlag := fs.String("shard", "", "run part i of n (0-based, e.g. 0/3); default: $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT, or $JOB_COMPLETION_INDEX of --shards")
+	shards := fs.Int("shards", 0, "shards of a Kubernetes Indexed Job (its completions), read with $JOB_COMPLETION_INDEX")
+	workers := fs.Int("workers", 0, "goroutines (0: every core): "+sim.WorkerCount.Allowed())
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("sweep: unexpected argument %q", fs.Arg(0))
+	}
+	if *out == "" {
+		return fmt.Errorf("sweep: --out DIR is required")
+	}
+	kind, err := sim.ParseKind(*task)
+	if err != nil {
+		return fmt.Errorf("sweep: --task: %w", err)
+	}
+	cfg := sweep.Config{Task: kind, Levels: levels.vals, N: *n, Steps: *steps, Seeds: *seeds, Base: sim.DefaultSettings()}
+	for _, m := range strings.Split(*model, ",") {
+		cfg.Models = append(cfg.Models, strings.TrimSpace(m))
+	}
+	var given []string
+	for _, p := range []struct {
+		p sweep.Param
+		l *floatList
+	}{{sweep.Lambda, &lambdas}, {sweep.Beta, &betas}, {sweep.K, &ks}} {
+		if p.l.set {
+			cfg.Param, cfg.Values = p.p, p.l.vals
+			given = append(given, "--"+p.p.String())
+		}
+	}
+	if len(given) > 1 {
+		return fmt.Errorf("sweep: %s: a sweep varies one parameter", strings.Join(given, " and "))
+	}
+	if err := sim.Gamma.Check(*gamma, sim.ViaFlag); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	cfg.Base.Dyn.Gamma = float32(*gamma)
+	if cfg.Base.Dyn.Attn, err = sim.ParseAttention(*attn); err != nil {
+		return fmt.Errorf("sweep: --attn: %w", err)
+	}
+	if err := sim.WorkerCount.CheckInt(*workers, sim.ViaFlag); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	sp, err := parseShard(*shardFlag, *shards, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	cells := cfg.Cells()
+	if sp.n > len(cells) {
+		return fmt.Errorf("sweep: %s: %d shards for a grid of %d cells (at most one shard per cell)", sp.from, sp.n, len(cells))
+	}
+	files := sim.WeightFiles{}
+	wfp := ""
+	if *weights != "" {
+		if len(cfg.Models) != 1 {
+			return fmt.Errorf("sweep: --weights names one model's file; --model names %d", len(cfg.Models))
+		}
+		switch cfg.Models[0] {
+		case "bsa-p2":
+			files.BSA2 = *weights
+		case "bsa-p4":
+			files.BSA4 = *weights
+		case "block":
+			files.Block = *weights
+		case "vit":
+			files.ViT = *weights
+		default:
+			return fmt.Errorf("sweep: --weights: %s has no weights file (it stores the training digits)", cfg.Models[0])
+		}
+		if wfp, err = fileFingerprint(*weights); err != nil {
+			return fmt.Errorf("sweep: --weights: %w", err)
+		}
+	}
+	// The outputs, before any work.
+	dir := *out
+	if sp.n > 1 {
+		dir = filepath.Join(*out, fmt.Sprintf("shard-%d-of-%d", sp.i, sp.n))
+	}
+	paths := sweepPaths(dir, cfg, sp.n == 1)
+	o, err := planOutputs("--out", *force, paths...)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	defer o.Abort()
+	data, err := loadData(*dataDir)
+	if err != nil {
+		return err
+	}
+	cat := sim.NewCatalogue(data.Train, files)
+	for _, name := range cfg.Models {
+		if _, err := cat.Model(name, cfg.Settings(cells[0])); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+		for _, p := range cat.Warnings(name) {
+			fmt.Fprintln(os.Stderr, "warning:", p)
+		}
+	}
+	mine := sweep.Shard(cells, sp.i, sp.n)
+	nd := min(cfg.N, data.Test.Len())
+	what := fmt.Sprintf("%d cells", len(mine))
+	if sp.n > 1 {
+		what = fmt.Sprintf("shard %d of %d (from %s): %d of %d cells", sp.i, sp.n, sp.from, len(mine), len(cells))
+	}
+	fmt.Fprintf(os.Stderr, "sweep: %s × %d test digits from %s × up to %d steps\n", what, nd, data.Source, cfg.Steps)
+	start := time.Now()
+	rs, err := cfg.Run(ctx, sweep.Env{Data: data, Cat: cat, Workers: *workers}, mine, func(done, total int) {
+		fmt.Fprintf(os.Stderr, "\r  %d / %d cells, %.1f s", done, total, time.Since(start).Seconds())
+	})
+	fmt.Fprintln(os.Stderr)
+	if err != nil {
+		return err
+	}
+	man := sweep.NewManifest(cfg, dataFingerprint(data.Test, nd), wfp, sp.i, sp.n)
+	if err := writeSweep(o, dir, cfg, man, rs, sp.n == 1); err != nil {
+		return err
+	}
+	if err := o.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "sweep: %d cells in %.1f s\n", len(rs), time.Since(start).Seconds())
+	fmt.Printf("wrote %s\n", strings.Join(paths, ", "))
+	return nil
+}
+
+// sweepPaths are the files a sweep directory gets: the table and the
+// manifest, and for a whole sweep a basin map per model.
+func sweepPaths(dir string, cfg sweep.Config, whole bool) []string {
+	paths := []string{filepath.Join(dir, sweep.CSVName), filepath.Join(dir, sweep.ManifestName)}
+	if whole {
+		for _, m := range cfg.Models {
+			paths = append(paths, filepath.Join(dir, "basin-"+m+".png"))
+		}
+	}
+	return paths
+}
+
+func writeSweep(o *outputs, dir string, cfg sweep.Config, man sweep.Manifest, rs []sweep.Result, whole bool) error {
+	if err := o.Write(filepath.Join(dir, sweep.CSVName), func(w io.Writer) error { return sweep.WriteCSV(w, cfg.Task, rs) }); err != nil {
+		return err
+	}
+	if err := o.Write(filepath.Join(dir, sweep.ManifestName), func(w io.Writer) error { return sweep.WriteManifest(w, man) }); err != nil {
+		return err
+	}
+	if !whole {
+		return nil
+	}
+	for _, m := range cfg.Models {
+		b := sweep.Map(cfg, rs, m)
+		err := o.Write(filepath.Join(dir, "basin-"+m+".png"), func(w io.Writer) error { return b.WritePNG(w, 1500, 520) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runSweepMerge(args []string) error {
+	fs := newFlags("sweep merge", "sweep merge PART_DIR… --out DIR [--force]")
+	out := fs.String("out", "", "output directory of the whole sweep (created)")
+	force := fs.Bool("force", false, "replace files already in --out")
+	var dirs []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		dirs = append(dirs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if *out == "" {
+		return fmt.Errorf("sweep merge: --out DIR is required")
+	}
+	if len(dirs) == 0 {
+		return fmt.Errorf("sweep merge: name the part directories (DIR/shard-*-of-N)")
+	}
+	cfg, man, rs, err := sweep.Merge(dirs)
+	if err != nil {
+		return err
+	}
+	paths := sweepPaths(*out, cfg, true)
+	o, err := planOutputs("--out", *force, paths...)
+	if err != nil {
+		return fmt.Errorf("sweep merge: %w", err)
+	}
+	defer o.Abort()
+	if err := writeSweep(o, *out, cfg, man, rs, true); err != nil {
+		return err
+	}
+	if err := o.Commit(); err != nil {
+		return err
+	}
+	fmt.Printf("merged %d parts (%d cells): wrote %s\n", len(dirs), len(rs), strings.Join(paths, ", "))
+	return nil
+}
+
+// fileFingerprint is "sha256:" and the hex digest of a file.
+func fileFingerprint(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// dataFingerprint identifies the first n test digits (pixels and labels),
+// so parts run on machines with different data paths merge, and parts run
+// on different data do not.
+func dataFingerprint(set *mnist.Set, n int) string {
+	h := sha256.New()
+	var b [4]byte
+	for k := 0; k < n; k++ {
+		for _, v := range set.Clean(k, mnist.PixelGain) {
+			binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+			h.Write(b[:])
+		}
+		h.Write([]byte{set.Labels[k]})
+	}
+	return fmt.Sprintf("sha256:%x (%d test digits)", h.Sum(nil), n)
+}

@@ -1,0 +1,429 @@
+// Package sweep runs a model over a grid of settings: corruption level ×
+// one parameter (λ, β or K) × corruption seeds, each cell averaging the MSE
+// curve of N test digits, and reports where each cell's transient memory
+// lies (t*), how deep it is and when it is lost (the escape step). The
+// window's basin map and `attractorlab sweep` share it; a sweep splits into
+// shards that run on separate machines and merge into the same table.
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"attractorlab/models"
+	"attractorlab/sim"
+	"attractorlab/sim/mnist"
+)
+
+// Param is the setting a sweep varies besides the corruption level.
+type Param int
+
+const (
+	NoParam Param = iota // each model's own setting (from Config.Base)
+	Lambda               // the bare self-attention's λ
+	Beta                 // the modern Hopfield network's β
+	K                    // the classical Hopfield network's K
+)
+
+// Params are the parameters' names as flags and manifests spell them.
+var Params = []string{"", "lambda", "beta", "k"}
+
+func (p Param) String() string {
+	if p < 0 || int(p) >= len(Params) {
+		return fmt.Sprintf("param(%d)", int(p))
+	}
+	return Params[p]
+}
+
+// Range is the parameter's range (sim's, so flags, files and the window
+// agree); ok is false for NoParam.
+func (p Param) Range() (sim.Range, bool) {
+	switch p {
+	case Lambda:
+		return sim.Lambda, true
+	case Beta:
+		return sim.Beta, true
+	case K:
+		return sim.StoredK, true
+	}
+	return sim.Range{}, false
+}
+
+// Symbol is how an axis labels the parameter.
+func (p Param) Symbol() string {
+	switch p {
+	case Lambda:
+		return "λ"
+	case Beta:
+		return "β"
+	case K:
+		return "K"
+	}
+	return "parameter"
+}
+
+// ParamOf is the parameter model name has (NoParam for the transformers).
+func ParamOf(name string) Param {
+	switch name {
+	case "bsa-p2", "bsa-p4":
+		return Lambda
+	case "hopfield":
+		return Beta
+	case "hopfield-classic":
+		return K
+	}
+	return NoParam
+}
+
+// Config is a sweep: its grid and what every cell averages over.
+type Config struct {
+	Models []string
+	Task   sim.Kind
+	Levels []float64 // mask fractions or noise variances σ²
+	Param  Param
+	Values []float64 // Param's values (none when Param is NoParam)
+	N      int       // test digits per cell (the first N)
+	Steps  int
+	Seeds  int // corruption seeds 0 … Seeds−1
+	// Base holds every setting the grid does not vary (γ, attention, the
+	// classical network's update rule, and λ, β, K when not swept).
+	Base sim.Settings
+}
+
+// Seeds bounds --seeds.
+var Seeds = sim.Range{Name: "corruption seeds", Flag: "seeds", Min: 1, Max: 1000, Default: 1, Integer: true}
+
+// MaxCells bounds a grid: a million cells of even one digit each is days.
+const MaxCells = 1_000_000
+
+// LevelRange is the range of a task's corruption level.
+func LevelRange(task sim.Kind) sim.Range {
+	if task == sim.Noise {
+		return sim.NoiseSigma2
+	}
+	return sim.MaskFraction
+}
+
+// Validate checks the grid, naming the flag at fault and its allowed
+// range. Every model must have the swept parameter.
+func (c Config) Validate() error {
+	if len(c.Models) == 0 {
+		return fmt.Errorf("--model: no model named (allowed %s)", strings.Join(sim.ModelNames, ", "))
+	}
+	for k, name := range c.Models {
+		if _, err := sim.ParseModel(name); err != nil {
+			return fmt.Errorf("--model: %w", err)
+		}
+		if c.Param != NoParam && ParamOf(name) != c.Param {
+			return fmt.Errorf("--%s: model %s has no %s (it applies to %s)", c.Param, name, c.Param.Symbol(), strings.Join(modelsWith(c.Param), ", "))
+		}
+		for _, o := range c.Models[:k] {
+			if o == name {
+				return fmt.Errorf("--model: %s is named twice", name)
+			}
+		}
+	}
+	if c.Task != sim.Mask && c.Task != sim.Noise {
+		return fmt.Errorf("--task: kind %d is not one of %s", c.Task, strings.Join(sim.Tasks, ", "))
+	}
+	if len(c.Levels) == 0 {
+		return fmt.Errorf("--levels: no level given (%s: %s)", LevelRange(c.Task).Name, LevelRange(c.Task).Allowed())
+	}
+	lr := LevelRange(c.Task)
+	for _, v := range c.Levels {
+		if err := lr.Check(v, sim.ViaName); err != nil {
+			return fmt.Errorf("--levels: %w", err)
+		}
+	}
+	if err := distinct("--levels", c.Levels); err != nil {
+		return err
+	}
+	if r, ok := c.Param.Range(); ok {
+		if len(c.Values) == 0 {
+			return fmt.Errorf("--%s: no value given (allowed %s)", c.Param, r.Allowed())
+		}
+		for _, v := range c.Values {
+			if err := r.Check(v, sim.ViaFlag); err != nil {
+				return err
+			}
+		}
+		if err := distinct("--"+c.Param.String(), c.Values); err != nil {
+			return err
+		}
+	} else if c.Param != NoParam {
+		return fmt.Errorf("parameter %d is not one of lambda, beta, k", int(c.Param))
+	} else if len(c.Values) > 0 {
+		return fmt.Errorf("parameter values given without --lambda, --beta or --k")
+	}
+	for _, ch := range []struct {
+		r sim.Range
+		v int
+	}{{sim.Digits, c.N}, {sim.Steps, c.Steps}, {Seeds, c.Seeds}} {
+		if err := ch.r.CheckInt(ch.v, sim.ViaFlag); err != nil {
+			return err
+		}
+	}
+	if n := c.NumCells(); n > MaxCells {
+		return fmt.Errorf("the grid has %d cells (models × levels × values × seeds); at most %d", n, MaxCells)
+	}
+	return c.Base.Validate(sim.ViaFlag)
+}
+
+func modelsWith(p Param) []string {
+	var out []string
+	for _, n := range sim.ModelNames {
+		if ParamOf(n) == p {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func distinct(flag string, vs []float64) error {
+	for i, v := range vs {
+		for _, w := range vs[:i] {
+			if v == w {
+				return fmt.Errorf("%s: %s is given twice", flag, strconv.FormatFloat(v, 'g', -1, 64))
+			}
+		}
+	}
+	return nil
+}
+
+// values are the parameter values of the grid: Values, or one (NaN) when
+// the parameter is each model's own.
+func (c Config) values() []float64 {
+	if c.Param == NoParam {
+		return []float64{math.NaN()}
+	}
+	return c.Values
+}
+
+// NumCells is models × levels × values × seeds.
+func (c Config) NumCells() int {
+	return len(c.Models) * len(c.Levels) * len(c.values()) * c.Seeds
+}
+
+// Cell is one point of the grid. Param is the value the model runs with
+// (NaN for a model without one).
+type Cell struct {
+	Index int
+	Model string
+	Level float64
+	Param float64
+	Seed  int
+}
+
+// Cells are the grid's cells in the sweep's fixed order: model (as given),
+// level, parameter value, seed.
+func (c Config) Cells() []Cell {
+	var out []Cell
+	for _, m := range c.Models {
+		for _, l := range c.Levels {
+			for _, v := range c.values() {
+				for s := 0; s < c.Seeds; s++ {
+					p := v
+					if c.Param == NoParam {
+						p = ownParam(m, c.Base)
+					}
+					out = append(out, Cell{Index: len(out), Model: m, Level: l, Param: p, Seed: s})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ownParam is the value model runs with under settings s (NaN: none).
+func ownParam(model string, s sim.Settings) float64 {
+	switch ParamOf(model) {
+	case Lambda:
+		return float64(s.Dyn.Lambda)
+	case Beta:
+		return float64(s.Hop.Beta)
+	case K:
+		return float64(s.Hop.K)
+	}
+	return math.NaN()
+}
+
+// Settings are the settings cell runs with.
+func (c Config) Settings(cell Cell) sim.Settings {
+	s := c.Base
+	s.Lanes = []string{cell.Model}
+	s.Corruption = sim.Corruption{Kind: c.Task, Fraction: sim.MaskFraction.Default, Sigma2: sim.NoiseSigma2.Default, Seed: uint64(cell.Seed)}
+	if c.Task == sim.Mask {
+		s.Corruption.Fraction = cell.Level
+	} else {
+		s.Corruption.Sigma2 = cell.Level
+	}
+	switch ParamOf(cell.Model) {
+	case Lambda:
+		s.Dyn.Lambda = float32(cell.Param)
+	case Beta:
+		s.Hop.Beta = float32(cell.Param)
+	case K:
+		s.Hop.K = int(cell.Param)
+	}
+	return s
+}
+
+// Shard is the deterministic part i (0-based) of n: the cells whose index
+// is i modulo n, so every shard gets every model and level.
+func Shard(cells []Cell, i, n int) []Cell {
+	var out []Cell
+	for _, c := range cells {
+		if c.Index%n == i {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Result is a cell's outcome. Curve is the mean MSE over the cell's digits
+// at t = 0 … steps; TStar (≥ 1) is the step of its lowest value, the first
+// of equal ones; Escape is the first step after t* whose mean MSE exceeds
+// the input's, −1 when none does within the run.
+type Result struct {
+	Cell
+	N        int
+	TStar    int
+	MSETStar float64
+	MSE0     float64
+	Improves bool // MSE(t*) < MSE(0)
+	MSEEnd   float64
+	Escape   int
+	Curve    []float64
+	Digits   []DigitBest // per digit (the window's representative digit)
+}
+
+// DigitBest is one digit's own best step in a cell.
+type DigitBest struct {
+	Index int
+	TStar int
+	MSE   float64 // at its t*
+}
+
+// Env is what cells run on.
+type Env struct {
+	Data    *mnist.Data
+	Cat     *sim.Catalogue
+	Workers int // goroutines per cell (0: every core)
+}
+
+// RunCell runs cell's model on the first N test digits corrupted at the
+// cell's level and seed, and summarises the mean MSE curve.
+func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error) {
+	s := c.Settings(cell)
+	m, err := env.Cat.Model(cell.Model, s)
+	if err != nil {
+		return Result{}, err
+	}
+	info := m.Info()
+	steps := c.Steps
+	if info.MaxSteps > 0 {
+		steps = min(steps, info.MaxSteps)
+	}
+	pt, err := models.NewPatches(info.MaskGrid())
+	if err != nil {
+		return Result{}, err
+	}
+	n := min(c.N, env.Data.Test.Len())
+	inputs := make([]*sim.Corrupted, n)
+	for k := range inputs {
+		inputs[k] = s.Corruption.Apply(env.Data.Test.Clean(k, mnist.PixelGain), pt, k)
+	}
+	T := steps + 1
+	mse := make([]float64, T*n) // [t][b]: summed in a fixed order below
+	err = sim.Run(ctx, m, inputs, steps, env.Workers, func(t, b int, pred []float32, _ float64) {
+		in := inputs[b]
+		mse[t*n+b], _, _ = sim.MSE(pred, in.Clean, in.Pixel)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Cell: cell, N: n, Curve: make([]float64, T), Escape: -1}
+	for t := range r.Curve {
+		var s float64
+		for _, v := range mse[t*n : (t+1)*n] {
+			s += v
+		}
+		r.Curve[t] = s / float64(n)
+	}
+	r.MSE0 = r.Curve[0]
+	r.MSEEnd = r.Curve[T-1]
+	r.TStar, r.MSETStar = bestStep(r.Curve)
+	r.Improves = r.MSETStar < r.MSE0
+	if r.TStar > 0 {
+		for t := r.TStar + 1; t < T; t++ {
+			if r.Curve[t] > r.MSE0 {
+				r.Escape = t
+				break
+			}
+		}
+	}
+	r.Digits = make([]DigitBest, n)
+	for b := range r.Digits {
+		d := DigitBest{Index: b, MSE: math.Inf(1)}
+		for t := 1; t < T; t++ {
+			if v := mse[t*n+b]; v < d.MSE {
+				d.TStar, d.MSE = t, v
+			}
+		}
+		r.Digits[b] = d
+	}
+	return r, nil
+}
+
+// bestStep is the step t ≥ 1 with the lowest value (the first of equal
+// ones); 0 and NaN when there is none.
+func bestStep(curve []float64) (int, float64) {
+	bt, bv := 0, math.NaN()
+	for t := 1; t < len(curve); t++ {
+		if v := curve[t]; bt == 0 && !math.IsNaN(v) || v < bv {
+			bt, bv = t, v
+		}
+	}
+	return bt, bv
+}
+
+// Run runs cells in order, calling progress (if not nil) after each with
+// the cells done. A cancelled context stops it between cells and inside
+// one, returning ctx.Err().
+func (c Config) Run(ctx context.Context, env Env, cells []Cell, progress func(done, total int)) ([]Result, error) {
+	out := make([]Result, 0, len(cells))
+	for k, cell := range cells {
+		r, err := c.RunCell(ctx, env, cell)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+		if progress != nil {
+			progress(k+1, len(cells))
+		}
+	}
+	return out, nil
+}
+
+// Representative is the digit of the cell whose own t* is nearest the
+// cell's, the lowest index among equals: the digit a click on the cell
+// loads.
+func (r Result) Representative() int {
+	best, bd := 0, math.MaxInt
+	for _, d := range r.Digits {
+		if dd := abs(d.TStar - r.TStar); dd < bd {
+			best, bd = d.Index, dd
+		}
+	}
+	return best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
