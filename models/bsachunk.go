@@ -29,6 +29,8 @@ type Chunker struct {
 	out []float32 // Σ_j a_j v_j [r][Lanes]
 	xn  []float32 // the new states [i][r][Lanes]
 	tmp []float32 // one image's x̂ᵀ [D][NP] (layerNorm's layout)
+	xd  []float32 // Decode's states [i][r][Lanes]
+	px  []float32 // Decode's pixels [i·A+k][Lanes]
 }
 
 // NewChunker copies J into block order.
@@ -260,6 +262,60 @@ func chunkRelu(s, v, out []float32, lambda float32, n, d int) {
 			}
 			for r := 0; r < d; r++ {
 				out[r*Lanes+b] += a * v[(j*d+r)*Lanes+b]
+			}
+		}
+	}
+}
+
+// Decode writes the decoded images of states (at most Lanes) into preds:
+// Embedding.Decode for the chunk at once, the couplings F broadcast over
+// the images' tokens.
+func (c *Chunker) Decode(states []*State, preds [][]float32) {
+	m := c.m
+	n, d, a := m.N, m.D, m.A
+	if c.xd == nil {
+		c.xd = make([]float32, n*d*Lanes)
+		c.px = make([]float32, n*a*Lanes)
+	}
+	clear(c.xd)
+	for b, st := range states {
+		for k, v := range st.X[:n*d] {
+			c.xd[k*Lanes+b] = v
+		}
+	}
+	chunkDecode(m.F, c.xd, c.px, n, d, a)
+	for q, idx := range m.Index[:n*a] {
+		row := c.px[q*Lanes : (q+1)*Lanes]
+		for b := range states {
+			preds[b][idx] = row[b]
+		}
+	}
+}
+
+// chunkDecode: for token i and pixel k of its patch, with
+// c_0 = clamp(Σ_r F[r][2k]·x[i][r]) and c_1 likewise with F[r][2k+1],
+// px[i·a+k][·] = c_0/(c_0 + c_1), or 0 when both are 0 (§3).
+var chunkDecode = chunkDecodeGo
+
+func chunkDecodeGo(f, xd, px []float32, n, d, a int) {
+	w := 2 * a
+	for i := 0; i < n; i++ {
+		for k := 0; k < a; k++ {
+			out := px[(i*a+k)*Lanes : (i*a+k+1)*Lanes]
+			for b := range out {
+				var c0, c1 float32
+				for r := 0; r < d; r++ {
+					x := xd[(i*d+r)*Lanes+b]
+					c0 += f[r*w+2*k] * x
+					c1 += f[r*w+2*k+1] * x
+				}
+				c0 = min(max(c0, 0), 1)
+				c1 = min(max(c1, 0), 1)
+				var p float32
+				if c0+c1 > 0 {
+					p = c0 / (c0 + c1)
+				}
+				out[b] = p
 			}
 		}
 	}

@@ -12,6 +12,32 @@ func init() {
 		chunkScores = chunkScoresAVX512
 		chunkClamp = chunkClampAVX512
 		chunkSoftmax = chunkSoftmaxAVX512
+		chunkDecode = chunkDecodeAVX512
+	}
+}
+
+// chunkDecodeAVX512 is chunkDecodeGo with the chunk's images in one
+// vector and fused multiply-adds.
+func chunkDecodeAVX512(f, xd, px []float32, n, d, a int) {
+	w := 2 * a
+	_ = f[d*w-1]
+	_ = xd[n*d*Lanes-1]
+	_ = px[n*a*Lanes-1]
+	var zero archsimd.Float32x16
+	one := archsimd.BroadcastFloat32x16(1)
+	for i := 0; i < n; i++ {
+		for k := 0; k < a; k++ {
+			var c0, c1 archsimd.Float32x16
+			for r := 0; r < d; r++ {
+				x := vecU(xd, (i*d+r)*Lanes)
+				c0 = archsimd.BroadcastFloat32x16(f[r*w+2*k]).MulAdd(x, c0)
+				c1 = archsimd.BroadcastFloat32x16(f[r*w+2*k+1]).MulAdd(x, c1)
+			}
+			c0 = c0.Max(zero).Min(one)
+			c1 = c1.Max(zero).Min(one)
+			s := c0.Add(c1)
+			storeU(c0.Div(s).Masked(s.Greater(zero)), px, (i*a+k)*Lanes)
+		}
 	}
 }
 

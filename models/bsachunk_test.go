@@ -135,3 +135,47 @@ func BenchmarkChunkScores(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*float64(n*(d*d+d)*Lanes)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 }
+
+// TestChunkDecodeMatchesDecode: the chunk's decode gives each image's
+// per-image Decode (within 1e-5: fused multiply-adds round once, and the
+// ratio c₀/(c₀+c₁) magnifies that where both are small), masked
+// tokens (zero vectors, so c₀ + c₁ = 0) included, on full and partial
+// chunks.
+func TestChunkDecodeMatchesDecode(t *testing.T) {
+	for _, tc := range []struct{ p, d, images int }{{2, 8, Lanes}, {2, 8, 3}, {4, 33, 9}} {
+		m, err := NewBSA(tc.p, tc.d, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(uint64(tc.d), 9))
+		var states []*State
+		for k, img := range randomImages(tc.images, uint64(tc.p)+7) {
+			mask := make([]bool, m.N)
+			for i := range mask {
+				mask[i] = rng.IntN(4) == 0
+			}
+			st := m.NewState(img, mask)
+			if k%2 == 1 { // a stepped-like state: any direction
+				for q := range st.X {
+					st.X[q] = float32(rng.NormFloat64())
+				}
+			}
+			states = append(states, st)
+		}
+		c := m.NewChunker()
+		got := make([][]float32, len(states))
+		for b := range got {
+			got[b] = make([]float32, Pixels)
+		}
+		c.Decode(states, got)
+		want := make([]float32, Pixels)
+		for b, st := range states {
+			m.Decode(want, st.X)
+			for q := range want {
+				if math.Abs(float64(got[b][q]-want[q])) > 1e-5 {
+					t.Fatalf("P=%d d=%d image %d pixel %d: chunk %g, per image %g", tc.p, tc.d, b, q, got[b][q], want[q])
+				}
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"runtime"
 
 	"attractorlab/models"
 )
@@ -33,9 +34,7 @@ func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Co
 				states[b] = BSAState(m, inputs[c0+b])
 			}
 			for t := 0; t <= steps && ctx.Err() == nil; t++ {
-				for b, st := range states {
-					m.Decode(preds[b], st.X)
-				}
+				c.Decode(states, preds)
 				// The energy of state t comes from the step that leaves it.
 				if t < steps {
 					c.Step(states, dy, energy)
@@ -45,6 +44,9 @@ func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Co
 				for b := range states {
 					visit(t, c0+b, preds[b], energy[b])
 				}
+				// Let a waiting goroutine (the window's engine) run
+				// between steps rather than after a 10 ms time slice.
+				runtime.Gosched()
 			}
 		}
 	})
@@ -77,6 +79,7 @@ func Run(ctx context.Context, m Model, inputs []*Corrupted, steps, workers int, 
 				if t < steps {
 					tr.Step(nil)
 				}
+				runtime.Gosched()
 			}
 		}
 	})

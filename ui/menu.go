@@ -35,11 +35,15 @@ func (m *Main) menu() *fyne.MainMenu {
 		fyne.NewMenuItem("Paper demo (a noisy digit under the bare model, at t*)", m.PaperDemo),
 		fyne.NewMenuItem("Presentation (F11; Esc leaves)", m.togglePresentation),
 	)
+	population := fyne.NewMenu("Population",
+		item("Ensemble of the chosen models…", ctrl(fyne.KeyM), m.showEnsemble),
+		item("Basin map…", ctrl(fyne.KeyB), m.showBasin),
+	)
 	help := fyne.NewMenu("Help",
 		fyne.NewMenuItem("Keys", m.showKeys),
 		fyne.NewMenuItem("About Attractor Lab", m.showAbout),
 	)
-	return fyne.NewMainMenu(file, view, m.lessonsMenu(), help)
+	return fyne.NewMainMenu(file, view, population, m.lessonsMenu(), help)
 }
 
 // PaperDemo shows the phenomenon: a noisy digit under the bare

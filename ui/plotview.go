@@ -21,6 +21,7 @@ type PlotView struct {
 	Build  func() (*plot.Plot, error)
 	T      float64 // marker position (data x)
 	TStar  float64 // second marker (t*), < 0 for none
+	HideT  bool    // no t marker (plots that are not of the trajectory)
 	OnSeek func(t int)
 
 	img      *canvas.Image
@@ -154,7 +155,12 @@ func (r *plotRenderer) place() {
 		tx.Refresh()
 	}
 	// t* on the left of its line, t on the right, so both read when they meet.
-	put(p.marker, p.markerTx, p.T, true)
+	if p.HideT {
+		p.marker.Hide()
+		p.markerTx.Hide()
+	} else {
+		put(p.marker, p.markerTx, p.T, true)
+	}
 	if p.TStar >= 0 {
 		put(p.star, p.starTx, p.TStar, false)
 	} else {

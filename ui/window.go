@@ -89,6 +89,10 @@ type Main struct {
 
 	updating bool // true while apply sets widget values (their callbacks must not send commands)
 
+	// population windows (population.go): nil when closed
+	ens   *ensembleWin
+	basin *basinWin
+
 	// lessons (lesson.go)
 	lesson     *lessonRun // nil outside a lesson
 	bar        *lessonBar

@@ -193,37 +193,146 @@ func CurvePlot(c *sim.Curve) (*plot.Plot, error) {
 // addBand shades the middle half of the digits' MSE (between the
 // quartiles) behind the mean curve, when the curve has quartiles.
 func addBand(p *plot.Plot, c *sim.Curve) error {
-	var lo, hi plotter.XYs
+	var lo, hi []float64
 	for _, r := range c.Rows[1:] { // the t axis is logarithmic: from t = 1
 		if math.IsNaN(r.MSEQ25) || math.IsNaN(r.MSEQ75) {
 			return nil // a curve.csv from before the quartiles
 		}
-		lo = append(lo, plotter.XY{X: float64(r.T), Y: r.MSEQ25})
-		hi = append(hi, plotter.XY{X: float64(r.T), Y: r.MSEQ75})
+		lo, hi = append(lo, r.MSEQ25), append(hi, r.MSEQ75)
 	}
+	return shade(p, 1, lo, hi, Palette[0], "middle half of the digits (q25–q75)")
+}
+
+// shade fills between lo and hi (values at t = t0, t0+1, …) in a light
+// tint of c, adds it to the legend as label ("" none) and widens the y
+// range to hold it.
+func shade(p *plot.Plot, t0 int, lo, hi []float64, c color.RGBA, label string) error {
 	if len(lo) < 2 {
 		return nil
 	}
-	ring := append(plotter.XYs{}, lo...)
+	var ring plotter.XYs
+	for k, v := range lo {
+		ring = append(ring, plotter.XY{X: float64(t0 + k), Y: v})
+	}
 	for k := len(hi) - 1; k >= 0; k-- {
-		ring = append(ring, hi[k])
+		ring = append(ring, plotter.XY{X: float64(t0 + k), Y: hi[k]})
 	}
 	band, err := plotter.NewPolygon(ring)
 	if err != nil {
 		return err
 	}
-	c0 := Palette[0]
-	band.Color = color.NRGBA{R: c0.R, G: c0.G, B: c0.B, A: 50}
+	band.Color = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 50}
 	band.LineStyle.Width = 0
 	p.Add(band)
-	p.Legend.Add("middle half of the digits (q25–q75)", band)
-	for _, xy := range hi {
-		p.Y.Max = math.Max(p.Y.Max, xy.Y*1.05)
+	if label != "" {
+		p.Legend.Add(label, band)
 	}
-	for _, xy := range lo {
-		p.Y.Min = math.Min(p.Y.Min, xy.Y)
+	for _, v := range hi {
+		p.Y.Max = math.Max(p.Y.Max, v*1.05)
+	}
+	for _, v := range lo {
+		p.Y.Min = math.Min(p.Y.Min, v)
 	}
 	return nil
+}
+
+// Band is one model's ensemble for BandPlot: the quartiles of its digits'
+// MSE at t = 0, 1, ….
+type Band struct {
+	Name             string
+	Q25, Median, Q75 []float64
+}
+
+// BandPlot draws each model's median MSE over its digits with the middle
+// half (q25–q75) shaded, on one t axis (linear, from t = 0) and one MSE
+// axis.
+func BandPlot(title string, bands []Band) (*plot.Plot, error) {
+	if len(bands) == 0 {
+		return nil, fmt.Errorf("no ensemble yet")
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "iteration t"
+	p.Y.Label.Text = "MSE (median, q25–q75 shaded)"
+	p.X.Tick.Marker = IntTicks{}
+	p.Y.Tick.Marker = PlainTicks{}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	p.Y.Min, p.Y.Max = math.Inf(1), math.Inf(-1)
+	maxT := 1
+	for k, b := range bands {
+		c := Palette[k%len(Palette)]
+		if err := shade(p, 0, b.Q25, b.Q75, c, ""); err != nil {
+			return nil, err
+		}
+		var xy plotter.XYs
+		for t, v := range b.Median {
+			if !math.IsNaN(v) {
+				xy = append(xy, plotter.XY{X: float64(t), Y: v})
+				p.Y.Min, p.Y.Max = math.Min(p.Y.Min, v), math.Max(p.Y.Max, v)
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, err := paletteLine(xy, k, 2, false, 0)
+		if err != nil {
+			return nil, err
+		}
+		p.Add(l)
+		p.Legend.Add(b.Name, l)
+		maxT = max(maxT, len(b.Median)-1)
+	}
+	if math.IsInf(p.Y.Min, 0) {
+		return nil, fmt.Errorf("no finite MSE in the ensemble")
+	}
+	p.X.Min, p.X.Max = 0, float64(maxT)
+	p.Y.Min, p.Y.Max = fitRange(p.Y.Min, p.Y.Max, false)
+	return p, nil
+}
+
+// TStarHistogram counts, for each model, its digits' own t* (one bin per
+// step, 1 … maxT) as outlined bars in the model's colour, the first model
+// filled.
+func TStarHistogram(title string, names []string, tstars [][]int, maxT int) (*plot.Plot, error) {
+	if len(names) == 0 || maxT < 1 {
+		return nil, fmt.Errorf("no ensemble yet")
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "the digit's own t* (click a bar: load a digit with it)"
+	p.Y.Label.Text = "digits"
+	p.X.Tick.Marker = IntTicks{}
+	p.Y.Tick.Marker = IntTicks{}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	top := 1
+	for k, ts := range tstars {
+		counts := make([]int, maxT+1)
+		for _, t := range ts {
+			if t >= 1 && t <= maxT {
+				counts[t]++
+			}
+		}
+		var xy plotter.XYs // stairs: each bin spans t ± 0.5
+		for t := 1; t <= maxT; t++ {
+			xy = append(xy, plotter.XY{X: float64(t) - 0.5, Y: float64(counts[t])}, plotter.XY{X: float64(t) + 0.5, Y: float64(counts[t])})
+			top = max(top, counts[t])
+		}
+		l, err := paletteLine(xy, k, 1.5, false, 0)
+		if err != nil {
+			return nil, err
+		}
+		if k == 0 {
+			c := Palette[0]
+			l.FillColor = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 90}
+		}
+		p.Add(l)
+		p.Legend.Add(names[k], l)
+	}
+	p.X.Min, p.X.Max = 0.5, float64(maxT)+0.5
+	p.Y.Min, p.Y.Max = 0, float64(top)*1.1
+	return p, nil
 }
 
 // TrajectoryOptions shape a TrajectoryPlot.

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -317,34 +318,11 @@ type Env struct {
 // RunCell runs cell's model on the first N test digits corrupted at the
 // cell's level and seed, and summarises the mean MSE curve.
 func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error) {
-	s := c.Settings(cell)
-	m, err := env.Cat.Model(cell.Model, s)
+	mse, n, err := runMSE(ctx, env, c.Settings(cell), cell.Model, c.N, c.Steps, nil)
 	if err != nil {
 		return Result{}, err
 	}
-	info := m.Info()
-	steps := c.Steps
-	if info.MaxSteps > 0 {
-		steps = min(steps, info.MaxSteps)
-	}
-	pt, err := models.NewPatches(info.MaskGrid())
-	if err != nil {
-		return Result{}, err
-	}
-	n := min(c.N, env.Data.Test.Len())
-	inputs := make([]*sim.Corrupted, n)
-	for k := range inputs {
-		inputs[k] = s.Corruption.Apply(env.Data.Test.Clean(k, mnist.PixelGain), pt, k)
-	}
-	T := steps + 1
-	mse := make([]float64, T*n) // [t][b]: summed in a fixed order below
-	err = sim.Run(ctx, m, inputs, steps, env.Workers, func(t, b int, pred []float32, _ float64) {
-		in := inputs[b]
-		mse[t*n+b], _, _ = sim.MSE(pred, in.Clean, in.Pixel)
-	})
-	if err != nil {
-		return Result{}, err
-	}
+	T := len(mse) / n
 	r := Result{Cell: cell, N: n, Curve: make([]float64, T), Escape: -1}
 	for t := range r.Curve {
 		var s float64
@@ -365,17 +343,113 @@ func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error)
 			}
 		}
 	}
-	r.Digits = make([]DigitBest, n)
-	for b := range r.Digits {
+	r.Digits = digitBests(mse, n)
+	return r, nil
+}
+
+// runMSE runs model under s on the first n test digits for steps steps
+// (fewer for the ViT) and returns every digit's MSE at every step, [t][b],
+// and the digits run. step, when not nil, is told of each image-step done
+// (from the workers).
+func runMSE(ctx context.Context, env Env, s sim.Settings, model string, n, steps int, step func()) ([]float64, int, error) {
+	m, err := env.Cat.Model(model, s)
+	if err != nil {
+		return nil, 0, err
+	}
+	info := m.Info()
+	if info.MaxSteps > 0 {
+		steps = min(steps, info.MaxSteps)
+	}
+	pt, err := models.NewPatches(info.MaskGrid())
+	if err != nil {
+		return nil, 0, err
+	}
+	n = min(n, env.Data.Test.Len())
+	inputs := make([]*sim.Corrupted, n)
+	for k := range inputs {
+		inputs[k] = s.Corruption.Apply(env.Data.Test.Clean(k, mnist.PixelGain), pt, k)
+	}
+	mse := make([]float64, (steps+1)*n) // [t][b]: summed in a fixed order by callers
+	err = sim.Run(ctx, m, inputs, steps, env.Workers, func(t, b int, pred []float32, _ float64) {
+		in := inputs[b]
+		mse[t*n+b], _, _ = sim.MSE(pred, in.Clean, in.Pixel)
+		if step != nil {
+			step()
+		}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return mse, n, nil
+}
+
+// digitBests are each digit's own t* ≥ 1 and MSE there, from mse [t][b].
+func digitBests(mse []float64, n int) []DigitBest {
+	T := len(mse) / n
+	out := make([]DigitBest, n)
+	for b := range out {
 		d := DigitBest{Index: b, MSE: math.Inf(1)}
 		for t := 1; t < T; t++ {
 			if v := mse[t*n+b]; v < d.MSE {
 				d.TStar, d.MSE = t, v
 			}
 		}
-		r.Digits[b] = d
+		if d.TStar == 0 {
+			d.MSE = math.NaN()
+		}
+		out[b] = d
 	}
-	return r, nil
+	return out
+}
+
+// Band is a model's ensemble over test digits: the quartiles of the
+// digits' MSE at every step (type 7, as reproduce's curve.csv) and each
+// digit's own t*.
+type Band struct {
+	Model            string
+	N                int
+	Q25, Median, Q75 []float64
+	Digits           []DigitBest
+}
+
+// Ensemble runs model under s (its corruption, seed and parameters) on the
+// first n test digits for steps steps. step, when not nil, is told of each
+// image-step done, from the workers.
+func Ensemble(ctx context.Context, env Env, s sim.Settings, model string, n, steps int, step func()) (Band, error) {
+	mse, n, err := runMSE(ctx, env, s, model, n, steps, step)
+	if err != nil {
+		return Band{}, err
+	}
+	T := len(mse) / n
+	b := Band{Model: model, N: n, Q25: make([]float64, T), Median: make([]float64, T), Q75: make([]float64, T), Digits: digitBests(mse, n)}
+	col := make([]float64, 0, n)
+	for t := 0; t < T; t++ {
+		col = col[:0]
+		for _, v := range mse[t*n : (t+1)*n] {
+			if !math.IsNaN(v) {
+				col = append(col, v)
+			}
+		}
+		slices.Sort(col)
+		b.Q25[t], b.Median[t], b.Q75[t] = sim.Quantile(col, 0.25), sim.Quantile(col, 0.5), sim.Quantile(col, 0.75)
+	}
+	return b, nil
+}
+
+// WithTStar is the first digit whose own t* is t, else the one whose t*
+// is nearest (the lower t among equals); −1 for no digits.
+func (b Band) WithTStar(t int) int {
+	best, bd := -1, math.MaxInt
+	for _, d := range b.Digits {
+		dd := 2 * abs(d.TStar-t)
+		if d.TStar > t {
+			dd++ // prefer the lower t at equal distance
+		}
+		if dd < bd {
+			best, bd = d.Index, dd
+		}
+	}
+	return best
 }
 
 // bestStep is the step t ≥ 1 with the lowest value (the first of equal

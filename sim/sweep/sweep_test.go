@@ -78,7 +78,13 @@ func TestValidateRefuses(t *testing.T) {
 		{func(c *Config) { c.Steps = 5000 }, []string{"--steps = 5000"}},
 		{func(c *Config) { c.Models = []string{"bsa-p2", "bsa-p2"} }, []string{"twice"}},
 		{func(c *Config) { c.Models = []string{"gpt"} }, []string{`"gpt"`}},
-		{func(c *Config) { c.Seeds = 1000; c.Levels = []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4}; c.Values = []float64{0.1, 0.2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}; c.Models = []string{"bsa-p2", "bsa-p4"}; c.Param = Lambda }, nil},
+		{func(c *Config) {
+			c.Seeds = 1000
+			c.Levels = []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4}
+			c.Values = []float64{0.1, 0.2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+			c.Models = []string{"bsa-p2", "bsa-p4"}
+			c.Param = Lambda
+		}, nil},
 	} {
 		cfg := smallConfig()
 		c.edit(&cfg)

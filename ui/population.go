@@ -1,0 +1,554 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+	"gonum.org/v1/plot"
+
+	"attractorlab/sim"
+	"attractorlab/sim/figures"
+	"attractorlab/sim/sweep"
+)
+
+// job runs one background computation of a population window: progress,
+// cancel, and its result handed to the Fyne goroutine. The engine and the
+// main window keep answering meanwhile (the job has its own goroutines).
+type job struct {
+	run, cancel *widget.Button
+	prog        *widget.ProgressBar
+	status      *widget.Label
+	stop        context.CancelFunc
+	done        atomic.Int64
+	total       int64
+	after       func() // tests: told on the Fyne goroutine once a job has finished
+}
+
+func newJob(label string, start func()) *job {
+	j := &job{prog: widget.NewProgressBar(), status: widget.NewLabel("")}
+	j.status.Wrapping = fyne.TextWrapWord
+	j.run = widget.NewButton(label, start)
+	j.run.Importance = widget.HighImportance
+	j.cancel = widget.NewButton("Cancel", func() {
+		if j.stop != nil {
+			j.stop()
+		}
+	})
+	j.cancel.Disable()
+	return j
+}
+
+// begin starts work in the background, polling its progress; finish runs
+// on the Fyne goroutine with work's error (nil, context.Canceled, …).
+func (j *job) begin(total int64, work func(ctx context.Context) error, finish func(err error, took time.Duration)) {
+	ctx, stop := context.WithCancel(context.Background())
+	j.stop, j.total = stop, total
+	j.done.Store(0)
+	j.run.Disable()
+	j.cancel.Enable()
+	j.prog.SetValue(0)
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	go func() {
+		for range tick.C {
+			v := float64(j.done.Load()) / float64(max(1, j.total))
+			fyne.Do(func() { j.prog.SetValue(min(v, 1)) })
+		}
+	}()
+	go func() {
+		err := work(ctx)
+		tick.Stop()
+		stop()
+		fyne.Do(func() {
+			j.run.Enable()
+			j.cancel.Disable()
+			j.stop = nil
+			if err == nil {
+				j.prog.SetValue(1)
+			}
+			finish(err, time.Since(start))
+			if j.after != nil {
+				j.after()
+			}
+		})
+	}()
+}
+
+func (j *job) bar() fyne.CanvasObject {
+	return container.NewBorder(nil, nil, container.NewHBox(j.run, j.cancel), nil, j.prog)
+}
+
+// ensembleSteps is how far the ensemble runs: the engine's horizon.
+const ensembleSteps = 100
+
+// EnsembleDigits are the choices of the ensemble's size.
+var EnsembleDigits = []string{"50", "200", "500", "1000", "2000", "5000", "10000"}
+
+// ensembleWin is the Population → Ensemble window: for the main window's
+// corruption and models, the median MSE over N test digits with its
+// interquartile band, and the histogram of the digits' own t*.
+type ensembleWin struct {
+	m     *Main
+	w     fyne.Window
+	n     *widget.Select
+	job   *job
+	band  *PlotView
+	hist  *PlotView
+	bands []sweep.Band
+	set   sim.Settings
+}
+
+// showEnsemble opens (or raises) the ensemble window.
+func (m *Main) showEnsemble() {
+	if m.ens != nil {
+		m.ens.w.Show()
+		m.ens.w.RequestFocus()
+		return
+	}
+	e := &ensembleWin{m: m, w: m.app.NewWindow("Ensemble — Attractor Lab")}
+	e.n = widget.NewSelect(EnsembleDigits, nil)
+	e.n.SetSelected("200")
+	e.job = newJob("Run", e.start)
+	e.band = NewPlotView()
+	e.band.HideT = true
+	e.hist = NewPlotView()
+	e.hist.HideT = true
+	e.hist.OnSeek = e.loadDigit
+	e.job.status.SetText("Runs the main window's models and corruption on the first N test digits for 100 steps.")
+	top := container.NewVBox(container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("test digits"), e.n), nil, e.job.bar()), e.job.status)
+	e.w.SetContent(container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)))
+	e.w.Resize(fyne.NewSize(1100, 520))
+	e.w.SetOnClosed(func() {
+		if e.job.stop != nil {
+			e.job.stop()
+		}
+		m.ens = nil
+	})
+	m.ens = e
+	e.w.Show()
+}
+
+func (e *ensembleWin) start() {
+	if e.m.snap == nil {
+		return
+	}
+	n, _ := strconv.Atoi(e.n.Selected)
+	set := e.m.snap.Settings
+	set.Toggled = nil // the ensemble draws each digit's own seeded mask
+	names := append([]string(nil), set.Lanes...)
+	env := sweep.Env{Data: e.m.deps.Data, Cat: e.m.deps.Catalogue}
+	nd := min(n, env.Data.Test.Len())
+	total := int64(0)
+	for _, name := range names {
+		steps := ensembleSteps
+		for _, in := range e.m.infos {
+			if in.Name == name && in.MaxSteps > 0 {
+				steps = min(steps, in.MaxSteps)
+			}
+		}
+		total += int64(nd * (steps + 1))
+	}
+	e.job.status.SetText(fmt.Sprintf("running %s on %d test digits…", strings.Join(names, ", "), nd))
+	var bands []sweep.Band
+	e.job.begin(total, func(ctx context.Context) error {
+		for _, name := range names {
+			b, err := sweep.Ensemble(ctx, env, set, name, nd, ensembleSteps, func() { e.job.done.Add(1) })
+			if err != nil {
+				return err
+			}
+			bands = append(bands, b)
+		}
+		return nil
+	}, func(err error, took time.Duration) {
+		switch {
+		case err == context.Canceled:
+			e.job.status.SetText("cancelled; the plots show the last finished ensemble")
+			return
+		case err != nil:
+			e.job.status.SetText("ensemble failed: " + err.Error())
+			return
+		}
+		e.bands, e.set = bands, set
+		e.job.status.SetText(fmt.Sprintf("%d test digits × %d models in %.1f s: %s. Click a bar of the histogram to load a digit with that t*.",
+			nd, len(names), took.Seconds(), describeCorruption(set.Corruption)))
+		e.draw()
+	})
+}
+
+func describeCorruption(c sim.Corruption) string {
+	if c.Kind == sim.Noise {
+		return fmt.Sprintf("noise σ² %s, seed %d", strconv.FormatFloat(c.Sigma2, 'g', 4, 64), c.Seed)
+	}
+	return fmt.Sprintf("mask %s, seed %d", strconv.FormatFloat(c.Fraction, 'g', 4, 64), c.Seed)
+}
+
+func (e *ensembleWin) draw() {
+	var fb []figures.Band
+	var names []string
+	var ts [][]int
+	maxT := 1
+	for _, b := range e.bands {
+		fb = append(fb, figures.Band{Name: b.Model, Q25: b.Q25, Median: b.Median, Q75: b.Q75})
+		names = append(names, b.Model)
+		var t []int
+		for _, d := range b.Digits {
+			t = append(t, d.TStar)
+		}
+		ts = append(ts, t)
+		maxT = max(maxT, len(b.Median)-1)
+	}
+	n := 0
+	if len(e.bands) > 0 {
+		n = e.bands[0].N
+	}
+	e.band.SetPlot(func() (*plot.Plot, error) {
+		return figures.BandPlot(fmt.Sprintf("MSE over %d test digits", n), fb)
+	})
+	e.hist.SetPlot(func() (*plot.Plot, error) {
+		return figures.TStarHistogram("each digit's own t*", names, ts, maxT)
+	})
+}
+
+// loadDigit loads, in the main window, a digit of the first model whose
+// own t* is t (or nearest), under the ensemble's settings, at its t*.
+func (e *ensembleWin) loadDigit(t int) {
+	if len(e.bands) == 0 {
+		return
+	}
+	b := e.bands[0]
+	idx := b.WithTStar(t)
+	if idx < 0 {
+		return
+	}
+	set := e.set
+	set.Split, set.Index = sim.TestSplit, idx
+	e.m.Engine.Restore(set, 0)
+	e.m.Engine.ShowBest()
+	e.job.status.SetText(fmt.Sprintf("loaded test digit %d: its own t* under %s is %d (clicked t* %d)", idx, b.Model, b.Digits[idx].TStar, t))
+}
+
+// basinWin is the Population → Basin map window: a sweep of corruption
+// level × the model's parameter over N digits and seeds, as heatmaps of
+// MSE(t*), t* and the escape step; a click on a cell loads its setting.
+type basinWin struct {
+	m              *Main
+	w              fyne.Window
+	model          *widget.Select
+	levels, values *widget.Entry
+	valuesItem     *widget.FormItem
+	form           *widget.Form
+	n, seeds       *widget.Entry
+	job            *job
+	view           *basinView
+	cfg            sweep.Config
+	results        []sweep.Result
+}
+
+// defaultValues are the parameter values a basin map starts with.
+func defaultValues(p sweep.Param) string {
+	switch p {
+	case sweep.Lambda:
+		return "0.25, 0.5, 1, 2, 4"
+	case sweep.Beta:
+		return "0.05, 0.2, 1, 5, 20"
+	case sweep.K:
+		return "1, 3, 10, 30, 100"
+	}
+	return ""
+}
+
+func defaultLevels(k sim.Kind) string {
+	if k == sim.Noise {
+		return "0.1, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 4"
+	}
+	return "0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9"
+}
+
+func (m *Main) showBasin() {
+	if m.basin != nil {
+		m.basin.w.Show()
+		m.basin.w.RequestFocus()
+		return
+	}
+	b := &basinWin{m: m, w: m.app.NewWindow("Basin map — Attractor Lab")}
+	var names []string
+	for _, in := range m.infos {
+		names = append(names, in.Name)
+	}
+	kind := sim.Noise
+	if m.snap != nil {
+		kind = m.snap.Settings.Corruption.Kind
+	}
+	b.values = widget.NewEntry()
+	b.valuesItem = widget.NewFormItem("values", b.values)
+	b.model = widget.NewSelect(names, func(name string) {
+		p := sweep.ParamOf(name)
+		if p == sweep.NoParam {
+			b.valuesItem.Text = "(no parameter)"
+			b.values.SetText("")
+			b.values.Disable()
+		} else {
+			b.valuesItem.Text = p.Symbol() + " values"
+			b.values.Enable()
+			b.values.SetText(defaultValues(p))
+		}
+		if b.form != nil {
+			b.form.Refresh()
+		}
+	})
+	if m.snap != nil {
+		b.model.SetSelected(m.snap.Settings.Lanes[0])
+	} else if len(names) > 0 {
+		b.model.SetSelected(names[0])
+	}
+	b.levels = widget.NewEntry()
+	b.levels.SetText(defaultLevels(kind))
+
+	b.n = widget.NewEntry()
+	b.n.SetText("32")
+	b.seeds = widget.NewEntry()
+	b.seeds.SetText("1")
+	b.job = newJob("Run", b.start)
+	b.job.status.SetText("Each cell runs the model on the first N test digits (for each seed) for 100 steps, under the main window's task (mask or noise).")
+	b.view = newBasinView()
+	b.view.OnCell = b.loadCell
+	levelsName := "mask fractions"
+	if kind == sim.Noise {
+		levelsName = "noise σ² levels"
+	}
+	b.form = widget.NewForm(
+		widget.NewFormItem("model", b.model),
+		widget.NewFormItem(levelsName, b.levels),
+		b.valuesItem,
+		widget.NewFormItem("test digits", b.n),
+		widget.NewFormItem("seeds", b.seeds),
+	)
+	top := container.NewVBox(b.form, b.job.bar(), b.job.status)
+	b.w.SetContent(container.NewBorder(top, nil, nil, nil, b.view))
+	b.w.Resize(fyne.NewSize(1280, 800))
+	b.w.SetOnClosed(func() {
+		if b.job.stop != nil {
+			b.job.stop()
+		}
+		m.basin = nil
+	})
+	m.basin = b
+	b.w.Show()
+}
+
+// parseList reads comma-separated numbers, naming the field at fault.
+func parseList(field, s string) ([]float64, error) {
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(part, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a number", field, part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (b *basinWin) config() (sweep.Config, error) {
+	if b.m.snap == nil {
+		return sweep.Config{}, fmt.Errorf("the main window has not started")
+	}
+	set := b.m.snap.Settings
+	set.Toggled = nil
+	cfg := sweep.Config{Models: []string{b.model.Selected}, Task: set.Corruption.Kind, Steps: ensembleSteps, Base: set}
+	var err error
+	if cfg.Levels, err = parseList("levels", b.levels.Text); err != nil {
+		return cfg, err
+	}
+	cfg.Param = sweep.ParamOf(b.model.Selected)
+	if cfg.Param != sweep.NoParam {
+		if cfg.Values, err = parseList(cfg.Param.Symbol()+" values", b.values.Text); err != nil {
+			return cfg, err
+		}
+	}
+	if cfg.N, err = strconv.Atoi(strings.TrimSpace(b.n.Text)); err != nil {
+		return cfg, fmt.Errorf("test digits: %q is not a whole number (allowed %s)", b.n.Text, sim.Digits.Allowed())
+	}
+	if cfg.Seeds, err = strconv.Atoi(strings.TrimSpace(b.seeds.Text)); err != nil {
+		return cfg, fmt.Errorf("seeds: %q is not a whole number (allowed %s)", b.seeds.Text, sweep.Seeds.Allowed())
+	}
+	if err := cfg.Validate(); err != nil {
+		// The window's fields, not the command line's flags.
+		msg := err.Error()
+		for _, r := range [][2]string{{"--levels", "levels"}, {"--lambda", "λ values"}, {"--beta", "β values"}, {"--k", "K values"},
+			{"--n", "test digits"}, {"--seeds", "seeds"}} {
+			msg = strings.ReplaceAll(msg, r[0], r[1])
+		}
+		return cfg, fmt.Errorf("%s", msg)
+	}
+	return cfg, nil
+}
+
+func (b *basinWin) start() {
+	cfg, err := b.config()
+	if err != nil {
+		b.job.status.SetText("cannot run: " + err.Error())
+		return
+	}
+	cells := cfg.Cells()
+	nd := min(cfg.N, b.m.deps.Data.Test.Len())
+	env := sweep.Env{Data: b.m.deps.Data, Cat: b.m.deps.Catalogue}
+	b.job.status.SetText(fmt.Sprintf("running %d cells × %d test digits…", len(cells), nd))
+	var rs []sweep.Result
+	b.job.begin(int64(len(cells)), func(ctx context.Context) error {
+		var err error
+		rs, err = cfg.Run(ctx, env, cells, func(done, _ int) { b.job.done.Store(int64(done)) })
+		return err
+	}, func(err error, took time.Duration) {
+		switch {
+		case err == context.Canceled:
+			b.job.status.SetText("cancelled; the map shows the last finished sweep")
+			return
+		case err != nil:
+			b.job.status.SetText("basin map failed: " + err.Error())
+			return
+		}
+		b.cfg, b.results = cfg, rs
+		b.job.status.SetText(fmt.Sprintf("%d cells × %d test digits in %.1f s. Click a cell to load its setting on its representative digit (its own t* nearest the cell's).",
+			len(cells), nd, took.Seconds()))
+		b.view.SetBasin(sweep.Map(cfg, rs, cfg.Models[0]))
+	})
+}
+
+// loadCell loads the clicked cell's level and parameter in the main window
+// on the cell's representative digit (seed 0), at its t*.
+func (b *basinWin) loadCell(col, row int) {
+	if len(b.results) == 0 {
+		return
+	}
+	bm := b.view.basin
+	level, param := bm.X[col], bm.Y[row]
+	for _, r := range b.results {
+		if r.Level != level || r.Seed != 0 || (b.cfg.Param != sweep.NoParam && r.Param != param) {
+			continue
+		}
+		set := b.cfg.Settings(r.Cell)
+		set.Lanes = []string{r.Model}
+		set.Split, set.Index = sim.TestSplit, r.Representative()
+		b.m.Engine.Restore(set, 0)
+		b.m.Engine.ShowBest()
+		what := ""
+		if b.cfg.Param != sweep.NoParam {
+			what = fmt.Sprintf(", %s %s", b.cfg.Param.Symbol(), strconv.FormatFloat(param, 'g', 4, 64))
+		}
+		b.job.status.SetText(fmt.Sprintf("loaded %s at %s %s%s on test digit %d (cell t* %d, MSE(t*) %.4f, escape %s)",
+			r.Model, sweep.LevelRange(b.cfg.Task).Name, strconv.FormatFloat(level, 'g', 4, 64), what, set.Index, r.TStar, r.MSETStar, escapeText(r.Escape)))
+		return
+	}
+}
+
+func escapeText(e int) string {
+	if e < 0 {
+		return "never"
+	}
+	return "at t = " + strconv.Itoa(e)
+}
+
+// basinView draws a basin map at its size and reports clicks on cells.
+type basinView struct {
+	widget.BaseWidget
+	OnCell func(col, row int)
+	basin  figures.Basin
+	has    bool
+	img    *canvas.Image
+	msg    *widget.Label
+	cell   figures.Cell
+	scale  float32
+	built  fyne.Size
+}
+
+func newBasinView() *basinView {
+	v := &basinView{}
+	v.ExtendBaseWidget(v)
+	return v
+}
+
+// SetBasin shows b.
+func (v *basinView) SetBasin(b figures.Basin) {
+	v.basin, v.has = b, true
+	v.built = fyne.Size{}
+	v.Refresh()
+}
+
+func (v *basinView) CreateRenderer() fyne.WidgetRenderer {
+	v.img = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
+	v.img.FillMode = canvas.ImageFillStretch
+	v.msg = widget.NewLabel("No map yet: choose the grid above and press Run.")
+	v.msg.Alignment = fyne.TextAlignCenter
+	return &basinRenderer{v: v}
+}
+
+type basinRenderer struct{ v *basinView }
+
+func (r *basinRenderer) Layout(s fyne.Size) {
+	r.v.img.Resize(s)
+	r.v.msg.Resize(s)
+	r.render()
+}
+
+func (r *basinRenderer) render() {
+	v := r.v
+	s := v.Size()
+	if !v.has || s.Width < 50 || s.Height < 50 {
+		v.msg.Show()
+		return
+	}
+	v.msg.Hide()
+	if s == v.built {
+		return
+	}
+	scale := float32(1)
+	if c := fyne.CurrentApp(); c != nil && c.Driver() != nil {
+		if cv := c.Driver().CanvasForObject(v); cv != nil {
+			scale = cv.Scale()
+		}
+	}
+	plots, err := v.basin.Plots()
+	if err != nil {
+		v.msg.SetText(err.Error())
+		v.msg.Show()
+		return
+	}
+	for _, p := range plots {
+		styleForTheme(p)
+	}
+	img, cell := v.basin.Render(plots, int(s.Width*scale), int(s.Height*scale), 96*float64(scale))
+	v.img.Image, v.cell, v.scale, v.built = img, cell, scale, s
+	v.img.Refresh()
+}
+
+func (r *basinRenderer) MinSize() fyne.Size { return fyne.NewSize(600, 300) }
+func (r *basinRenderer) Refresh() {
+	r.v.built = fyne.Size{}
+	r.render()
+}
+func (r *basinRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasObject{r.v.img, r.v.msg} }
+func (r *basinRenderer) Destroy()                     {}
+
+// Tapped reports the cell under the pointer.
+func (v *basinView) Tapped(e *fyne.PointEvent) {
+	if v.cell == nil || v.OnCell == nil {
+		return
+	}
+	if _, col, row, ok := v.cell(float64(e.Position.X*v.scale), float64(e.Position.Y*v.scale)); ok {
+		v.OnCell(col, row)
+	}
+}
