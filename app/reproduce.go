@@ -194,20 +194,9 @@ func runReproduce(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	files := sim.WeightFiles{}
-	if *weights != "" {
-		switch names[0] {
-		case "bsa-p2":
-			files.BSA2 = *weights
-		case "bsa-p4":
-			files.BSA4 = *weights
-		case "block":
-			files.Block = *weights
-		case "vit":
-			files.ViT = *weights
-		default:
-			return fmt.Errorf("reproduce: --weights: %s has no weights file (it stores the training digits)", names[0])
-		}
+	files, err := weightFilesFor(names[0], *weights)
+	if err != nil {
+		return fmt.Errorf("reproduce: %w", err)
 	}
 	cat := sim.NewCatalogue(data.Train, files)
 	for _, name := range names {
@@ -247,6 +236,28 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("wrote %s\n", strings.Join(paths, ", "))
 	return nil
+}
+
+// weightFilesFor gives model name the --weights file path ("" keeps every
+// model's embedded weights); the Hopfield networks have none.
+func weightFilesFor(name, path string) (sim.WeightFiles, error) {
+	var files sim.WeightFiles
+	if path == "" {
+		return files, nil
+	}
+	switch name {
+	case "bsa-p2":
+		files.BSA2 = path
+	case "bsa-p4":
+		files.BSA4 = path
+	case "block":
+		files.Block = path
+	case "vit":
+		files.ViT = path
+	default:
+		return files, fmt.Errorf("--weights: %s has no weights file (it stores the training digits)", name)
+	}
+	return files, nil
 }
 
 // loadData reads full MNIST from --data when given (strictly), else the

@@ -194,24 +194,15 @@ func runSweep(ctx context.Context, args []string) error {
 	if sp.n > len(cells) {
 		return fmt.Errorf("sweep: %s: %d shards for a grid of %d cells (at most one shard per cell)", sp.from, sp.n, len(cells))
 	}
-	files := sim.WeightFiles{}
 	wfp := ""
+	if *weights != "" && len(cfg.Models) != 1 {
+		return fmt.Errorf("sweep: --weights names one model's file; --model names %d", len(cfg.Models))
+	}
+	files, err := weightFilesFor(cfg.Models[0], *weights)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
 	if *weights != "" {
-		if len(cfg.Models) != 1 {
-			return fmt.Errorf("sweep: --weights names one model's file; --model names %d", len(cfg.Models))
-		}
-		switch cfg.Models[0] {
-		case "bsa-p2":
-			files.BSA2 = *weights
-		case "bsa-p4":
-			files.BSA4 = *weights
-		case "block":
-			files.Block = *weights
-		case "vit":
-			files.ViT = *weights
-		default:
-			return fmt.Errorf("sweep: --weights: %s has no weights file (it stores the training digits)", cfg.Models[0])
-		}
 		if wfp, err = fileFingerprint(*weights); err != nil {
 			return fmt.Errorf("sweep: --weights: %w", err)
 		}

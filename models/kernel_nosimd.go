@@ -16,12 +16,6 @@ var (
 	maxfAVX512     = maxfGo
 )
 
-var (
-	dotQAVX512    = dotQGo
-	dots1x4AVX512 = dots1x4Go
-	dots2x4AVX512 = dots2x4Go
-	argmaxAVX512  = argmaxGo
-	aboveAVX512   = aboveGo
-)
+var dotQAVX512 = dotQGo
 var gemmAVX512 = gemmGo
 var geluAVX512 = geluNaive

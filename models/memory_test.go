@@ -63,9 +63,7 @@ func TestPrunedMatchesBrute(t *testing.T) {
 			t.Fatal("no projection for 1500 rows of 300")
 		}
 		preds := [][]float32{rows[17], rows[900], rows[901], make([]float32, 300), guarded(rng, 300)}
-		for _, r := range lowRankRows(rng, 40, 300, 40, noise) {
-			preds = append(preds, r)
-		}
+		preds = append(preds, lowRankRows(rng, 40, 300, 40, noise)...)
 		for k := 0; k < 20; k++ {
 			p := slices.Clone(rows[rng.IntN(len(rows))])
 			for i := range p {
