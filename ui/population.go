@@ -29,7 +29,6 @@ type job struct {
 	status      *widget.Label
 	stop        context.CancelFunc
 	done        atomic.Int64
-	total       int64
 	after       func() // tests: told on the Fyne goroutine once a job has finished
 }
 
@@ -47,39 +46,46 @@ func newJob(label string, start func()) *job {
 	return j
 }
 
-// begin starts work in the background, polling its progress; finish runs
-// on the Fyne goroutine with work's error (nil, context.Canceled, …).
+// begin starts work in the background; finish runs on the Fyne goroutine
+// with work's error (nil, context.Canceled, …). One monitor goroutine
+// posts the progress and then the end, so the window's updates come in
+// order from one place (and nothing outlives the job).
 func (j *job) begin(total int64, work func(ctx context.Context) error, finish func(err error, took time.Duration)) {
 	ctx, stop := context.WithCancel(context.Background())
-	j.stop, j.total = stop, total
+	j.stop = stop
 	j.done.Store(0)
 	j.run.Disable()
 	j.cancel.Enable()
 	j.prog.SetValue(0)
 	start := time.Now()
-	tick := time.NewTicker(100 * time.Millisecond)
+	result := make(chan error, 1)
+	go func() { result <- work(ctx) }()
 	go func() {
-		for range tick.C {
-			v := float64(j.done.Load()) / float64(max(1, j.total))
-			fyne.Do(func() { j.prog.SetValue(min(v, 1)) })
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				v := min(float64(j.done.Load())/float64(max(1, total)), 1)
+				fyne.Do(func() { j.prog.SetValue(v) })
+			case err := <-result:
+				stop()
+				took := time.Since(start)
+				fyne.Do(func() {
+					j.run.Enable()
+					j.cancel.Disable()
+					j.stop = nil
+					if err == nil {
+						j.prog.SetValue(1)
+					}
+					finish(err, took)
+					if j.after != nil {
+						j.after()
+					}
+				})
+				return
+			}
 		}
-	}()
-	go func() {
-		err := work(ctx)
-		tick.Stop()
-		stop()
-		fyne.Do(func() {
-			j.run.Enable()
-			j.cancel.Disable()
-			j.stop = nil
-			if err == nil {
-				j.prog.SetValue(1)
-			}
-			finish(err, time.Since(start))
-			if j.after != nil {
-				j.after()
-			}
-		})
 	}()
 }
 
