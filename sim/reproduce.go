@@ -95,6 +95,31 @@ type Curve struct {
 	Digits []DigitBest
 }
 
+// BestStep is t* of a curve of T steps given by at: the step t ≥ 1 with
+// the lowest value, the first of equal ones, NaN values left out; 0 and
+// NaN when no step has a value.
+func BestStep(T int, at func(t int) float64) (int, float64) {
+	bt, bv := 0, math.NaN()
+	for t := 1; t < T; t++ {
+		if v := at(t); bt == 0 && !math.IsNaN(v) || v < bv {
+			bt, bv = t, v
+		}
+	}
+	return bt, bv
+}
+
+// DigitBests are the n digits' own t* (BestStep of each digit's MSE), with
+// their MSE at t = 0; mse(t, b) is digit b's MSE at step t < T.
+func DigitBests(n, T int, mse func(t, b int) float64, label func(b int) int) []DigitBest {
+	out := make([]DigitBest, n)
+	for b := range out {
+		d := DigitBest{Index: b, Label: label(b), MSE0: mse(0, b)}
+		d.TStar, d.MSETStar = BestStep(T, func(t int) float64 { return mse(t, b) })
+		out[b] = d
+	}
+	return out
+}
+
 // Best returns t* = argmin over t ≥ 1 of the MSE and the MSE there (§8).
 func (c *Curve) Best() (int, float64) {
 	bt, bm := 0, math.Inf(1)
@@ -297,19 +322,7 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 		slices.Sort(mses)
 		c.Rows[t].MSEQ25, c.Rows[t].MSEMedian, c.Rows[t].MSEQ75 = Quantile(mses, 0.25), Quantile(mses, 0.5), Quantile(mses, 0.75)
 	}
-	c.Digits = make([]DigitBest, n)
-	for b := range c.Digits {
-		d := DigitBest{Index: b, Label: int(data.Test.Labels[b]), MSE0: vals[b*nv], MSETStar: math.Inf(1)}
-		for t := 1; t < T; t++ {
-			if v := vals[(t*n+b)*nv]; v < d.MSETStar {
-				d.TStar, d.MSETStar = t, v
-			}
-		}
-		if d.TStar == 0 { // no finite MSE after t = 0
-			d.MSETStar = math.NaN()
-		}
-		c.Digits[b] = d
-	}
+	c.Digits = DigitBests(n, T, func(t, b int) float64 { return vals[(t*n+b)*nv] }, func(b int) int { return int(data.Test.Labels[b]) })
 	return c, nil
 }
 

@@ -3,6 +3,7 @@ package figures
 import (
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"io"
 	"math"
@@ -150,11 +151,12 @@ type Cell func(x, y float64) (panel, col, row int, ok bool)
 // heatmap over the top 80 % of its column, its colour bar below. It
 // returns the image and the map from pixels to cells.
 func (b Basin) Render(plots []*plot.Plot, w, h int, dpi float64) (image.Image, Cell) {
-	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)))
+	bg := color.Color(color.White) // vgimg's own default
 	if len(plots) > 0 {
-		c = vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)),
-			vgimg.UseBackgroundColor(plots[0].BackgroundColor))
+		bg = plots[0].BackgroundColor
 	}
+	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)),
+		vgimg.UseBackgroundColor(bg))
 	dc := draw.New(c)
 	if b.Title != "" && len(plots) > 0 {
 		sty := plots[0].Title.TextStyle

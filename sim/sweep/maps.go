@@ -14,12 +14,12 @@ import (
 // that escape within the run; a cell where none does is NaN (grey,
 // "never"). Results of other models are ignored.
 func Map(cfg Config, rs []Result, model string) figures.Basin {
-	cells := cfg.Cells()
-	var ys []float64
-	for _, c := range cells {
-		if c.Model == model && c.Seed == 0 && c.Level == cfg.Levels[0] {
-			ys = append(ys, c.Param)
+	var ys []float64 // the rows: the grid's values, or the model's own
+	for _, v := range cfg.values() {
+		if cfg.Param == NoParam {
+			v = ownParam(model, cfg.Base)
 		}
+		ys = append(ys, v)
 	}
 	nx, ny := len(cfg.Levels), len(ys)
 	sum := func() [][]float64 {

@@ -298,14 +298,7 @@ type Result struct {
 	MSEEnd   float64
 	Escape   int
 	Curve    []float64
-	Digits   []DigitBest // per digit (the window's representative digit)
-}
-
-// DigitBest is one digit's own best step in a cell.
-type DigitBest struct {
-	Index int
-	TStar int
-	MSE   float64 // at its t*
+	Digits   []sim.DigitBest // per digit (the window's representative digit)
 }
 
 // Env is what cells run on.
@@ -333,7 +326,7 @@ func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error)
 	}
 	r.MSE0 = r.Curve[0]
 	r.MSEEnd = r.Curve[T-1]
-	r.TStar, r.MSETStar = bestStep(r.Curve)
+	r.TStar, r.MSETStar = sim.BestStep(T, func(t int) float64 { return r.Curve[t] })
 	r.Improves = r.MSETStar < r.MSE0
 	if r.TStar > 0 {
 		for t := r.TStar + 1; t < T; t++ {
@@ -343,7 +336,7 @@ func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error)
 			}
 		}
 	}
-	r.Digits = digitBests(mse, n)
+	r.Digits = digitBests(env, mse, n)
 	return r, nil
 }
 
@@ -383,23 +376,10 @@ func runMSE(ctx context.Context, env Env, s sim.Settings, model string, n, steps
 	return mse, n, nil
 }
 
-// digitBests are each digit's own t* ≥ 1 and MSE there, from mse [t][b].
-func digitBests(mse []float64, n int) []DigitBest {
-	T := len(mse) / n
-	out := make([]DigitBest, n)
-	for b := range out {
-		d := DigitBest{Index: b, MSE: math.Inf(1)}
-		for t := 1; t < T; t++ {
-			if v := mse[t*n+b]; v < d.MSE {
-				d.TStar, d.MSE = t, v
-			}
-		}
-		if d.TStar == 0 {
-			d.MSE = math.NaN()
-		}
-		out[b] = d
-	}
-	return out
+// digitBests are each digit's own t* ≥ 1, from mse [t][b].
+func digitBests(env Env, mse []float64, n int) []sim.DigitBest {
+	return sim.DigitBests(n, len(mse)/n, func(t, b int) float64 { return mse[t*n+b] },
+		func(b int) int { return int(env.Data.Test.Labels[b]) })
 }
 
 // Band is a model's ensemble over test digits: the quartiles of the
@@ -409,7 +389,7 @@ type Band struct {
 	Model            string
 	N                int
 	Q25, Median, Q75 []float64
-	Digits           []DigitBest
+	Digits           []sim.DigitBest
 }
 
 // Ensemble runs model under s (its corruption, seed and parameters) on the
@@ -421,7 +401,7 @@ func Ensemble(ctx context.Context, env Env, s sim.Settings, model string, n, ste
 		return Band{}, err
 	}
 	T := len(mse) / n
-	b := Band{Model: model, N: n, Q25: make([]float64, T), Median: make([]float64, T), Q75: make([]float64, T), Digits: digitBests(mse, n)}
+	b := Band{Model: model, N: n, Q25: make([]float64, T), Median: make([]float64, T), Q75: make([]float64, T), Digits: digitBests(env, mse, n)}
 	col := make([]float64, 0, n)
 	for t := 0; t < T; t++ {
 		col = col[:0]
@@ -450,18 +430,6 @@ func (b Band) WithTStar(t int) int {
 		}
 	}
 	return best
-}
-
-// bestStep is the step t ≥ 1 with the lowest value (the first of equal
-// ones); 0 and NaN when there is none.
-func bestStep(curve []float64) (int, float64) {
-	bt, bv := 0, math.NaN()
-	for t := 1; t < len(curve); t++ {
-		if v := curve[t]; bt == 0 && !math.IsNaN(v) || v < bv {
-			bt, bv = t, v
-		}
-	}
-	return bt, bv
 }
 
 // Run runs cells in order, calling progress (if not nil) after each with

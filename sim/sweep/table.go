@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -197,7 +198,7 @@ func ReadManifest(dir string) (Manifest, error) {
 		return Manifest{}, err
 	}
 	var m Manifest
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return Manifest{}, fmt.Errorf("%s: %w", path, err)
