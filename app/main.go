@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 
 	// Before Fyne initialises: a locale it can parse (no error under LANG=C).
 	_ "attractorlab/app/internal/posixlocale"
@@ -35,6 +36,29 @@ commands:
 
 Run 'attractorlab COMMAND -h' for a command's flags.
 `
+
+// profiled runs f, writing a CPU profile of it (for go tool pprof) to the
+// file named by ATTRACTORLAB_CPUPROFILE when that is set.
+func profiled(f func() error) error {
+	path := os.Getenv("ATTRACTORLAB_CPUPROFILE")
+	if path == "" {
+		return f()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("ATTRACTORLAB_CPUPROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return fmt.Errorf("ATTRACTORLAB_CPUPROFILE %s: %w", path, err)
+	}
+	err = f()
+	pprof.StopCPUProfile()
+	if cerr := out.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("ATTRACTORLAB_CPUPROFILE %s: %w", path, cerr)
+	}
+	return err
+}
 
 // errUsage is an unknown command.
 var errUsage = errors.New("unknown command")
@@ -71,7 +95,7 @@ func run(ctx context.Context, args []string) error {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	err := run(ctx, os.Args[1:])
+	err := profiled(func() error { return run(ctx, os.Args[1:]) })
 	if errors.Is(err, errUsage) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

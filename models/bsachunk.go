@@ -16,21 +16,27 @@ import "math"
 // Lanes is how many images a Chunker steps together (one AVX-512 vector).
 const Lanes = 16
 
-// Chunker holds the couplings in block order and the scratch memory of
-// stepping a chunk. One per goroutine; J is copied when it is made.
+// Chunker holds the couplings in block order, the states of up to Lanes
+// images image-last (Load puts them there, Store writes them back), and the
+// scratch memory of stepping them. Between Load and Store the states stay
+// in the chunk's layout, so stepping and decoding need no transposes. One
+// per goroutine; J is copied when it is made.
 type Chunker struct {
-	m   *BSA
-	jb  []float32 // J[i][j][r][e]: the d×d blocks, contiguous
-	xh  []float32 // x̂ [j][e][Lanes]
-	xi  []float32 // the query's x̂ [r][Lanes]
-	v   []float32 // J_ij x̂_j [j][r][Lanes]
-	s   []float32 // scores [j][Lanes]
-	pen []float32 // 0, or invalidScore for a key masked on the first step [j][Lanes]
-	out []float32 // Σ_j a_j v_j [r][Lanes]
-	xn  []float32 // the new states [i][r][Lanes]
-	tmp []float32 // one image's x̂ᵀ [D][NP] (layerNorm's layout)
-	xd  []float32 // Decode's states [i][r][Lanes]
-	px  []float32 // Decode's pixels [i·A+k][Lanes]
+	m     *BSA
+	jb    []float32 // J[i][j][r][e]: the d×d blocks, contiguous
+	x     []float32 // the loaded states [i][r][Lanes]; unused lanes zero
+	nb    int       // how many states are loaded
+	t     [Lanes]int
+	masks [Lanes][]bool // each state's masked tokens, used while its t is 0
+	xh    []float32     // x̂ [j][e][Lanes]
+	xi    []float32     // the query's x̂ [r][Lanes]
+	v     []float32     // J_ij x̂_j [j][r][Lanes]
+	s     []float32     // scores [j][Lanes]
+	pen   []float32     // 0, or invalidScore for a key masked on the first step [j][Lanes]
+	out   []float32     // Σ_j a_j v_j [r][Lanes]
+	xn    []float32     // the new states before their normalisation [i][r][Lanes]
+	w     []float64     // 1 for a token in its image's statistics, 0 for a masked one [i][Lanes]
+	px    []float32     // Decode's pixels [i·A+k][Lanes]
 }
 
 // NewChunker copies J into block order.
@@ -38,6 +44,7 @@ func (m *BSA) NewChunker() *Chunker {
 	n, d := m.N, m.D
 	c := &Chunker{m: m,
 		jb:  make([]float32, n*n*d*d),
+		x:   make([]float32, n*d*Lanes),
 		xh:  make([]float32, n*d*Lanes),
 		xi:  make([]float32, d*Lanes),
 		v:   make([]float32, n*d*Lanes),
@@ -45,7 +52,8 @@ func (m *BSA) NewChunker() *Chunker {
 		pen: make([]float32, n*Lanes),
 		out: make([]float32, d*Lanes),
 		xn:  make([]float32, n*d*Lanes),
-		tmp: make([]float32, d*m.NP),
+		w:   make([]float64, n*Lanes),
+		px:  make([]float32, n*m.A*Lanes),
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -59,43 +67,60 @@ func (m *BSA) NewChunker() *Chunker {
 	return c
 }
 
-// Step advances up to Lanes states by one step of the dynamics (§4), as
-// BSA.Step does, and writes the energy of each state before the step.
-func (c *Chunker) Step(states []*State, dy Dynamics, energy []float64) {
-	c.pass(states, dy, energy, true)
-}
-
-// Energy writes the NPL energy of up to Lanes states without stepping.
-func (c *Chunker) Energy(states []*State, dy Dynamics, energy []float64) {
-	c.pass(states, dy, energy, false)
-}
-
-func (c *Chunker) pass(states []*State, dy Dynamics, energy []float64, update bool) {
-	m := c.m
-	n, d, np := m.N, m.D, m.NP
+// Load puts up to Lanes states into the chunk (their step counts and
+// first-step masks with them).
+func (c *Chunker) Load(states []*State) {
+	n, d := c.m.N, c.m.D
 	if len(states) > Lanes {
-		panic("models: Chunker.Step: more states than Lanes")
+		panic("models: Chunker.Load: more states than Lanes")
 	}
-	// x̂ of every image, image-last; unused lanes stay zero.
-	clear(c.xh)
-	clear(c.pen)
-	first := false
+	clear(c.x)
+	c.nb = len(states)
 	for b, st := range states {
-		mask := firstMask(st)
-		m.layerNorm(c.tmp, st.X, mask)
-		for j := 0; j < n; j++ {
-			for e := 0; e < d; e++ {
-				c.xh[(j*d+e)*Lanes+b] = c.tmp[e*np+j]
-			}
-			if mask != nil && mask[j] {
-				c.pen[j*Lanes+b] = invalidScore
-				first = true
-			}
+		for k, v := range st.X[:n*d] {
+			c.x[k*Lanes+b] = v
 		}
+		c.t[b] = st.T
+		c.masks[b] = st.Masked
+	}
+}
+
+// Store writes the chunk's states back into states, which must be the ones
+// loaded, in the same order.
+func (c *Chunker) Store(states []*State) {
+	n, d := c.m.N, c.m.D
+	if len(states) != c.nb {
+		panic("models: Chunker.Store: not the loaded states")
+	}
+	for b, st := range states {
+		for k := range st.X[:n*d] {
+			st.X[k] = c.x[k*Lanes+b]
+		}
+		st.T = c.t[b]
+	}
+}
+
+// Step advances the loaded states by one step of the dynamics (§4), as
+// BSA.Step does, and writes the energy of each state before the step.
+func (c *Chunker) Step(dy Dynamics, energy []float64) {
+	c.pass(dy, energy, true)
+}
+
+// Energy writes the NPL energy of the loaded states without stepping.
+func (c *Chunker) Energy(dy Dynamics, energy []float64) {
+	c.pass(dy, energy, false)
+}
+
+func (c *Chunker) pass(dy Dynamics, energy []float64, update bool) {
+	m := c.m
+	n, d := m.N, m.D
+	first := c.normalize()
+	for b := range c.nb {
 		energy[b] = 0
 	}
 	var lse, norm [Lanes]float32
 	var ok [Lanes]bool
+	var g [Lanes]float32
 	for i := 0; i < n; i++ {
 		copy(c.xi, c.xh[i*d*Lanes:(i+1)*d*Lanes])
 		chunkScores(c.jb[i*n*d*d:(i+1)*n*d*d], c.xh, c.xi, c.v, c.s, n, d)
@@ -126,7 +151,7 @@ func (c *Chunker) pass(states []*State, dy Dynamics, energy []float64, update bo
 				}
 			}
 		}
-		for b := range states {
+		for b := range c.nb {
 			if ok[b] {
 				energy[b] -= float64(lse[b])
 			} else {
@@ -136,34 +161,133 @@ func (c *Chunker) pass(states []*State, dy Dynamics, energy []float64, update bo
 		if !update {
 			continue
 		}
-		for b, st := range states {
-			g := dy.Gamma * norm[b]
-			for r := 0; r < d; r++ {
-				c.xn[(i*d+r)*Lanes+b] = g*c.out[r*Lanes+b] + st.X[i*d+r]
-			}
+		for b := range g {
+			g[b] = dy.Gamma * norm[b]
 		}
+		chunkResidual(c.xn[i*d*Lanes:(i+1)*d*Lanes], c.out, c.x[i*d*Lanes:(i+1)*d*Lanes], &g)
 	}
 	if !update {
 		return
 	}
-	for b, st := range states {
-		var mean float64
-		for i := 0; i < n; i++ {
-			var ss float64
-			for r := 0; r < d; r++ {
-				v := float64(c.xn[(i*d+r)*Lanes+b])
-				ss += v * v
+	chunkRenorm(c.x, c.xn, n, d)
+	for b := range c.nb {
+		c.t[b]++
+	}
+}
+
+// chunkResidual writes xn[r][b] = g[b]·out[r][b] + x[r][b] for one token.
+var chunkResidual = chunkResidualGo
+
+func chunkResidualGo(xn, out, x []float32, g *[Lanes]float32) {
+	for k := range xn {
+		xn[k] = g[k%Lanes]*out[k] + x[k]
+	}
+}
+
+// chunkRenorm writes x = xn / (mean token norm + 10⁻⁹) for every image
+// (§4 step 4): per image, each token's norm from its float64 sum of squares,
+// their float64 mean in token order, and the float32 factor.
+var chunkRenorm = chunkRenormGo
+
+func chunkRenormGo(x, xn []float32, n, d int) {
+	var mean [Lanes]float64
+	for i := 0; i < n; i++ {
+		var ss [Lanes]float64
+		for r := 0; r < d; r++ {
+			row := xn[(i*d+r)*Lanes : (i*d+r+1)*Lanes]
+			for b := range ss {
+				v := float64(row[b])
+				ss[b] += v * v
 			}
-			mean += math.Sqrt(ss)
 		}
-		mean /= float64(n)
-		inv := float32(1 / (mean + 1e-9))
-		for i := 0; i < n; i++ {
-			for r := 0; r < d; r++ {
-				st.X[i*d+r] = c.xn[(i*d+r)*Lanes+b] * inv
+		for b := range mean {
+			mean[b] += math.Sqrt(ss[b])
+		}
+	}
+	var inv [Lanes]float32
+	for b := range inv {
+		inv[b] = float32(1 / (mean[b]/float64(n) + 1e-9))
+	}
+	for k := range x[:n*d*Lanes] {
+		x[k] = xn[k] * inv[k%Lanes]
+	}
+}
+
+// normalize writes x̂ of every loaded state into xh, image-last (unused
+// lanes zero), and invalidScore into pen for the keys masked on a first
+// step; it reports whether any key is. It is BSA.layerNorm (§4 step 1) on
+// the lanes: the same float64 sums in the same order for each image, so
+// the same bits, with a masked token's weight 0 in the statistics and
+// x̂ = 0.
+func (c *Chunker) normalize() (first bool) {
+	n, d := c.m.N, c.m.D
+	clear(c.pen)
+	for k := range c.w {
+		c.w[k] = 1
+	}
+	var cnt, den [Lanes]float64
+	for b := range Lanes {
+		cnt[b], den[b] = float64(n), float64(n-1)
+		if b >= c.nb || c.t[b] != 0 || c.masks[b] == nil {
+			continue
+		}
+		for i, masked := range c.masks[b][:n] {
+			if masked {
+				c.w[i*Lanes+b] = 0
+				c.pen[i*Lanes+b] = invalidScore
+				cnt[b]--
+				first = true
 			}
 		}
-		st.T++
+		den[b] = cnt[b]
+	}
+	chunkNormalize(c.x, c.w, &cnt, &den, c.xh, n, d)
+	return first
+}
+
+// chunkNormalize is layerNorm on the lanes: for each row r and image b, the
+// weighted mean and sum of squares over the tokens (float64, in token
+// order), sd = √(ss/den) (0 when den is 0) and xh = w·(x − μ)/(sd + 10⁻⁹).
+var chunkNormalize = chunkNormalizeGo
+
+func chunkNormalizeGo(x []float32, w []float64, cnt, den *[Lanes]float64, xh []float32, n, d int) {
+	var mu, ss, inv [Lanes]float64
+	for r := 0; r < d; r++ {
+		clear(mu[:])
+		clear(ss[:])
+		for i := 0; i < n; i++ {
+			xr := x[(i*d+r)*Lanes : (i*d+r+1)*Lanes]
+			wi := w[i*Lanes : (i+1)*Lanes]
+			for b := range mu {
+				mu[b] += wi[b] * float64(xr[b])
+			}
+		}
+		for b := range mu {
+			mu[b] /= cnt[b]
+		}
+		for i := 0; i < n; i++ {
+			xr := x[(i*d+r)*Lanes : (i*d+r+1)*Lanes]
+			wi := w[i*Lanes : (i+1)*Lanes]
+			for b := range ss {
+				dv := float64(xr[b]) - mu[b]
+				ss[b] += wi[b] * (dv * dv)
+			}
+		}
+		for b := range inv {
+			sd := 0.0
+			if den[b] > 0 {
+				sd = math.Sqrt(ss[b] / den[b])
+			}
+			inv[b] = 1 / (sd + 1e-9)
+		}
+		for i := 0; i < n; i++ {
+			xr := x[(i*d+r)*Lanes : (i*d+r+1)*Lanes]
+			wi := w[i*Lanes : (i+1)*Lanes]
+			out := xh[(i*d+r)*Lanes : (i*d+r+1)*Lanes]
+			for b := range out {
+				out[b] = float32(wi[b] * ((float64(xr[b]) - mu[b]) * inv[b]))
+			}
+		}
 	}
 }
 
@@ -267,26 +391,16 @@ func chunkRelu(s, v, out []float32, lambda float32, n, d int) {
 	}
 }
 
-// Decode writes the decoded images of states (at most Lanes) into preds:
+// Decode writes the decoded images of the loaded states into preds:
 // Embedding.Decode for the chunk at once, the couplings F broadcast over
 // the images' tokens.
-func (c *Chunker) Decode(states []*State, preds [][]float32) {
+func (c *Chunker) Decode(preds [][]float32) {
 	m := c.m
 	n, d, a := m.N, m.D, m.A
-	if c.xd == nil {
-		c.xd = make([]float32, n*d*Lanes)
-		c.px = make([]float32, n*a*Lanes)
-	}
-	clear(c.xd)
-	for b, st := range states {
-		for k, v := range st.X[:n*d] {
-			c.xd[k*Lanes+b] = v
-		}
-	}
-	chunkDecode(m.F, c.xd, c.px, n, d, a)
+	chunkDecode(m.F, c.x, c.px, n, d, a)
 	for q, idx := range m.Index[:n*a] {
 		row := c.px[q*Lanes : (q+1)*Lanes]
-		for b := range states {
+		for b := range c.nb {
 			preds[b][idx] = row[b]
 		}
 	}

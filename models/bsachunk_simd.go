@@ -3,8 +3,8 @@
 package models
 
 import (
+	"math"
 	"simd/archsimd"
-	"unsafe"
 )
 
 func init() {
@@ -13,6 +13,9 @@ func init() {
 		chunkClamp = chunkClampAVX512
 		chunkSoftmax = chunkSoftmaxAVX512
 		chunkDecode = chunkDecodeAVX512
+		chunkNormalize = chunkNormalizeAVX512
+		chunkResidual = chunkResidualAVX512
+		chunkRenorm = chunkRenormAVX512
 	}
 }
 
@@ -73,117 +76,31 @@ func chunkScoresAVX512(jb, xh, xi, v, s []float32, n, d int) {
 		}
 		return
 	}
-	// Go allocates 16 vector registers: the couplings' pass keeps the
-	// eight x̂_j vectors in registers, then a second pass over the stored
-	// v makes the scores with the query's eight x̂_i in registers.
-	for j := 0; j < n; j++ {
-		// One bounds check per key: the panels and the block as arrays.
-		x := (*[8 * Lanes]float32)(xh[j*8*Lanes:])
-		vo := (*[8 * Lanes]float32)(v[j*8*Lanes:])
-		blk := unsafe.Pointer(&(*[64]float32)(jb[j*64:])[0])
-		x0, x1, x2, x3 := ld(x, 0), ld(x, 16), ld(x, 32), ld(x, 48)
-		x4, x5, x6, x7 := ld(x, 64), ld(x, 80), ld(x, 96), ld(x, 112)
-		// Unrolled by hand (the compiler does not unroll loops).
-		var a, b archsimd.Float32x16
-		a = bc(blk, 0).Mul(x0)
-		b = bc(blk, 1).Mul(x1)
-		a = bc(blk, 2).MulAdd(x2, a)
-		b = bc(blk, 3).MulAdd(x3, b)
-		a = bc(blk, 4).MulAdd(x4, a)
-		b = bc(blk, 5).MulAdd(x5, b)
-		a = bc(blk, 6).MulAdd(x6, a)
-		b = bc(blk, 7).MulAdd(x7, b)
-		a.Add(b).Store((*[16]float32)(vo[0:16]))
-		a = bc(blk, 8).Mul(x0)
-		b = bc(blk, 9).Mul(x1)
-		a = bc(blk, 10).MulAdd(x2, a)
-		b = bc(blk, 11).MulAdd(x3, b)
-		a = bc(blk, 12).MulAdd(x4, a)
-		b = bc(blk, 13).MulAdd(x5, b)
-		a = bc(blk, 14).MulAdd(x6, a)
-		b = bc(blk, 15).MulAdd(x7, b)
-		a.Add(b).Store((*[16]float32)(vo[16:32]))
-		a = bc(blk, 16).Mul(x0)
-		b = bc(blk, 17).Mul(x1)
-		a = bc(blk, 18).MulAdd(x2, a)
-		b = bc(blk, 19).MulAdd(x3, b)
-		a = bc(blk, 20).MulAdd(x4, a)
-		b = bc(blk, 21).MulAdd(x5, b)
-		a = bc(blk, 22).MulAdd(x6, a)
-		b = bc(blk, 23).MulAdd(x7, b)
-		a.Add(b).Store((*[16]float32)(vo[32:48]))
-		a = bc(blk, 24).Mul(x0)
-		b = bc(blk, 25).Mul(x1)
-		a = bc(blk, 26).MulAdd(x2, a)
-		b = bc(blk, 27).MulAdd(x3, b)
-		a = bc(blk, 28).MulAdd(x4, a)
-		b = bc(blk, 29).MulAdd(x5, b)
-		a = bc(blk, 30).MulAdd(x6, a)
-		b = bc(blk, 31).MulAdd(x7, b)
-		a.Add(b).Store((*[16]float32)(vo[48:64]))
-		a = bc(blk, 32).Mul(x0)
-		b = bc(blk, 33).Mul(x1)
-		a = bc(blk, 34).MulAdd(x2, a)
-		b = bc(blk, 35).MulAdd(x3, b)
-		a = bc(blk, 36).MulAdd(x4, a)
-		b = bc(blk, 37).MulAdd(x5, b)
-		a = bc(blk, 38).MulAdd(x6, a)
-		b = bc(blk, 39).MulAdd(x7, b)
-		a.Add(b).Store((*[16]float32)(vo[64:80]))
-		a = bc(blk, 40).Mul(x0)
-		b = bc(blk, 41).Mul(x1)
-		a = bc(blk, 42).MulAdd(x2, a)
-		b = bc(blk, 43).MulAdd(x3, b)
-		a = bc(blk, 44).MulAdd(x4, a)
-		b = bc(blk, 45).MulAdd(x5, b)
-		a = bc(blk, 46).MulAdd(x6, a)
-		b = bc(blk, 47).MulAdd(x7, b)
-		a.Add(b).Store((*[16]float32)(vo[80:96]))
-		a = bc(blk, 48).Mul(x0)
-		b = bc(blk, 49).Mul(x1)
-		a = bc(blk, 50).MulAdd(x2, a)
-		b = bc(blk, 51).MulAdd(x3, b)
-		a = bc(blk, 52).MulAdd(x4, a)
-		b = bc(blk, 53).MulAdd(x5, b)
-		a = bc(blk, 54).MulAdd(x6, a)
-		b = bc(blk, 55).MulAdd(x7, b)
-		a.Add(b).Store((*[16]float32)(vo[96:112]))
-		a = bc(blk, 56).Mul(x0)
-		b = bc(blk, 57).Mul(x1)
-		a = bc(blk, 58).MulAdd(x2, a)
-		b = bc(blk, 59).MulAdd(x3, b)
-		a = bc(blk, 60).MulAdd(x4, a)
-		b = bc(blk, 61).MulAdd(x5, b)
-		a = bc(blk, 62).MulAdd(x6, a)
-		b = bc(blk, 63).MulAdd(x7, b)
-		a.Add(b).Store((*[16]float32)(vo[112:128]))
-	}
-	q := (*[8 * Lanes]float32)(xi)
-	q0, q1, q2, q3 := ld(q, 0), ld(q, 16), ld(q, 32), ld(q, 48)
-	q4, q5, q6, q7 := ld(q, 64), ld(q, 80), ld(q, 96), ld(q, 112)
-	for j := 0; j < n; j++ {
-		vo := (*[8 * Lanes]float32)(v[j*8*Lanes:])
-		sa := q0.Mul(ld(vo, 0))
-		sb := q1.Mul(ld(vo, 16))
-		sa = q2.MulAdd(ld(vo, 32), sa)
-		sb = q3.MulAdd(ld(vo, 48), sb)
-		sa = q4.MulAdd(ld(vo, 64), sa)
-		sb = q5.MulAdd(ld(vo, 80), sb)
-		sa = q6.MulAdd(ld(vo, 96), sa)
-		sb = q7.MulAdd(ld(vo, 112), sb)
-		sa.Add(sb).Store((*[16]float32)(s[j*Lanes:]))
+	// Go's compiler keeps 16 vector registers and loads each broadcast
+	// separately; the assembly kernel uses all 32 and broadcasts inside
+	// the multiply-add.
+	if n > 0 {
+		chunkScores8ASM(&jb[0], &xh[0], &xi[0], &v[0], &s[0], n)
 	}
 }
 
-// bc broadcasts the float at p[k].
-func bc(p unsafe.Pointer, k uintptr) archsimd.Float32x16 {
-	return archsimd.BroadcastFloat32x16(*(*float32)(unsafe.Add(p, 4*k)))
-}
+// chunkScores8ASM is chunkScoresGo for d = 8 (bsachunk_amd64.s); the
+// caller has checked the lengths.
+//
+//go:noescape
+func chunkScores8ASM(jb, xh, xi, v, s *float32, n int)
 
-// ld loads the 16 floats of a at k (k a constant: no bounds check).
-func ld(a *[8 * Lanes]float32, k int) archsimd.Float32x16 {
-	return archsimd.LoadFloat32x16((*[16]float32)(a[k : k+16]))
-}
+// softmaxConsts are chunkSoftmax8ASM's constants in the order it reads
+// them: λ, invalidBelow, exp16's range, log₂e, −ln 2 in two parts, the
+// Taylor coefficients 1/720 … 1, invalidScore.
+type softmaxConsts [14]float32
+
+// chunkSoftmax8ASM is chunkSoftmaxGo with weigh for d = 8
+// (bsachunk_amd64.s); it writes each image's largest score to mx and the
+// sum of the weights to sum. The caller has checked the lengths.
+//
+//go:noescape
+func chunkSoftmax8ASM(s, v, out *float32, n int, c *softmaxConsts, mx, sum *[Lanes]float32)
 
 func chunkClampAVX512(s []float32, clamp float32) {
 	cv := archsimd.BroadcastFloat32x16(clamp)
@@ -198,6 +115,14 @@ func chunkSoftmaxAVX512(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]boo
 	_ = s[n*Lanes-1]
 	_ = v[n*d*Lanes-1]
 	_ = out[d*Lanes-1]
+	var m [Lanes]float32
+	if weigh && d == 8 {
+		c := softmaxConsts{lambda, invalidBelow, -87.3, 88.3, 1.4426950408889634, -0.693145751953125,
+			-1.428606765330187e-06, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1, invalidScore}
+		chunkSoftmax8ASM(&s[0], &v[0], &out[0], n, &c, &m, &sum)
+		logSumExp(&m, &sum, lse, ok, lambda)
+		return sum
+	}
 	mx := archsimd.BroadcastFloat32x16(invalidScore)
 	for j := 0; j < n; j++ {
 		mx = mx.Max(vec(s, j*Lanes))
@@ -206,48 +131,98 @@ func chunkSoftmaxAVX512(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]boo
 	shift := mx.Mul(lv)
 	lim := archsimd.BroadcastFloat32x16(invalidBelow)
 	var acc archsimd.Float32x16
-	if weigh && d == 8 {
-		var o0, o1, o2, o3, o4, o5, o6, o7 archsimd.Float32x16
-		for j := 0; j < n; j++ {
-			x := vec(s, j*Lanes)
-			a := exp16(x.Mul(lv).Sub(shift)).Masked(x.Greater(lim))
-			acc = acc.Add(a)
-			o := j * 8 * Lanes
-			o0 = a.MulAdd(vec(v, o), o0)
-			o1 = a.MulAdd(vec(v, o+16), o1)
-			o2 = a.MulAdd(vec(v, o+32), o2)
-			o3 = a.MulAdd(vec(v, o+48), o3)
-			o4 = a.MulAdd(vec(v, o+64), o4)
-			o5 = a.MulAdd(vec(v, o+80), o5)
-			o6 = a.MulAdd(vec(v, o+96), o6)
-			o7 = a.MulAdd(vec(v, o+112), o7)
-		}
-		store(o0, out, 0)
-		store(o1, out, 16)
-		store(o2, out, 32)
-		store(o3, out, 48)
-		store(o4, out, 64)
-		store(o5, out, 80)
-		store(o6, out, 96)
-		store(o7, out, 112)
-	} else {
+	if weigh {
+		clear(out[:d*Lanes])
+	}
+	for j := 0; j < n; j++ {
+		x := vec(s, j*Lanes)
+		a := exp16(x.Mul(lv).Sub(shift)).Masked(x.Greater(lim))
+		acc = acc.Add(a)
 		if weigh {
-			clear(out[:d*Lanes])
-		}
-		for j := 0; j < n; j++ {
-			x := vec(s, j*Lanes)
-			a := exp16(x.Mul(lv).Sub(shift)).Masked(x.Greater(lim))
-			acc = acc.Add(a)
-			if weigh {
-				for r := 0; r < d; r++ {
-					store(a.MulAdd(vec(v, (j*d+r)*Lanes), vec(out, r*Lanes)), out, r*Lanes)
-				}
+			for r := 0; r < d; r++ {
+				store(a.MulAdd(vec(v, (j*d+r)*Lanes), vec(out, r*Lanes)), out, r*Lanes)
 			}
 		}
 	}
-	var m [Lanes]float32
 	mx.Store(&m)
 	acc.Store(&sum)
 	logSumExp(&m, &sum, lse, ok, lambda)
 	return sum
+}
+
+// chunkNormalizeAVX512 is chunkNormalizeGo with each half of the chunk's
+// images in a float64 vector: the same operations in the same order on
+// every image, so the same bits (no fused multiply-add).
+func chunkNormalizeAVX512(x []float32, w []float64, cnt, den *[Lanes]float64, xh []float32, n, d int) {
+	_ = x[n*d*Lanes-1]
+	_ = xh[n*d*Lanes-1]
+	_ = w[n*Lanes-1]
+	var inv [Lanes]float64
+	for r := 0; r < d; r++ {
+		for h := 0; h < Lanes; h += 8 {
+			var mu, ss archsimd.Float64x8
+			for i := 0; i < n; i++ {
+				xv := archsimd.LoadFloat32x8((*[8]float32)(x[(i*d+r)*Lanes+h:])).ConvertToFloat64()
+				wv := archsimd.LoadFloat64x8((*[8]float64)(w[i*Lanes+h:]))
+				mu = mu.Add(wv.Mul(xv))
+			}
+			mu = mu.Div(archsimd.LoadFloat64x8((*[8]float64)(cnt[h:])))
+			for i := 0; i < n; i++ {
+				xv := archsimd.LoadFloat32x8((*[8]float32)(x[(i*d+r)*Lanes+h:])).ConvertToFloat64()
+				wv := archsimd.LoadFloat64x8((*[8]float64)(w[i*Lanes+h:]))
+				dv := xv.Sub(mu)
+				ss = ss.Add(wv.Mul(dv.Mul(dv)))
+			}
+			var sv [8]float64
+			ss.Store(&sv)
+			for b := range 8 {
+				sd := 0.0
+				if den[h+b] > 0 {
+					sd = math.Sqrt(sv[b] / den[h+b])
+				}
+				inv[h+b] = 1 / (sd + 1e-9)
+			}
+			iv := archsimd.LoadFloat64x8((*[8]float64)(inv[h:]))
+			for i := 0; i < n; i++ {
+				xv := archsimd.LoadFloat32x8((*[8]float32)(x[(i*d+r)*Lanes+h:])).ConvertToFloat64()
+				wv := archsimd.LoadFloat64x8((*[8]float64)(w[i*Lanes+h:]))
+				wv.Mul(xv.Sub(mu).Mul(iv)).ConvertToFloat32().Store((*[8]float32)(xh[(i*d+r)*Lanes+h:]))
+			}
+		}
+	}
+}
+
+// chunkResidualAVX512 is chunkResidualGo a vector per row (unfused, so
+// the same bits).
+func chunkResidualAVX512(xn, out, x []float32, g *[Lanes]float32) {
+	gv := archsimd.LoadFloat32x16(g)
+	for k := 0; k+Lanes <= len(xn); k += Lanes {
+		store(gv.Mul(vec(out, k)).Add(vec(x, k)), xn, k)
+	}
+}
+
+// chunkRenormAVX512 is chunkRenormGo with each half of the images in a
+// float64 vector: the same operations in the same order, so the same bits.
+func chunkRenormAVX512(x, xn []float32, n, d int) {
+	_ = x[n*d*Lanes-1]
+	_ = xn[n*d*Lanes-1]
+	var inv [Lanes]float32
+	for h := 0; h < Lanes; h += 8 {
+		var mean archsimd.Float64x8
+		for i := 0; i < n; i++ {
+			var ss archsimd.Float64x8
+			for r := 0; r < d; r++ {
+				v := archsimd.LoadFloat32x8((*[8]float32)(xn[(i*d+r)*Lanes+h:])).ConvertToFloat64()
+				ss = ss.Add(v.Mul(v))
+			}
+			mean = mean.Add(ss.Sqrt())
+		}
+		one := archsimd.BroadcastFloat64x8(1)
+		f := one.Div(mean.Div(archsimd.BroadcastFloat64x8(float64(n))).Add(archsimd.BroadcastFloat64x8(1e-9)))
+		f.ConvertToFloat32().Store((*[8]float32)(inv[h:]))
+	}
+	iv := archsimd.LoadFloat32x16(&inv)
+	for k := 0; k < n*d*Lanes; k += Lanes {
+		store(vec(xn, k).Mul(iv), x, k)
+	}
 }

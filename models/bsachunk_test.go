@@ -43,9 +43,11 @@ func TestChunkerMatchesStep(t *testing.T) {
 		w := m.NewWorkspace(len(a))
 		c := m.NewChunker()
 		ea, eb := make([]float64, len(a)), make([]float64, len(a))
+		c.Load(b)
 		for step := 0; step < 4; step++ {
 			m.Step(w, a, dy, nil, ea)
-			c.Step(b, dy, eb)
+			c.Step(dy, eb)
+			c.Store(b)
 			for k := range a {
 				if rel := math.Abs(ea[k]-eb[k]) / math.Abs(ea[k]); !(rel < 1e-5) {
 					t.Fatalf("P=%d d=%d %v: step %d image %d: energy %g chunked, %g per image", tc.p, tc.d, tc.attn, step, k, eb[k], ea[k])
@@ -59,7 +61,7 @@ func TestChunkerMatchesStep(t *testing.T) {
 			}
 		}
 		m.Energy(w, a, dy, ea)
-		c.Energy(b, dy, eb)
+		c.Energy(dy, eb)
 		for k := range a {
 			if rel := math.Abs(ea[k]-eb[k]) / math.Abs(ea[k]); !(rel < 1e-5) {
 				t.Fatalf("energy only: image %d: %g chunked, %g per image", k, eb[k], ea[k])
@@ -136,6 +138,64 @@ func BenchmarkChunkScores(b *testing.B) {
 	b.ReportMetric(float64(b.N)*float64(n*(d*d+d)*Lanes)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 }
 
+// TestChunkLaneKernelsMatchGo: the lane kernels of the normalisation, the
+// residual update and the renormalisation this CPU runs give the portable
+// ones' bits (same operations in the same order, none fused), with masked
+// tokens (weight 0) and a lane whose count leaves no degrees of freedom.
+func TestChunkLaneKernelsMatchGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range []int{8, 3} {
+		n := 37
+		x := randn(rng, n*d*Lanes)
+		w := make([]float64, n*Lanes)
+		var cnt, den [Lanes]float64
+		for b := range Lanes {
+			cnt[b] = float64(n)
+			for i := 0; i < n; i++ {
+				w[i*Lanes+b] = 1
+				if b%3 == 0 && rng.IntN(4) == 0 {
+					w[i*Lanes+b] = 0
+					cnt[b]--
+				}
+			}
+			den[b] = cnt[b] - 1
+			if b%3 == 0 {
+				den[b] = cnt[b]
+			}
+		}
+		den[5] = 0
+		h1, h2 := make([]float32, n*d*Lanes), make([]float32, n*d*Lanes)
+		chunkNormalizeGo(x, w, &cnt, &den, h1, n, d)
+		chunkNormalize(x, w, &cnt, &den, h2, n, d)
+		for k := range h1 {
+			if math.Float32bits(h1[k]) != math.Float32bits(h2[k]) {
+				t.Fatalf("d=%d: normalised %d: %g, portable %g", d, k, h2[k], h1[k])
+			}
+		}
+		var g [Lanes]float32
+		for b := range g {
+			g[b] = float32(rng.NormFloat64())
+		}
+		out := randn(rng, d*Lanes)
+		r1, r2 := make([]float32, d*Lanes), make([]float32, d*Lanes)
+		chunkResidualGo(r1, out, x[:d*Lanes], &g)
+		chunkResidual(r2, out, x[:d*Lanes], &g)
+		y1, y2 := make([]float32, n*d*Lanes), make([]float32, n*d*Lanes)
+		chunkRenormGo(y1, x, n, d)
+		chunkRenorm(y2, x, n, d)
+		for k := range r1 {
+			if math.Float32bits(r1[k]) != math.Float32bits(r2[k]) {
+				t.Fatalf("d=%d: residual %d: %g, portable %g", d, k, r2[k], r1[k])
+			}
+		}
+		for k := range y1 {
+			if math.Float32bits(y1[k]) != math.Float32bits(y2[k]) {
+				t.Fatalf("d=%d: renormalised %d: %g, portable %g", d, k, y2[k], y1[k])
+			}
+		}
+	}
+}
+
 // TestChunkDecodeMatchesDecode: the chunk's decode gives each image's
 // per-image Decode (within 1e-5: fused multiply-adds round once, and the
 // ratio c₀/(c₀+c₁) magnifies that where both are small), masked
@@ -167,7 +227,8 @@ func TestChunkDecodeMatchesDecode(t *testing.T) {
 		for b := range got {
 			got[b] = make([]float32, Pixels)
 		}
-		c.Decode(states, got)
+		c.Load(states)
+		c.Decode(got)
 		want := make([]float32, Pixels)
 		for b, st := range states {
 			m.Decode(want, st.X)

@@ -28,7 +28,8 @@ func storeU(x archsimd.Float32x16, p []float32, k int) {
 	x.Store((*[16]float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(p)), k*4)))
 }
 
-// gemmAVX512 tiles C into 4 rows × 64 columns (16 accumulators) and
+// gemmAVX512 tiles C into 6 rows × 64 columns (24 accumulators, in
+// assembly: Go's compiler keeps 16 vector registers) and
 // 8 rows × 16 columns, with a scalar tail for n not a multiple of 16.
 func gemmAVX512(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
 	if m == 0 || n == 0 || k == 0 {
@@ -44,14 +45,9 @@ func gemmAVX512(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int
 	_ = c[(m-1)*ldc+n-1]
 	j := 0
 	for ; j+64 <= n; j += 64 {
-		i := 0
-		for ; i+4 <= m; i += 4 {
-			gemm4x64(k, a, i*sa, sa, sk, b, j, ldb, c, i*ldc+j, ldc)
-		}
-		for ; i < m; i++ {
-			for jj := j; jj < j+64; jj += 16 {
-				gemm1x16(k, a, i*sa, sk, b, jj, ldb, c, i*ldc+jj)
-			}
+		for i := 0; i < m; i += 6 {
+			r := min(6, m-i)
+			gemmTiles[r-1](k, &a[i*sa], sa, sk, &b[j], ldb, &c[i*ldc+j], ldc)
 		}
 	}
 	for ; j+16 <= n; j += 16 {
@@ -76,33 +72,29 @@ func gemmAVX512(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int
 	}
 }
 
-func gemm4x64(k int, a []float32, ao, sa, sk int, b []float32, bo, ldb int, c []float32, co, ldc int) {
-	var c00, c01, c02, c03, c10, c11, c12, c13 archsimd.Float32x16
-	var c20, c21, c22, c23, c30, c31, c32, c33 archsimd.Float32x16
-	for p := 0; p < k; p++ {
-		b0, b1, b2, b3 := vecU(b, bo), vecU(b, bo+16), vecU(b, bo+32), vecU(b, bo+48)
-		a0 := archsimd.BroadcastFloat32x16(at(a, ao))
-		a1 := archsimd.BroadcastFloat32x16(at(a, ao+sa))
-		c00, c01, c02, c03 = a0.MulAdd(b0, c00), a0.MulAdd(b1, c01), a0.MulAdd(b2, c02), a0.MulAdd(b3, c03)
-		c10, c11, c12, c13 = a1.MulAdd(b0, c10), a1.MulAdd(b1, c11), a1.MulAdd(b2, c12), a1.MulAdd(b3, c13)
-		a2 := archsimd.BroadcastFloat32x16(at(a, ao+2*sa))
-		a3 := archsimd.BroadcastFloat32x16(at(a, ao+3*sa))
-		c20, c21, c22, c23 = a2.MulAdd(b0, c20), a2.MulAdd(b1, c21), a2.MulAdd(b2, c22), a2.MulAdd(b3, c23)
-		c30, c31, c32, c33 = a3.MulAdd(b0, c30), a3.MulAdd(b1, c31), a3.MulAdd(b2, c32), a3.MulAdd(b3, c33)
-		ao += sk
-		bo += ldb
-	}
-	acc := func(o int, x0, x1, x2, x3 archsimd.Float32x16) {
-		storeU(vecU(c, o).Add(x0), c, o)
-		storeU(vecU(c, o+16).Add(x1), c, o+16)
-		storeU(vecU(c, o+32).Add(x2), c, o+32)
-		storeU(vecU(c, o+48).Add(x3), c, o+48)
-	}
-	acc(co, c00, c01, c02, c03)
-	acc(co+ldc, c10, c11, c12, c13)
-	acc(co+2*ldc, c20, c21, c22, c23)
-	acc(co+3*ldc, c30, c31, c32, c33)
+// gemmTiles are the assembly tiles of 1 … 6 rows × 64 columns
+// (gemm_amd64.s), indexed by rows − 1.
+var gemmTiles = [6]func(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int){
+	gemm1x64ASM, gemm2x64ASM, gemm3x64ASM, gemm4x64ASM, gemm5x64ASM, gemm6x64ASM,
 }
+
+//go:noescape
+func gemm1x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func gemm2x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func gemm3x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func gemm4x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func gemm5x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func gemm6x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
 
 func gemm8x16(k int, a []float32, ao, sa, sk int, b []float32, bo, ldb int, c []float32, co, ldc int) {
 	var c0, c1, c2, c3, c4, c5, c6, c7 archsimd.Float32x16

@@ -146,7 +146,7 @@ func init() {
 	if archsimd.X86.AVX512() {
 		dotQ = dotQAVX512
 		dots1x4 = dots1x4AVX512
-		dots2x4 = dots2x4AVX512
+		dots4x6 = dots4x6AVX512
 		argmax = argmaxAVX512
 		above = aboveAVX512
 	}
@@ -198,36 +198,44 @@ func dots1x4AVX512(z []float32, m *[4][]float32, out *[4]float32) {
 	out[3] = lanesOf(a3, z, m3, n)
 }
 
-// dots2x4AVX512 keeps its 8 accumulators, 4 row vectors and a prediction
-// vector in registers (Go uses 16 of the vector registers).
-func dots2x4AVX512(z *[2][]float32, m *[4][]float32, out *[8]float32) {
+// dots4x6AVX512 runs dots4x6ASM (bsachunk_amd64.s) over the whole 16-value
+// blocks, then adds each product's tail into its lanes and sums them as
+// lanesOf does: dotQ's bits.
+func dots4x6AVX512(z *[4][]float32, m *[6][]float32, out *[24]float32) {
 	q := len(z[0])
 	n := q &^ 15
-	z0, z1 := z[0][:q], z[1][:q]
-	m0, m1, m2, m3 := m[0][:q], m[1][:q], m[2][:q], m[3][:q]
-	var a00, a01, a02, a03, a10, a11, a12, a13 archsimd.Float32x16
-	for i := 0; i < n; i += 16 {
-		r0, r1, r2, r3 := vecU(m0, i), vecU(m1, i), vecU(m2, i), vecU(m3, i)
-		x := vecU(z0, i)
-		a00 = x.MulAdd(r0, a00)
-		a01 = x.MulAdd(r1, a01)
-		a02 = x.MulAdd(r2, a02)
-		a03 = x.MulAdd(r3, a03)
-		x = vecU(z1, i)
-		a10 = x.MulAdd(r0, a10)
-		a11 = x.MulAdd(r1, a11)
-		a12 = x.MulAdd(r2, a12)
-		a13 = x.MulAdd(r3, a13)
+	var zp [4]*float32
+	var mp [6]*float32
+	for c := range zp {
+		zp[c] = unsafe.SliceData(z[c][:q])
 	}
-	out[0] = lanesOf(a00, z0, m0, n)
-	out[1] = lanesOf(a01, z0, m1, n)
-	out[2] = lanesOf(a02, z0, m2, n)
-	out[3] = lanesOf(a03, z0, m3, n)
-	out[4] = lanesOf(a10, z1, m0, n)
-	out[5] = lanesOf(a11, z1, m1, n)
-	out[6] = lanesOf(a12, z1, m2, n)
-	out[7] = lanesOf(a13, z1, m3, n)
+	for r := range mp {
+		mp[r] = unsafe.SliceData(m[r][:q])
+	}
+	if n == q && n > 0 {
+		dots4x6SumASM(&zp, &mp, n/16, out)
+		return
+	}
+	var acc [24][16]float32
+	if n > 0 {
+		dots4x6ASM(&zp, &mp, n/16, &acc)
+	}
+	for c := range z {
+		for r := range m {
+			out[c*6+r] = lanesOf(archsimd.LoadFloat32x16(&acc[c*6+r]), z[c], m[r], n)
+		}
+	}
 }
+
+// dots4x6ASM: see bsachunk_amd64.s.
+//
+//go:noescape
+func dots4x6ASM(z *[4]*float32, m *[6]*float32, blocks int, acc *[24][16]float32)
+
+// dots4x6SumASM: see bsachunk_amd64.s.
+//
+//go:noescape
+func dots4x6SumASM(z *[4]*float32, m *[6]*float32, blocks int, out *[24]float32)
 
 func argmaxAVX512(ub []float32) int {
 	n := len(ub) &^ 15

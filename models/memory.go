@@ -302,7 +302,7 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 
 // denseBlock rows (196 KiB at Q = 784) stay in the core's cache while
 // every dense prediction is multiplied with them.
-const denseBlock = 64
+const denseBlock = 60
 
 // denseSearch takes every row's exact product with the predictions ps
 // (indices into the standardised z), block by block of rows.
@@ -311,26 +311,26 @@ func (mem *Memory) denseSearch(z []float32, ps []int, idx []int, corr []float32)
 	for _, p := range ps {
 		idx[p], corr[p] = 0, float32(math.Inf(-1))
 	}
-	var zs [2][]float32
-	var m [4][]float32
-	var out [8]float32
+	var zs [4][]float32
+	var m [6][]float32
+	var out [24]float32
 	for b0 := 0; b0 < M; b0 += denseBlock {
 		b1 := min(b0+denseBlock, M)
-		for i := 0; i < len(ps); i += 2 {
+		for i := 0; i < len(ps); i += len(zs) {
 			for c := range zs {
 				p := ps[min(i+c, len(ps)-1)]
 				zs[c] = z[p*Q : (p+1)*Q]
 			}
-			for k := b0; k < b1; k += 4 {
+			for k := b0; k < b1; k += len(m) {
 				for r := range m {
 					kr := min(k+r, b1-1)
 					m[r] = mem.rows[kr*Q : (kr+1)*Q]
 				}
-				dots2x4(&zs, &m, &out)
-				for c := 0; c < 2 && i+c < len(ps); c++ {
+				dots4x6(&zs, &m, &out)
+				for c := 0; c < len(zs) && i+c < len(ps); c++ {
 					p := ps[i+c]
-					for r := 0; r < 4 && k+r < b1; r++ {
-						if v := out[c*4+r]; v > corr[p] {
+					for r := 0; r < len(m) && k+r < b1; r++ {
+						if v := out[c*len(m)+r]; v > corr[p] {
 							corr[p], idx[p] = v, k+r
 						}
 					}
@@ -382,8 +382,8 @@ func grow(s []float32, n int) []float32 {
 }
 
 // The search's kernels. dotQ is Σ a[i]·b[i] in float32, the exact product
-// of the search; dots1x4 and dots2x4 take four and eight of them with the
-// same arithmetic (so the same bits), out[c*4+r] = dotQ(z[c], m[r]).
+// of the search; dots1x4 and dots4x6 take four and twenty-four of them with the
+// same arithmetic (so the same bits), out[c*4+r] = dotQ(z[c], m[r]) (dots4x6: out[c*6+r]).
 // Their loops check no bounds: every slice holds at least len(z) values.
 // argmax is the index of ub's first maximum; above appends to dst the k
 // with ub[k] ≥ thr in increasing order and reports false once more than
@@ -391,7 +391,7 @@ func grow(s []float32, n int) []float32 {
 var (
 	dotQ    = dotQGo
 	dots1x4 = dots1x4Go
-	dots2x4 = dots2x4Go
+	dots4x6 = dots4x6Go
 	argmax  = argmaxGo
 	above   = aboveGo
 )
@@ -402,10 +402,10 @@ func dots1x4Go(z []float32, m *[4][]float32, out *[4]float32) {
 	}
 }
 
-func dots2x4Go(z *[2][]float32, m *[4][]float32, out *[8]float32) {
+func dots4x6Go(z *[4][]float32, m *[6][]float32, out *[24]float32) {
 	for c := range z {
 		for r := range m {
-			out[c*4+r] = dotQGo(z[c], m[r])
+			out[c*6+r] = dotQGo(z[c], m[r])
 		}
 	}
 }

@@ -177,19 +177,23 @@ func TestMemoryNearest(t *testing.T) {
 func TestSearchKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	for _, q := range []int{16, 23, 784} {
-		var z, m [4][]float32
+		var z [4][]float32
+		var m [6][]float32
 		for r := range z {
-			z[r], m[r] = guarded(rng, q), guarded(rng, q)
+			z[r] = guarded(rng, q)
+		}
+		for r := range m {
+			m[r] = guarded(rng, q)
 		}
 		var o4 [4]float32
-		var o8 [8]float32
-		dots1x4(z[1], &m, &o4)
-		dots2x4(&[2][]float32{z[0], z[1]}, &m, &o8)
+		var o24 [24]float32
+		dots1x4(z[1], (*[4][]float32)(m[:4]), &o4)
+		dots4x6(&z, &m, &o24)
 		for c := range z {
 			for r := range m {
 				want := dotQ(z[c], m[r])
-				if c < 2 && o8[c*4+r] != want || c == 1 && o4[r] != want {
-					t.Fatalf("q=%d (%d,%d): dots2x4 %g, dots1x4 %g, dotQ %g", q, c, r, o8[min(c, 1)*4+r], o4[r], want)
+				if o24[c*6+r] != want || c == 1 && r < 4 && o4[r] != want {
+					t.Fatalf("q=%d (%d,%d): dots4x6 %g, dots1x4 %g, dotQ %g", q, c, r, o24[c*6+r], o4[r%4], want)
 				}
 				if !closeTo(float64(want), float64(dotQNaive(z[c], m[r])), 1e-5) {
 					t.Fatalf("q=%d: dotQ %g, naive %g", q, want, dotQNaive(z[c], m[r]))

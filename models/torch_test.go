@@ -53,10 +53,12 @@ func TestPyTorchFixture(t *testing.T) {
 		chunk = append(chunk, m.NewState(img, nil))
 	}
 	ec := make([]float64, len(chunk))
+	c.Load(chunk)
 	for step := 0; step < 3; step++ {
 		e := make([]float64, 1)
 		m.Step(w, []*State{st}, DefaultDynamics(), [][]float32{alpha}, e)
-		c.Step(chunk, DefaultDynamics(), ec)
+		c.Step(DefaultDynamics(), ec)
+		c.Store(chunk)
 		want := ts["test.energy"+itoa(step)].Data[0]
 		if !closeTo(e[0], float64(want), 1e-4) || !closeTo(ec[0], float64(want), 1e-4) {
 			t.Fatalf("step %d: energy %g (chunked %g), PyTorch %g", step, e[0], ec[0], want)

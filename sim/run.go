@@ -33,13 +33,14 @@ func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Co
 			for b := range states {
 				states[b] = BSAState(m, inputs[c0+b])
 			}
+			c.Load(states)
 			for t := 0; t <= steps && ctx.Err() == nil; t++ {
-				c.Decode(states, preds)
+				c.Decode(preds)
 				// The energy of state t comes from the step that leaves it.
 				if t < steps {
-					c.Step(states, dy, energy)
+					c.Step(dy, energy)
 				} else {
-					c.Energy(states, dy, energy)
+					c.Energy(dy, energy)
 				}
 				for b := range states {
 					visit(t, c0+b, preds[b], energy[b])
