@@ -115,12 +115,10 @@ func (c *Chunker) pass(dy Dynamics, energy []float64, update bool) {
 	m := c.m
 	n, d := m.N, m.D
 	first := c.normalize()
-	for b := range c.nb {
-		energy[b] = 0
-	}
-	var lse, norm [Lanes]float32
+	var mx, norm, g [Lanes]float32
 	var ok [Lanes]bool
-	var g [Lanes]float32
+	var en energyAcc
+	en.reset()
 	for i := 0; i < n; i++ {
 		copy(c.xi, c.xh[i*d*Lanes:(i+1)*d*Lanes])
 		chunkScores(c.jb[i*n*d*d:(i+1)*n*d*d], c.xh, c.xi, c.v, c.s, n, d)
@@ -137,25 +135,20 @@ func (c *Chunker) pass(dy Dynamics, energy []float64, update bool) {
 		}
 		if dy.Attn == ReluSeqlen {
 			// α_ij = max(λ s_ij, 0)/N, with the softmax's energy.
-			chunkSoftmax(c.s, c.v, c.out, &lse, &ok, dy.Lambda, n, d, false)
+			sum := chunkSoftmax(c.s, c.v, c.out, &mx, dy.Lambda, n, d, false)
+			en.add(&mx, &sum, &ok)
 			chunkRelu(c.s, c.v, c.out, dy.Lambda, n, d)
 			for b := range norm {
 				norm[b] = 1 / float32(n)
 			}
 		} else {
-			sum := chunkSoftmax(c.s, c.v, c.out, &lse, &ok, dy.Lambda, n, d, update)
+			sum := chunkSoftmax(c.s, c.v, c.out, &mx, dy.Lambda, n, d, update)
+			en.add(&mx, &sum, &ok)
 			for b := range norm {
 				norm[b] = 0
 				if ok[b] {
 					norm[b] = 1 / sum[b]
 				}
-			}
-		}
-		for b := range c.nb {
-			if ok[b] {
-				energy[b] -= float64(lse[b])
-			} else {
-				energy[b] = math.NaN()
 			}
 		}
 		if !update {
@@ -166,6 +159,7 @@ func (c *Chunker) pass(dy Dynamics, energy []float64, update bool) {
 		}
 		chunkResidual(c.xn[i*d*Lanes:(i+1)*d*Lanes], c.out, c.x[i*d*Lanes:(i+1)*d*Lanes], &g)
 	}
+	en.energy(energy[:c.nb], dy.Lambda)
 	if !update {
 		return
 	}
@@ -327,13 +321,11 @@ func chunkClampGo(s []float32, clamp float32) {
 }
 
 // chunkSoftmax, per image b: the largest valid score mx, the weights
-// a_j = exp(λ(s_j − mx)) of valid keys and their sum; lse = (1/λ) log Σ_j
-// exp(λ s_j) and ok (some key is valid). With weigh it also writes
+// a_j = exp(λ(s_j − mx)) of valid keys and their sum. With weigh it also writes
 // out[r][b] = Σ_j a_j v[j][r][b] (unnormalised).
 var chunkSoftmax = chunkSoftmaxGo
 
-func chunkSoftmaxGo(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]bool, lambda float32, n, d int, weigh bool) (sum [Lanes]float32) {
-	var mx [Lanes]float32
+func chunkSoftmaxGo(s, v, out []float32, mx *[Lanes]float32, lambda float32, n, d int, weigh bool) (sum [Lanes]float32) {
 	for b := range mx {
 		mx[b] = invalidScore
 	}
@@ -358,19 +350,60 @@ func chunkSoftmaxGo(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]bool, l
 			}
 		}
 	}
-	logSumExp(&mx, &sum, lse, ok, lambda)
 	return sum
 }
 
-// logSumExp sets, per image, ok (some key is valid: mx above invalidBelow)
-// and lse = mx + (1/λ) log sum, from the largest score and the sum of the
-// shifted weights.
-func logSumExp(mx, sum, lse *[Lanes]float32, ok *[Lanes]bool, lambda float32) {
+// energyAcc sums, per image, the query rows' lse_i = mx_i + (1/λ) log sum_i
+// for the energy −Σ_i lse_i, without a logarithm per row: the sums (each
+// in [1, N]) are multiplied in float64 and their product's logarithm taken
+// every energyRun rows, before it could overflow.
+type energyAcc struct {
+	mx, logs, prod [Lanes]float64
+	rows           int
+	invalid        [Lanes]bool // a row with no valid key
+}
+
+const energyRun = 64
+
+func (e *energyAcc) reset() {
+	*e = energyAcc{}
+	for b := range e.prod {
+		e.prod[b] = 1
+	}
+}
+
+// add takes one query row's largest scores and sums, and sets ok (some key
+// is valid: mx above invalidBelow).
+func (e *energyAcc) add(mx, sum *[Lanes]float32, ok *[Lanes]bool) {
 	for b := range mx {
 		ok[b] = mx[b] > invalidBelow
-		lse[b] = 0
-		if ok[b] {
-			lse[b] = mx[b] + float32(math.Log(float64(sum[b])))/lambda
+		if !ok[b] {
+			e.invalid[b] = true
+			continue
+		}
+		e.mx[b] += float64(mx[b])
+		e.prod[b] *= float64(sum[b])
+	}
+	if e.rows++; e.rows%energyRun == 0 {
+		e.flush()
+	}
+}
+
+func (e *energyAcc) flush() {
+	for b := range e.prod {
+		e.logs[b] += math.Log(e.prod[b])
+		e.prod[b] = 1
+	}
+}
+
+// energy writes −Σ_i lse_i of each image, NaN for one with a row that had
+// no valid key.
+func (e *energyAcc) energy(out []float64, lambda float32) {
+	e.flush()
+	for b := range out {
+		out[b] = -(e.mx[b] + e.logs[b]/float64(lambda))
+		if e.invalid[b] {
+			out[b] = math.NaN()
 		}
 	}
 }

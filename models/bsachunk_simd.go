@@ -111,16 +111,14 @@ func chunkClampAVX512(s []float32, clamp float32) {
 	chunkClampGo(s[k:], clamp)
 }
 
-func chunkSoftmaxAVX512(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]bool, lambda float32, n, d int, weigh bool) (sum [Lanes]float32) {
+func chunkSoftmaxAVX512(s, v, out []float32, m *[Lanes]float32, lambda float32, n, d int, weigh bool) (sum [Lanes]float32) {
 	_ = s[n*Lanes-1]
 	_ = v[n*d*Lanes-1]
 	_ = out[d*Lanes-1]
-	var m [Lanes]float32
 	if weigh && d == 8 {
 		c := softmaxConsts{lambda, invalidBelow, -87.3, 88.3, 1.4426950408889634, -0.693145751953125,
 			-1.428606765330187e-06, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1, invalidScore}
-		chunkSoftmax8ASM(&s[0], &v[0], &out[0], n, &c, &m, &sum)
-		logSumExp(&m, &sum, lse, ok, lambda)
+		chunkSoftmax8ASM(&s[0], &v[0], &out[0], n, &c, m, &sum)
 		return sum
 	}
 	mx := archsimd.BroadcastFloat32x16(invalidScore)
@@ -144,9 +142,8 @@ func chunkSoftmaxAVX512(s, v, out []float32, lse *[Lanes]float32, ok *[Lanes]boo
 			}
 		}
 	}
-	mx.Store(&m)
+	mx.Store(m)
 	acc.Store(&sum)
-	logSumExp(&m, &sum, lse, ok, lambda)
 	return sum
 }
 

@@ -34,6 +34,9 @@ type Memory struct {
 	// bound is [R+1][M]: column k is (β_k, ‖m⊥_k‖), so that
 	// (α, ‖z⊥‖)·(β_k, ‖m⊥_k‖) is row k's upper bound.
 	bound []float32
+	// quant is the rows in 8 bits, for the predictions the rank-R bound
+	// leaves too many candidates (nil: those are searched densely).
+	quant *quantRows
 }
 
 // memRank is the projection's rank; boundSlack covers the rounding of the
@@ -58,6 +61,9 @@ func NewMemory(rows [][]float32) *Memory {
 	// bound: many rows, long rows.
 	if mem.M >= 4*memRank && mem.Q >= 4*memRank {
 		mem.project(memRank)
+		if mem.R > 0 && mem.Q <= quantMaxQ {
+			mem.quant = newQuantRows(mem.rows, mem.M, mem.Q)
+		}
 	}
 	return mem
 }
@@ -224,6 +230,13 @@ type searchBuf struct {
 	z, a, e, ub []float32
 	cand        []int32
 	dense       []int
+	// the quantised bounds of the dense predictions
+	p     []int8
+	dots  []int32
+	ubq   []float32
+	zs    [][]float32
+	ubs   [][]float32
+	still []int
 }
 
 var searchPool sync.Pool
@@ -260,6 +273,7 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 	gemm(P, M, R+1, buf.a, R+1, false, mem.bound, M, buf.ub, M)
 	buf.dense = buf.dense[:0]
 	row := func(k int) []float32 { return mem.rows[k*Q : (k+1)*Q] }
+	prev := -1 // the previous prediction's nearest row, when it was pruned
 	for p := range preds {
 		z := buf.z[p*Q : (p+1)*Q]
 		if c, ok := degenerate(z); ok {
@@ -267,37 +281,97 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 			continue
 		}
 		ub := buf.ub[p*M : (p+1)*M]
-		// The row with the highest bound gives a first exact value; only
-		// rows whose bound reaches it can beat it.
-		k0 := argmax(ub)
+		// A row's exact value is a first threshold; only rows whose bound
+		// reaches it can beat it. Consecutive predictions (a trajectory)
+		// mostly share their nearest row, so the previous one's comes
+		// first; if that leaves too many rows, the row with the highest
+		// bound is tried.
+		k0 := prev
+		if k0 < 0 {
+			k0 = argmax(ub)
+		}
 		best, bi := dotQ(z, row(k0)), k0
 		var ok bool
 		buf.cand, ok = above(buf.cand[:0], ub, best-boundSlack, M/denseShare)
+		if !ok && prev >= 0 {
+			if k := argmax(ub); k != prev {
+				if v := dotQ(z, row(k)); v > best || (v == best && k < bi) {
+					best, bi = v, k
+				}
+				buf.cand, ok = above(buf.cand[:0], ub, best-boundSlack, M/denseShare)
+			}
+		}
 		if !ok {
+			prev = -1
 			buf.dense = append(buf.dense, p)
 			continue
 		}
-		var m [4][]float32
-		var out [4]float32
-		for i := 0; i < len(buf.cand); i += 4 {
-			for r := range m {
-				m[r] = row(k0)
-				if i+r < len(buf.cand) {
-					m[r] = row(int(buf.cand[i+r]))
-				}
-			}
-			dots1x4(z, &m, &out)
-			for r := 0; r < 4 && i+r < len(buf.cand); r++ {
-				if k := int(buf.cand[i+r]); out[r] > best || (out[r] == best && k < bi) {
-					best, bi = out[r], k
-				}
-			}
-		}
-		idx[p], corr[p] = bi, best
+		idx[p], corr[p] = mem.exact(z, buf.cand, best, bi)
+		prev = idx[p]
+	}
+	if len(buf.dense) > 0 && mem.quant != nil {
+		buf.dense = mem.quantSearch(buf, idx, corr)
 	}
 	if len(buf.dense) > 0 {
 		mem.denseSearch(buf.z, buf.dense, idx, corr)
 	}
+}
+
+// exact takes the exact products of z with the candidate rows and returns
+// the best of them and of (best, bi): the highest value, of equal values
+// the lowest index.
+func (mem *Memory) exact(z []float32, cand []int32, best float32, bi int) (int, float32) {
+	Q := mem.Q
+	row := func(k int) []float32 { return mem.rows[k*Q : (k+1)*Q] }
+	var m [4][]float32
+	var out [4]float32
+	for i := 0; i < len(cand); i += 4 {
+		for r := range m {
+			m[r] = row(bi)
+			if i+r < len(cand) {
+				m[r] = row(int(cand[i+r]))
+			}
+		}
+		dots1x4(z, &m, &out)
+		for r := 0; r < 4 && i+r < len(cand); r++ {
+			if k := int(cand[i+r]); out[r] > best || (out[r] == best && k < bi) {
+				best, bi = out[r], k
+			}
+		}
+	}
+	return bi, best
+}
+
+// quantMaxQ is the longest row the quantised bound takes: its integer
+// products stay exact in float32 (127²·1040 < 2²⁴).
+const quantMaxQ = 1040
+
+// quantSearch searches the dense predictions of buf with the quantised
+// bound (quant.go) and returns those it still cannot prune.
+func (mem *Memory) quantSearch(buf *searchBuf, idx []int, corr []float32) []int {
+	Q, M := mem.Q, mem.M
+	n := len(buf.dense)
+	buf.ubq = grow(buf.ubq, n*M)
+	buf.zs, buf.ubs = buf.zs[:0], buf.ubs[:0]
+	for c, p := range buf.dense {
+		buf.zs = append(buf.zs, buf.z[p*Q:(p+1)*Q])
+		buf.ubs = append(buf.ubs, buf.ubq[c*M:(c+1)*M])
+	}
+	buf.p, buf.dots = mem.quant.bounds(buf.zs, buf.ubs, buf.p, buf.dots)
+	buf.still = buf.still[:0]
+	for c, p := range buf.dense {
+		z, ub := buf.zs[c], buf.ubs[c]
+		k0 := argmax(ub)
+		best := dotQ(z, mem.rows[k0*Q:(k0+1)*Q])
+		var ok bool
+		buf.cand, ok = above(buf.cand[:0], ub, best-boundSlack, M/denseShare)
+		if !ok {
+			buf.still = append(buf.still, p)
+			continue
+		}
+		idx[p], corr[p] = mem.exact(z, buf.cand, best, k0)
+	}
+	return append(buf.dense[:0], buf.still...)
 }
 
 // denseBlock rows (196 KiB at Q = 784) stay in the core's cache while

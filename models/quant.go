@@ -1,0 +1,160 @@
+package models
+
+import "math"
+
+// The quantised bound (docs/maths.md §8). A prediction the rank-R bound
+// cannot prune (a noisy state: most of it lies outside the stored rows'
+// leading directions) gets a second, tighter bound from 8-bit copies of
+// both vectors. With m = s·q + e (q the row rounded to integers in
+// [−127, 127] at scale s = max|m|/127) and z = t·p + f likewise,
+//
+//	z·m = s·t·(p·q) + s·(f·q) + z·e ≤ s·t·(p·q) + ‖f‖·s‖q‖ + ‖z‖·‖e‖,
+//
+// where p·q is an exact integer sum. Four 8-bit products take one
+// instruction's lane (AVX-512 VNNI multiplies 64 byte pairs at once), so
+// the bound of every row costs a quarter of one float32 dot product.
+
+// quantRows holds the stored rows as 8-bit integers, packed for the
+// kernel: for each group of 16 rows and each run of 4 values, the 16 rows'
+// 4 bytes side by side (64 bytes), so one vector holds 4 values of 16
+// rows. The bytes are q + 128 (unsigned: the instruction multiplies
+// unsigned by signed bytes); the constant 128·Σp is taken off after.
+type quantRows struct {
+	q4     int       // the row length rounded up to a multiple of 4
+	groups int       // 16-row groups, rounded up to a whole tile
+	packed []uint8   // [groups][q4/4][16][4]
+	scale  []float32 // s_k
+	norm   []float32 // s_k·‖q_k‖
+	err    []float32 // ‖m_k − s_k q_k‖
+}
+
+// quantTile is the kernel's tile: quantPreds predictions × quantGroups
+// groups of 16 rows.
+const (
+	quantPreds  = 4
+	quantGroups = 6
+)
+
+// quantize rounds x to integers in [−127, 127] at scale max|x|/127 into
+// out (its tail past len(x) zero), and returns the scale and ‖x − s·q‖
+// (float64 sums).
+func quantize(out []int8, x []float32) (scale float32, errNorm float64) {
+	var mx float32
+	for _, v := range x {
+		mx = max(mx, float32(math.Abs(float64(v))))
+	}
+	clear(out)
+	if mx == 0 {
+		return 1, 0
+	}
+	scale = mx / 127
+	var ee float64
+	for i, v := range x {
+		q := math.Round(float64(v / scale))
+		q = max(-127, min(127, q))
+		out[i] = int8(q)
+		d := float64(v) - float64(scale)*q
+		ee += d * d
+	}
+	return scale, math.Sqrt(ee)
+}
+
+// newQuantRows quantises the m rows of length q (row-major in rows).
+func newQuantRows(rows []float32, m, q int) *quantRows {
+	q4 := (q + 3) &^ 3
+	tile := 16 * quantGroups
+	qr := &quantRows{q4: q4, groups: (m + tile - 1) / tile * quantGroups,
+		scale: make([]float32, m), norm: make([]float32, m), err: make([]float32, m)}
+	qr.packed = make([]uint8, qr.groups*16*q4)
+	for i := range qr.packed {
+		qr.packed[i] = 128 // padding rows and values: q = 0
+	}
+	row := make([]int8, q4)
+	for k := 0; k < m; k++ {
+		s, e := quantize(row, rows[k*q:(k+1)*q])
+		var qq float64
+		for _, v := range row {
+			qq += float64(v) * float64(v)
+		}
+		qr.scale[k], qr.norm[k], qr.err[k] = s, float32(float64(s)*math.Sqrt(qq)), float32(e)
+		g, r := k/16, k%16
+		for i, v := range row {
+			qr.packed[((g*q4/4+i/4)*16+r)*4+i%4] = uint8(int(v) + 128)
+		}
+	}
+	return qr
+}
+
+// bounds writes into ub[c] (each of length m) the quantised bound of
+// every row for the standardised predictions zs, using scratch p and
+// dots that it grows.
+func (qr *quantRows) bounds(zs [][]float32, ub [][]float32, p []int8, dots []int32) ([]int8, []int32) {
+	q4, mp := qr.q4, qr.groups*16
+	np := (len(zs) + quantPreds - 1) / quantPreds * quantPreds
+	if cap(p) < np*q4 {
+		p = make([]int8, np*q4)
+	}
+	p = p[:np*q4]
+	if cap(dots) < np*mp {
+		dots = make([]int32, np*mp)
+	}
+	dots = dots[:np*mp]
+	var t, fn, zn [quantPreds]float32
+	var off [quantPreds]int32
+	for c0 := 0; c0 < len(zs); c0 += quantPreds {
+		for c := range quantPreds {
+			z := zs[min(c0+c, len(zs)-1)]
+			pc := p[(c0+c)*q4 : (c0+c+1)*q4]
+			s, e := quantize(pc, z)
+			var zz float64
+			var sum int32
+			for i, v := range z {
+				zz += float64(v) * float64(v)
+				sum += int32(pc[i])
+			}
+			t[c], fn[c], zn[c], off[c] = s, float32(e), float32(math.Sqrt(zz)), 128*sum
+		}
+		for g0 := 0; g0 < qr.groups; g0 += quantGroups {
+			quantDots(p[c0*q4:], q4, qr.packed[g0*16*q4:], 16*q4, q4/4, dots[c0*mp+g0*16:], mp)
+		}
+		for c := 0; c < quantPreds && c0+c < len(zs); c++ {
+			quantBound(ub[c0+c], dots[(c0+c)*mp:], qr, off[c], t[c], fn[c], zn[c])
+		}
+	}
+	return p, dots
+}
+
+// quantDots is the kernel: for quantPreds predictions p_c (8-bit, pstride
+// apart) and quantGroups groups of 16 packed rows (gstride bytes apart),
+// out[c·ostride + g·16 + r] = Σ_i u_{g,r}[i]·p_c[i] over steps runs of 4
+// values, exact in int32.
+var quantDots = quantDotsGo
+
+func quantDotsGo(p []int8, pstride int, packed []uint8, gstride, steps int, out []int32, ostride int) {
+	for c := range quantPreds {
+		pc := p[c*pstride : c*pstride+4*steps]
+		for g := range quantGroups {
+			blk := packed[g*gstride : g*gstride+64*steps]
+			for r := range 16 {
+				var s int32
+				for k := range steps {
+					for b := range 4 {
+						s += int32(blk[(k*16+r)*4+b]) * int32(pc[k*4+b])
+					}
+				}
+				out[c*ostride+g*16+r] = s
+			}
+		}
+	}
+}
+
+// quantBound writes ub[k] = s_k·t·(dots[k] − off) + ‖f‖·s_k‖q_k‖ + ‖z‖·‖e_k‖
+// for the m rows (dots[k] − off = p·q_k exactly: |p·q_k| ≤ 127²·q4 stays
+// within float32's exact integers for rows up to 1,040 values).
+var quantBound = quantBoundGo
+
+func quantBoundGo(ub []float32, dots []int32, qr *quantRows, off int32, t, fn, zn float32) {
+	for k := range ub {
+		ub[k] = qr.scale[k]*t*float32(dots[k]-off) + fn*qr.norm[k] + zn*qr.err[k]
+	}
+}

@@ -1,0 +1,128 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestQuantKernelsMatchGo: the VNNI kernel gives the portable kernel's
+// integers, and the vector bound its bits, on random bytes (the extremes
+// 0/255 and ±127 included).
+func TestQuantKernelsMatchGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, steps := range []int{1, 7, 196} {
+		pstride, gstride, ostride := 4*steps+8, 64*steps+64, 16*quantGroups+5
+		p := make([]int8, (quantPreds-1)*pstride+4*steps)
+		packed := make([]uint8, (quantGroups-1)*gstride+64*steps)
+		for i := range p {
+			p[i] = int8(rng.IntN(255) - 127)
+		}
+		for i := range packed {
+			packed[i] = uint8(rng.IntN(256))
+		}
+		p[0], p[1], packed[0], packed[1] = 127, -127, 255, 0
+		o1 := make([]int32, (quantPreds-1)*ostride+16*quantGroups)
+		o2 := make([]int32, len(o1))
+		quantDotsGo(p, pstride, packed, gstride, steps, o1, ostride)
+		quantDots(p, pstride, packed, gstride, steps, o2, ostride)
+		for k := range o1 {
+			if o1[k] != o2[k] {
+				t.Fatalf("steps %d: out[%d] = %d, portable %d", steps, k, o2[k], o1[k])
+			}
+		}
+	}
+	n := 37
+	qr := &quantRows{scale: make([]float32, n), norm: make([]float32, n), err: make([]float32, n)}
+	dots := make([]int32, n)
+	for k := range n {
+		qr.scale[k], qr.norm[k], qr.err[k] = rng.Float32()*1e-3, rng.Float32(), rng.Float32()*1e-2
+		dots[k] = int32(rng.IntN(1<<24)) - 1<<23
+	}
+	u1, u2 := make([]float32, n), make([]float32, n)
+	quantBoundGo(u1, dots, qr, 1234, 9e-4, 7e-3, 1.0001)
+	quantBound(u2, dots, qr, 1234, 9e-4, 7e-3, 1.0001)
+	for k := range u1 {
+		if math.Float32bits(u1[k]) != math.Float32bits(u2[k]) {
+			t.Fatalf("bound %d: %g, portable %g", k, u2[k], u1[k])
+		}
+	}
+}
+
+// TestQuantBoundHolds: the quantised bound is at least every row's exact
+// product (less float32 rounding, far below boundSlack) on rows of several
+// kinds (smooth, noisy, one large value among equal ones) and on noisy
+// predictions and a stored row; for smooth and noisy rows it is within a
+// few hundredths of it. (A row of one large value quantises its small
+// ones to 0, so its bound is looser: MNIST digits are not such rows.)
+func TestQuantBoundHolds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	const m, q = 200, 301 // q not a multiple of 4, m not of 16
+	rows := make([]float32, m*q)
+	raw := make([]float32, q)
+	for k := range m {
+		for i := range raw {
+			switch k % 3 {
+			case 0:
+				raw[i] = float32(math.Sin(float64(i*(k+1)) / 40))
+			case 1:
+				raw[i] = float32(rng.NormFloat64())
+			default:
+				raw[i] = 0
+			}
+		}
+		if k%3 == 2 {
+			raw[k%q] = 5
+		}
+		standardizeTo(rows[k*q:(k+1)*q], raw)
+	}
+	qr := newQuantRows(rows, m, q)
+	var zs, ubs [][]float32
+	for c := range 9 {
+		z := make([]float32, q)
+		for i := range raw {
+			raw[i] = float32(rng.NormFloat64()) + float32(c)*rows[(c*7)*q+i]
+		}
+		standardizeTo(z, raw)
+		zs = append(zs, z)
+		ubs = append(ubs, make([]float32, m))
+	}
+	zs = append(zs, rows[4*q:5*q])
+	ubs = append(ubs, make([]float32, m))
+	qr.bounds(zs, ubs, nil, nil)
+	for c, z := range zs {
+		for k := range m {
+			exact := dotQNaive(z, rows[k*q:(k+1)*q])
+			ub := ubs[c][k]
+			if ub < exact-1e-5 || (k%3 != 2 && ub > exact+0.05) {
+				t.Fatalf("prediction %d, row %d: bound %g, exact %g", c, k, ub, exact)
+			}
+		}
+	}
+}
+
+// TestDenseSearchMatchesBrute: with neither bound pruning (the quantised
+// one switched off), the blocked dense search still returns the brute
+// force's answer bit for bit.
+func TestDenseSearchMatchesBrute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	rows := lowRankRows(rng, 700, 300, 40, 3)
+	mem := NewMemory(rows)
+	if mem.quant == nil {
+		t.Fatal("no quantised rows")
+	}
+	mem.quant = nil
+	var preds [][]float32
+	for range 11 {
+		preds = append(preds, guarded(rng, 300))
+	}
+	idx, corr := make([]int, len(preds)), make([]float32, len(preds))
+	bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
+	mem.Nearest(preds, idx, corr)
+	mem.NearestBrute(preds, bidx, bcorr)
+	for p := range preds {
+		if idx[p] != bidx[p] || corr[p] != bcorr[p] {
+			t.Fatalf("prediction %d: dense %d (%g), brute %d (%g)", p, idx[p], corr[p], bidx[p], bcorr[p])
+		}
+	}
+}
