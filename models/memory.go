@@ -54,15 +54,23 @@ func NewMemory(rows [][]float32) *Memory {
 		mem.Q = len(rows[0])
 	}
 	mem.rows = make([]float32, mem.M*mem.Q)
-	for k, r := range rows {
-		standardizeTo(mem.rows[k*mem.Q:(k+1)*mem.Q], r)
-	}
+	inParts(mem.M, func(k0, k1 int) {
+		for k := k0; k < k1; k++ {
+			standardizeTo(mem.rows[k*mem.Q:(k+1)*mem.Q], rows[k])
+		}
+	})
 	// Pruning pays when a row's exact product costs much more than its
-	// bound: many rows, long rows.
+	// bound: many rows, long rows. The 8-bit rows are made meanwhile.
 	if mem.M >= 4*memRank && mem.Q >= 4*memRank {
+		var quant *quantRows
+		var wg sync.WaitGroup
+		if mem.Q <= quantMaxQ {
+			wg.Go(func() { quant = newQuantRows(mem.rows, mem.M, mem.Q) })
+		}
 		mem.project(memRank)
-		if mem.R > 0 && mem.Q <= quantMaxQ {
-			mem.quant = newQuantRows(mem.rows, mem.M, mem.Q)
+		wg.Wait()
+		if mem.R > 0 {
+			mem.quant = quant
 		}
 	}
 	return mem
@@ -82,17 +90,24 @@ func (mem *Memory) project(R int) {
 	}
 	orthonormalize(w, Q, k)
 	y := make([]float32, M*k)
-	for it := 0; it < 3; it++ {
+	// Y = Z·W by parts of Z's rows, W = Zᵀ·Y by parts of W's rows.
+	zw := func() {
 		clear(y)
-		gemm(M, k, Q, mem.rows, Q, false, w, k, y, k) // Y = Z·W
+		inParts(M, func(i0, i1 int) {
+			gemm(i1-i0, k, Q, mem.rows[i0*Q:], Q, false, w, k, y[i0*k:], k)
+		})
+	}
+	for it := 0; it < 3; it++ {
+		zw()
 		clear(w)
-		gemm(Q, k, M, mem.rows, Q, true, y, k, w, k) // W = Zᵀ·Y
+		inParts(Q, func(q0, q1 int) {
+			gemm(q1-q0, k, M, mem.rows[q0:], Q, true, y, k, w[q0*k:], k)
+		})
 		orthonormalize(w, Q, k)
 	}
 	// Rotate W's span to its principal directions: the eigenvectors of
 	// (ZW)ᵀ(ZW), largest first.
-	clear(y)
-	gemm(M, k, Q, mem.rows, Q, false, w, k, y, k)
+	zw()
 	gram := make([]float32, k*k)
 	gemm(k, k, M, y, k, true, y, k, gram, k)
 	g := mat.NewSymDense(k, nil)
@@ -129,13 +144,30 @@ func (mem *Memory) project(R int) {
 		}
 	}
 	a := make([]float32, M*(R+1))
-	mem.projectRows(a, mem.rows, M, make([]float32, M*Q))
+	e := make([]float32, M*Q)
+	inParts(M, func(i0, i1 int) {
+		mem.projectRows(a[i0*(R+1):], mem.rows[i0*Q:], i1-i0, e[i0*Q:])
+	})
 	mem.bound = make([]float32, (R+1)*M)
 	for i := 0; i < M; i++ {
 		for c := 0; c <= R; c++ {
 			mem.bound[c*M+i] = a[i*(R+1)+c]
 		}
 	}
+}
+
+// inParts runs f on consecutive parts [i0, i1) of [0, n), one per core,
+// and waits for them.
+func inParts(n int, f func(i0, i1 int)) {
+	w := min(Workers(), n)
+	var wg sync.WaitGroup
+	for p := 1; p < w; p++ {
+		wg.Go(func() { f(p*n/w, (p+1)*n/w) })
+	}
+	if w > 0 {
+		f(0, n/w)
+	}
+	wg.Wait()
 }
 
 // projectRows writes, for the n rows of z ([n][Q]), (Uᵀz, ‖z − UUᵀz‖)

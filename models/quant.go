@@ -99,27 +99,31 @@ func (qr *quantRows) bounds(zs [][]float32, ub [][]float32, p []int8, dots []int
 		dots = make([]int32, np*mp)
 	}
 	dots = dots[:np*mp]
-	var t, fn, zn [quantPreds]float32
-	var off [quantPreds]int32
-	for c0 := 0; c0 < len(zs); c0 += quantPreds {
-		for c := range quantPreds {
-			z := zs[min(c0+c, len(zs)-1)]
-			pc := p[(c0+c)*q4 : (c0+c+1)*q4]
-			s, e := quantize(pc, z)
-			var zz float64
-			var sum int32
-			for i, v := range z {
-				zz += float64(v) * float64(v)
-				sum += int32(pc[i])
-			}
-			t[c], fn[c], zn[c], off[c] = s, float32(e), float32(math.Sqrt(zz)), 128*sum
+	t := make([]float32, np)
+	fn := make([]float32, np)
+	zn := make([]float32, np)
+	off := make([]int32, np)
+	for c := range np {
+		z := zs[min(c, len(zs)-1)]
+		pc := p[c*q4 : (c+1)*q4]
+		s, e := quantize(pc, z)
+		var zz float64
+		var sum int32
+		for i, v := range z {
+			zz += float64(v) * float64(v)
+			sum += int32(pc[i])
 		}
-		for g0 := 0; g0 < qr.groups; g0 += quantGroups {
+		t[c], fn[c], zn[c], off[c] = s, float32(e), float32(math.Sqrt(zz)), 128*sum
+	}
+	// A tile of rows (96 rows, 75 KiB at 784 values) stays in cache while
+	// every group of predictions is multiplied with it.
+	for g0 := 0; g0 < qr.groups; g0 += quantGroups {
+		for c0 := 0; c0 < np; c0 += quantPreds {
 			quantDots(p[c0*q4:], q4, qr.packed[g0*16*q4:], 16*q4, q4/4, dots[c0*mp+g0*16:], mp)
 		}
-		for c := 0; c < quantPreds && c0+c < len(zs); c++ {
-			quantBound(ub[c0+c], dots[(c0+c)*mp:], qr, off[c], t[c], fn[c], zn[c])
-		}
+	}
+	for c := range zs {
+		quantBound(ub[c], dots[c*mp:], qr, off[c], t[c], fn[c], zn[c])
 	}
 	return p, dots
 }

@@ -160,10 +160,13 @@ type Memories struct {
 // NewMemories prepares the nearest-memory search over a training set.
 func NewMemories(train *mnist.Set) *Memories {
 	rows := make([][]float32, train.Len())
+	slab := make([]float32, len(rows)*models.Pixels)
+	models.Parallel(context.Background(), len(rows), 0, func(_, k int) {
+		rows[k] = train.CleanTo(slab[k*models.Pixels:], k, mnist.PixelGain)
+	})
 	mean := make([]float32, models.Pixels)
-	for k := range rows {
-		rows[k] = train.Clean(k, mnist.PixelGain)
-		for q, v := range rows[k] {
+	for _, row := range rows {
+		for q, v := range row {
 			mean[q] += v / float32(len(rows))
 		}
 	}

@@ -26,7 +26,12 @@ func (s *Set) Raw(k int) []byte { return s.Images[k*models.Pixels : (k+1)*models
 
 // Clean returns digit k as gain-adjusted pixels: min(g·b/255, 1) (§1).
 func (s *Set) Clean(k int, gain float32) []float32 {
-	out := make([]float32, models.Pixels)
+	return s.CleanTo(make([]float32, models.Pixels), k, gain)
+}
+
+// CleanTo is Clean into out (of models.Pixels values), which it returns.
+func (s *Set) CleanTo(out []float32, k int, gain float32) []float32 {
+	out = out[:models.Pixels]
 	for q, b := range s.Raw(k) {
 		out[q] = min(gain*float32(b)/255, 1)
 	}
@@ -89,8 +94,28 @@ func readIDXFile(path string) (*IDX, error) {
 // LoadMNIST reads the four files from dir (plain or .gz) and verifies their
 // checksums.
 func LoadMNIST(dir string) (*MNIST, error) {
-	var xs [4]*IDX
-	for k, f := range MNISTFiles {
+	train, err := loadPair(dir, 0)
+	if err != nil {
+		return nil, err
+	}
+	test, err := loadPair(dir, 2)
+	if err != nil {
+		return nil, err
+	}
+	return &MNIST{Train: train, Test: test}, nil
+}
+
+// LoadTest reads only the test set (t10k) from dir, md5-checked: what a
+// run on test digits needs, without reading the 47 MB of training images.
+func LoadTest(dir string) (*Set, error) {
+	return loadPair(dir, 2)
+}
+
+// loadPair reads MNISTFiles[k] (images) and [k+1] (labels), each
+// md5-checked, into a Set.
+func loadPair(dir string, k int) (*Set, error) {
+	var xs [2]*IDX
+	for i, f := range MNISTFiles[k : k+2] {
 		x, err := readIDXFile(filepath.Join(dir, f.Name))
 		if err != nil {
 			return nil, err
@@ -98,17 +123,13 @@ func LoadMNIST(dir string) (*MNIST, error) {
 		if got := idxMD5(x); got != f.MD5 {
 			return nil, fmt.Errorf("%s: md5 %s, want %s (corrupt or not MNIST)", filepath.Join(dir, f.Name), got, f.MD5)
 		}
-		xs[k] = x
+		xs[i] = x
 	}
-	train, err := SetFromIDX(xs[0], xs[1])
+	set, err := SetFromIDX(xs[0], xs[1])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	test, err := SetFromIDX(xs[2], xs[3])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	return &MNIST{Train: train, Test: test}, nil
+	return set, nil
 }
 
 // idxMD5 is the md5 of the uncompressed file contents.

@@ -145,17 +145,31 @@ type Data struct {
 // verified), else the embedded sample. The training subset is always the
 // embedded one: it is the seeded subset of §5.
 func LoadData(dir string) (*Data, error) {
-	train, test, err := Sample()
+	// The embedded sample decodes while the test files are read.
+	type sample struct {
+		train, test *Set
+		err         error
+	}
+	sc := make(chan sample, 1)
+	go func() {
+		train, test, err := Sample()
+		sc <- sample{train, test, err}
+	}()
+	var test *Set
+	var err error
+	if dir != "" {
+		test, err = LoadTest(dir)
+	}
+	smp := <-sc
+	if smp.err != nil {
+		return nil, smp.err
+	}
 	if err != nil {
 		return nil, err
 	}
-	d := &Data{Train: train, Test: test, Source: "embedded sample (1,000 test digits)"}
-	if dir != "" {
-		m, err := LoadMNIST(dir)
-		if err != nil {
-			return nil, err
-		}
-		d.Test = m.Test
+	d := &Data{Train: smp.train, Test: smp.test, Source: "embedded sample (1,000 test digits)"}
+	if test != nil {
+		d.Test = test
 		d.Source = "MNIST t10k from " + dir
 	}
 	return d, nil
