@@ -3,6 +3,7 @@
 package models
 
 import (
+	"math"
 	mbits "math/bits"
 	"simd/archsimd"
 	"unsafe"
@@ -145,6 +146,7 @@ func expShiftAVX512(dst, s []float32, lambda, shift float32) float32 {
 func init() {
 	if archsimd.X86.AVX512() {
 		dotQ = dotQAVX512
+		standardizeTo = standardizeAVX512
 		dots1x4 = dots1x4AVX512
 		dots4x6 = dots4x6AVX512
 		argmax = argmaxAVX512
@@ -342,4 +344,48 @@ func maxfAVX512(s []float32) float32 {
 		mx = max(mx, v)
 	}
 	return mx
+}
+
+// standardizeAVX512 is standardizeGo with its float64 sums in 8 lanes.
+func standardizeAVX512(out, x []float32) []float32 {
+	n := len(x)
+	out = out[:n]
+	n8 := n &^ 7
+	lanes := func(v archsimd.Float64x8) float64 {
+		var b [8]float64
+		v.Store(&b)
+		return ((b[0] + b[4]) + (b[2] + b[6])) + ((b[1] + b[5]) + (b[3] + b[7]))
+	}
+	var acc archsimd.Float64x8
+	for i := 0; i < n8; i += 8 {
+		acc = acc.Add(archsimd.LoadFloat32x8((*[8]float32)(x[i:])).ConvertToFloat64())
+	}
+	m := lanes(acc)
+	for _, v := range x[n8:] {
+		m += float64(v)
+	}
+	m /= float64(n)
+	mv := archsimd.BroadcastFloat64x8(m)
+	acc = archsimd.Float64x8{}
+	for i := 0; i < n8; i += 8 {
+		d := archsimd.LoadFloat32x8((*[8]float32)(x[i:])).ConvertToFloat64().Sub(mv)
+		acc = d.MulAdd(d, acc)
+	}
+	ss := lanes(acc)
+	for _, v := range x[n8:] {
+		ss += (float64(v) - m) * (float64(v) - m)
+	}
+	if ss == 0 {
+		clear(out)
+		return out
+	}
+	inv := 1 / math.Sqrt(ss)
+	iv := archsimd.BroadcastFloat64x8(inv)
+	for i := 0; i < n8; i += 8 {
+		archsimd.LoadFloat32x8((*[8]float32)(x[i:])).ConvertToFloat64().Sub(mv).Mul(iv).ConvertToFloat32().Store((*[8]float32)(out[i:]))
+	}
+	for k := n8; k < n; k++ {
+		out[k] = float32((float64(x[k]) - m) * inv)
+	}
+	return out
 }

@@ -219,3 +219,36 @@ func TestSearchKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestStandardizeMatchesGo: the standardisation this CPU runs agrees with
+// the portable one (float64 sums in another order: within 1e-6), gives
+// zeros for a constant row and NaN for a row with a NaN, at lengths with
+// and without a tail past the vector width.
+func TestStandardizeMatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, n := range []int{1, 7, 8, 13, 784} {
+		x := guarded(rng, n)
+		for k := range x {
+			x[k] = x[k]*3 + 5
+		}
+		a, b := standardizeGo(make([]float32, n), x), standardizeTo(make([]float32, n), x)
+		for k := range a {
+			if math.Abs(float64(a[k]-b[k])) > 1e-6 {
+				t.Fatalf("n=%d: z[%d] = %g, portable %g", n, k, b[k], a[k])
+			}
+		}
+		c := make([]float32, n)
+		for k := range c {
+			c[k] = 0.25
+		}
+		for k, v := range standardizeTo(make([]float32, n), c) {
+			if v != 0 {
+				t.Fatalf("n=%d: constant row gives z[%d] = %g", n, k, v)
+			}
+		}
+		x[n/2] = float32(math.NaN())
+		if v := standardizeTo(make([]float32, n), x)[0]; v == v {
+			t.Fatalf("n=%d: a NaN gives %g", n, v)
+		}
+	}
+}
