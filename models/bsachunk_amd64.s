@@ -216,123 +216,13 @@ loop:
 	VZEROUPPER
 	RET
 
-// func dots4x6ASM(z *[4]*float32, m *[6]*float32, blocks int, acc *[24][16]float32)
-//
-// The 16-lane accumulators of dotQ for four predictions and six rows
-// over the first 16·blocks values (blocks ≥ 1): acc[c·6+r] = Σ_i
-// z_c[16i:16i+16]·m_r[16i:16i+16], one fused multiply-add per block in
-// order, as dotQAVX512 accumulates. The four prediction vectors of a
-// block stay in registers while each row vector is loaded once.
-TEXT ·dots4x6ASM(SB), NOSPLIT, $0-32
-	MOVQ z+0(FP), SI
-	MOVQ 0(SI), AX
-	MOVQ 8(SI), BX
-	MOVQ 16(SI), DX
-	MOVQ 24(SI), DI
-	MOVQ m+8(FP), SI
-	MOVQ 0(SI), R8
-	MOVQ 8(SI), R9
-	MOVQ 16(SI), R10
-	MOVQ 24(SI), R11
-	MOVQ 32(SI), R12
-	MOVQ 40(SI), R13
-	MOVQ blocks+16(FP), CX
-	SHLQ $6, CX
-	XORQ SI, SI
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	VXORPS Z16, Z16, Z16
-	VXORPS Z17, Z17, Z17
-	VXORPS Z18, Z18, Z18
-	VXORPS Z19, Z19, Z19
-	VXORPS Z20, Z20, Z20
-	VXORPS Z21, Z21, Z21
-	VXORPS Z22, Z22, Z22
-	VXORPS Z23, Z23, Z23
-dloop:
-	VMOVUPS (AX)(SI*1), Z24
-	VMOVUPS (BX)(SI*1), Z25
-	VMOVUPS (DX)(SI*1), Z26
-	VMOVUPS (DI)(SI*1), Z27
-	VMOVUPS (R8)(SI*1), Z28
-	VFMADD231PS Z28, Z24, Z0
-	VFMADD231PS Z28, Z25, Z6
-	VFMADD231PS Z28, Z26, Z12
-	VFMADD231PS Z28, Z27, Z18
-	VMOVUPS (R9)(SI*1), Z29
-	VFMADD231PS Z29, Z24, Z1
-	VFMADD231PS Z29, Z25, Z7
-	VFMADD231PS Z29, Z26, Z13
-	VFMADD231PS Z29, Z27, Z19
-	VMOVUPS (R10)(SI*1), Z28
-	VFMADD231PS Z28, Z24, Z2
-	VFMADD231PS Z28, Z25, Z8
-	VFMADD231PS Z28, Z26, Z14
-	VFMADD231PS Z28, Z27, Z20
-	VMOVUPS (R11)(SI*1), Z29
-	VFMADD231PS Z29, Z24, Z3
-	VFMADD231PS Z29, Z25, Z9
-	VFMADD231PS Z29, Z26, Z15
-	VFMADD231PS Z29, Z27, Z21
-	VMOVUPS (R12)(SI*1), Z28
-	VFMADD231PS Z28, Z24, Z4
-	VFMADD231PS Z28, Z25, Z10
-	VFMADD231PS Z28, Z26, Z16
-	VFMADD231PS Z28, Z27, Z22
-	VMOVUPS (R13)(SI*1), Z29
-	VFMADD231PS Z29, Z24, Z5
-	VFMADD231PS Z29, Z25, Z11
-	VFMADD231PS Z29, Z26, Z17
-	VFMADD231PS Z29, Z27, Z23
-	ADDQ $64, SI
-	CMPQ SI, CX
-	JLT dloop
-	MOVQ acc+24(FP), SI
-	VMOVUPS Z0, 0(SI)
-	VMOVUPS Z1, 64(SI)
-	VMOVUPS Z2, 128(SI)
-	VMOVUPS Z3, 192(SI)
-	VMOVUPS Z4, 256(SI)
-	VMOVUPS Z5, 320(SI)
-	VMOVUPS Z6, 384(SI)
-	VMOVUPS Z7, 448(SI)
-	VMOVUPS Z8, 512(SI)
-	VMOVUPS Z9, 576(SI)
-	VMOVUPS Z10, 640(SI)
-	VMOVUPS Z11, 704(SI)
-	VMOVUPS Z12, 768(SI)
-	VMOVUPS Z13, 832(SI)
-	VMOVUPS Z14, 896(SI)
-	VMOVUPS Z15, 960(SI)
-	VMOVUPS Z16, 1024(SI)
-	VMOVUPS Z17, 1088(SI)
-	VMOVUPS Z18, 1152(SI)
-	VMOVUPS Z19, 1216(SI)
-	VMOVUPS Z20, 1280(SI)
-	VMOVUPS Z21, 1344(SI)
-	VMOVUPS Z22, 1408(SI)
-	VMOVUPS Z23, 1472(SI)
-	VZEROUPPER
-	RET
-
 // func dots4x6SumASM(z *[4]*float32, m *[6]*float32, blocks int, out *[24]float32)
 //
-// dots4x6ASM for rows of exactly 16·blocks values, with each
-// accumulator's lanes then added as lanesOf adds them (the halves, the
+// The 16-lane accumulators of dotQ for four predictions and six rows of
+// exactly 16·blocks values (blocks ≥ 1), one fused multiply-add per block
+// in order as dotQAVX512 accumulates (the four prediction vectors of a
+// block in registers, each row vector loaded once), then each
+// accumulator's lanes added as lanesOf adds them (the halves, the
 // quarters, then (g₀ + g₂) + (g₁ + g₃)): out[c·6+r] is dotQ's value.
 TEXT ·dots4x6SumASM(SB), NOSPLIT, $0-32
 	MOVQ z+0(FP), SI

@@ -200,12 +200,19 @@ func dots1x4AVX512(z []float32, m *[4][]float32, out *[4]float32) {
 	out[3] = lanesOf(a3, z, m3, n)
 }
 
-// dots4x6AVX512 runs dots4x6ASM (bsachunk_amd64.s) over the whole 16-value
-// blocks, then adds each product's tail into its lanes and sums them as
-// lanesOf does: dotQ's bits.
+// dots4x6AVX512 runs dots4x6SumASM (bsachunk_amd64.s) on rows of whole
+// 16-value blocks (MNIST's 784 = 49·16); other lengths take dotQ per pair.
+// Either way each value is dotQ's, bit for bit.
 func dots4x6AVX512(z *[4][]float32, m *[6][]float32, out *[24]float32) {
 	q := len(z[0])
-	n := q &^ 15
+	if q%16 != 0 || q == 0 {
+		for c := range z {
+			for r := range m {
+				out[c*6+r] = dotQ(z[c], m[r])
+			}
+		}
+		return
+	}
 	var zp [4]*float32
 	var mp [6]*float32
 	for c := range zp {
@@ -214,25 +221,8 @@ func dots4x6AVX512(z *[4][]float32, m *[6][]float32, out *[24]float32) {
 	for r := range mp {
 		mp[r] = unsafe.SliceData(m[r][:q])
 	}
-	if n == q && n > 0 {
-		dots4x6SumASM(&zp, &mp, n/16, out)
-		return
-	}
-	var acc [24][16]float32
-	if n > 0 {
-		dots4x6ASM(&zp, &mp, n/16, &acc)
-	}
-	for c := range z {
-		for r := range m {
-			out[c*6+r] = lanesOf(archsimd.LoadFloat32x16(&acc[c*6+r]), z[c], m[r], n)
-		}
-	}
+	dots4x6SumASM(&zp, &mp, q/16, out)
 }
-
-// dots4x6ASM: see bsachunk_amd64.s.
-//
-//go:noescape
-func dots4x6ASM(z *[4]*float32, m *[6]*float32, blocks int, acc *[24][16]float32)
 
 // dots4x6SumASM: see bsachunk_amd64.s.
 //
