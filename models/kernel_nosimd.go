@@ -18,4 +18,5 @@ var (
 
 var dotQAVX512 = dotQGo
 var gemmAVX512 = gemmGo
+var gemmSetAVX512 = gemmSetGo
 var geluAVX512 = geluNaive

@@ -304,8 +304,7 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 		standardizeTo(buf.z[p*Q:(p+1)*Q], preds[p])
 	}
 	mem.projectRows(buf.a, buf.z, P, buf.e)
-	clear(buf.ub[:P*M])
-	gemm(P, M, R+1, buf.a, R+1, false, mem.bound, M, buf.ub, M)
+	gemmSet(P, M, R+1, buf.a, R+1, false, mem.bound, M, buf.ub, M)
 	buf.dense = buf.dense[:0]
 	row := func(k int) []float32 { return mem.rows[k*Q : (k+1)*Q] }
 	prev := -1 // the previous prediction's nearest row, when it was pruned

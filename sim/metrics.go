@@ -11,19 +11,38 @@ import (
 func MSE(pred, clean []float32, pixelMask []bool) (all, masked, unmasked float64) {
 	var sa, sm, su float64
 	var nm int
-	for k, c := range clean {
-		p := min(max(pred[k], 0), 1)
-		d := float64(p - c)
-		d *= d
-		sa += d
-		if pixelMask != nil && pixelMask[k] {
-			sm += d
-			nm++
-		} else {
-			su += d
+	n := len(clean)
+	pred = pred[:n]
+	if pixelMask == nil {
+		// Two running sums: their additions overlap.
+		var s0, s1 float64
+		k := 0
+		for ; k+2 <= n; k += 2 {
+			d0 := float64(min(max(pred[k], 0), 1) - clean[k])
+			d1 := float64(min(max(pred[k+1], 0), 1) - clean[k+1])
+			s0 += d0 * d0
+			s1 += d1 * d1
+		}
+		if k < n {
+			d := float64(min(max(pred[k], 0), 1) - clean[k])
+			s0 += d * d
+		}
+		sa = s0 + s1
+		su = sa
+	} else {
+		for k, c := range clean {
+			p := min(max(pred[k], 0), 1)
+			d := float64(p - c)
+			d *= d
+			sa += d
+			if pixelMask[k] {
+				sm += d
+				nm++
+			} else {
+				su += d
+			}
 		}
 	}
-	n := len(clean)
 	all = sa / float64(n)
 	masked = math.NaN()
 	if nm > 0 {
@@ -38,24 +57,48 @@ func MSE(pred, clean []float32, pixelMask []bool) (all, masked, unmasked float64
 
 // Pearson is the correlation of a and b (0 when either is constant).
 func Pearson(a, b []float32) float64 {
-	var ma, mb float64
-	for k := range a {
-		ma += float64(a[k])
-		mb += float64(b[k])
+	b = b[:len(a)]
+	// Two running sums each, in scalars: the float64 additions of one
+	// chain wait for each other, two chains overlap.
+	var ma0, ma1, mb0, mb1 float64
+	k := 0
+	for ; k+2 <= len(a); k += 2 {
+		x, y := a[k:k+2:k+2], b[k:k+2:k+2]
+		ma0 += float64(x[0])
+		ma1 += float64(x[1])
+		mb0 += float64(y[0])
+		mb1 += float64(y[1])
 	}
-	ma /= float64(len(a))
-	mb /= float64(len(b))
-	var sab, saa, sbb float64
-	for k := range a {
-		x, y := float64(a[k])-ma, float64(b[k])-mb
-		sab += x * y
-		saa += x * x
-		sbb += y * y
+	if k < len(a) {
+		ma0 += float64(a[k])
+		mb0 += float64(b[k])
 	}
-	if saa == 0 || sbb == 0 {
+	mA := (ma0 + ma1) / float64(len(a))
+	mB := (mb0 + mb1) / float64(len(b))
+	var ab0, ab1, aa0, aa1, bb0, bb1 float64
+	k = 0
+	for ; k+2 <= len(a); k += 2 {
+		x, y := a[k:k+2:k+2], b[k:k+2:k+2]
+		u0, v0 := float64(x[0])-mA, float64(y[0])-mB
+		u1, v1 := float64(x[1])-mA, float64(y[1])-mB
+		ab0 += u0 * v0
+		aa0 += u0 * u0
+		bb0 += v0 * v0
+		ab1 += u1 * v1
+		aa1 += u1 * u1
+		bb1 += v1 * v1
+	}
+	if k < len(a) {
+		u, v := float64(a[k])-mA, float64(b[k])-mB
+		ab0 += u * v
+		aa0 += u * u
+		bb0 += v * v
+	}
+	aa, bb := aa0+aa1, bb0+bb1
+	if aa == 0 || bb == 0 {
 		return 0
 	}
-	return sab / math.Sqrt(saa*sbb)
+	return (ab0 + ab1) / math.Sqrt(aa*bb)
 }
 
 // PatchVariance appends, for every masked token, the variance of its

@@ -32,8 +32,13 @@ func (s *Set) Clean(k int, gain float32) []float32 {
 // CleanTo is Clean into out (of models.Pixels values), which it returns.
 func (s *Set) CleanTo(out []float32, k int, gain float32) []float32 {
 	out = out[:models.Pixels]
+	// 256 possible bytes: each value computed once, by the formula.
+	var lut [256]float32
+	for b := range lut {
+		lut[b] = min(gain*float32(b)/255, 1)
+	}
 	for q, b := range s.Raw(k) {
-		out[q] = min(gain*float32(b)/255, 1)
+		out[q] = lut[b]
 	}
 	return out
 }
