@@ -586,7 +586,7 @@ func (s *session) frame(l *lane, t int, attn []float32) *Frame {
 	f.MSE, f.MSEMask, f.MSEOther = MSE(f.Image, s.clean, s.pixel)
 	if mem := s.cfg.Memories; mem != nil {
 		idx, corr := []int{0}, []float32{0}
-		mem.Mem.Nearest([][]float32{f.Image}, idx, corr)
+		mem.Search().Nearest([][]float32{f.Image}, idx, corr)
 		f.Nearest, f.NearCorr, f.NearLbl = idx[0], float64(corr[0]), mem.Set.Labels[idx[0]]
 		f.NearIdx = mem.Set.Index[idx[0]]
 		f.CorrMean = Pearson(f.Image, mem.Mean)

@@ -35,7 +35,7 @@ func trajectories(t testing.TB, data *mnist.Data, m *models.BSA, c Corruption, n
 // for bit.
 func TestNearestPrunedOnDigits(t *testing.T) {
 	data, mem, m := benchData(t)
-	if mem.Mem.R == 0 {
+	if mem.Search().R == 0 {
 		t.Fatal("the training digits' memory has no projection")
 	}
 	n := 6
@@ -46,8 +46,8 @@ func TestNearestPrunedOnDigits(t *testing.T) {
 		for b, preds := range trajectories(t, data, m, c, n, 100) {
 			idx, corr := make([]int, len(preds)), make([]float32, len(preds))
 			bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
-			mem.Mem.Nearest(preds, idx, corr)
-			mem.Mem.NearestBrute(preds, bidx, bcorr)
+			mem.Search().Nearest(preds, idx, corr)
+			mem.Search().NearestBrute(preds, bidx, bcorr)
 			for tt := range preds {
 				if idx[tt] != bidx[tt] || corr[tt] != bcorr[tt] {
 					t.Fatalf("%s digit %d t=%d: pruned %d (%g), brute %d (%g)", c.Kind, b, tt, idx[tt], corr[tt], bidx[tt], bcorr[tt])
@@ -66,7 +66,7 @@ func BenchmarkNearestTrajectory(b *testing.B) {
 	for _, s := range []struct {
 		name string
 		f    func([][]float32, []int, []float32)
-	}{{"pruned", mem.Mem.Nearest}, {"brute", mem.Mem.NearestBrute}} {
+	}{{"pruned", mem.Search().Nearest}, {"brute", mem.Search().NearestBrute}} {
 		b.Run(s.name, func(b *testing.B) {
 			b.ReportAllocs()
 			k := 0

@@ -153,11 +153,15 @@ func (c *Curve) WriteCSV(w io.Writer) error {
 // Memories is the stored training subset as the metrics use it.
 type Memories struct {
 	Set  *mnist.Set
-	Mem  *models.Memory
 	Mean []float32 // the mean training digit (the global attractor's look-alike)
+	mem  *models.Memory
+	done chan struct{} // closed when mem is ready
 }
 
-// NewMemories prepares the nearest-memory search over a training set.
+// NewMemories prepares the nearest-memory search over a training set. The
+// mean digit is ready on return; the search (its projection and 8-bit
+// rows, a few hundred milliseconds) is prepared in the background, and
+// Search waits for it, so a run can start stepping meanwhile.
 func NewMemories(train *mnist.Set) *Memories {
 	rows := make([][]float32, train.Len())
 	slab := make([]float32, len(rows)*models.Pixels)
@@ -170,7 +174,18 @@ func NewMemories(train *mnist.Set) *Memories {
 			mean[q] += v / float32(len(rows))
 		}
 	}
-	return &Memories{Set: train, Mem: models.NewMemory(rows), Mean: mean}
+	m := &Memories{Set: train, Mean: mean, done: make(chan struct{})}
+	go func() {
+		m.mem = models.NewMemory(rows)
+		close(m.done)
+	}()
+	return m
+}
+
+// Search is the nearest-memory search, once it is prepared.
+func (m *Memories) Search() *models.Memory {
+	<-m.done
+	return m.mem
 }
 
 // ReproduceConfig is one `reproduce` run of a model from the catalogue.
@@ -265,7 +280,7 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 			defer pool.Put(&ps)
 			idx := make([]int, T)
 			corr := make([]float32, T)
-			mem.Mem.Nearest(ps, idx, corr)
+			mem.Search().Nearest(ps, idx, corr)
 			label := data.Test.Labels[b]
 			for tt := range ps {
 				w := vals[(tt*n+b)*nv : (tt*n+b+1)*nv]
