@@ -194,9 +194,10 @@ func runReproduce(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The nearest-memory search is prepared while the models load and
-	// the first steps run.
-	mem := sim.NewMemories(data.Train)
+	// The memories are prepared while the models load (and their search
+	// while the first steps run).
+	memc := make(chan *sim.Memories, 1)
+	go func() { memc <- sim.NewMemories(data.Train) }()
 	files, err := weightFilesFor(names[0], *weights)
 	if err != nil {
 		return fmt.Errorf("reproduce: %w", err)
@@ -207,7 +208,7 @@ func runReproduce(ctx context.Context, args []string) error {
 			return fmt.Errorf("reproduce: %w", err)
 		}
 	}
-	r := &reproduceRun{ctx: ctx, data: data, mem: mem, cat: cat, settings: set,
+	r := &reproduceRun{ctx: ctx, data: data, mem: <-memc, cat: cat, settings: set,
 		n: *n, steps: *steps, workers: *workers}
 	nd := min(*n, data.Test.Len())
 	if *fig2 {

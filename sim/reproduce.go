@@ -168,11 +168,15 @@ func NewMemories(train *mnist.Set) *Memories {
 	models.Parallel(context.Background(), len(rows), 0, func(_, k int) {
 		rows[k] = train.CleanTo(slab[k*models.Pixels:], k, mnist.PixelGain)
 	})
-	mean := make([]float32, models.Pixels)
+	var sum [models.Pixels]float64
 	for _, row := range rows {
-		for q, v := range row {
-			mean[q] += v / float32(len(rows))
+		for q, v := range row[:models.Pixels] {
+			sum[q] += float64(v)
 		}
+	}
+	mean := make([]float32, models.Pixels)
+	for q, v := range sum {
+		mean[q] = float32(v / float64(len(rows)))
 	}
 	m := &Memories{Set: train, Mean: mean, done: make(chan struct{})}
 	go func() {
