@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -56,7 +57,7 @@ func NewMemory(rows [][]float32) *Memory {
 	mem.rows = make([]float32, mem.M*mem.Q)
 	inParts(mem.M, func(k0, k1 int) {
 		for k := k0; k < k1; k++ {
-			standardizeTo(mem.rows[k*mem.Q:(k+1)*mem.Q], rows[k])
+			standardizeTo(mem.row(k), rows[k])
 		}
 	})
 	// Pruning pays when a row's exact product costs much more than its
@@ -160,14 +161,7 @@ func (mem *Memory) project(R int) {
 // and waits for them.
 func inParts(n int, f func(i0, i1 int)) {
 	w := min(Workers(), n)
-	var wg sync.WaitGroup
-	for p := 1; p < w; p++ {
-		wg.Go(func() { f(p*n/w, (p+1)*n/w) })
-	}
-	if w > 0 {
-		f(0, n/w)
-	}
-	wg.Wait()
+	Parallel(context.Background(), w, w, func(_, p int) { f(p*n/w, (p+1)*n/w) })
 }
 
 // projectRows writes, for the n rows of z ([n][Q]), (Uᵀz, ‖z − UUᵀz‖)
@@ -306,7 +300,6 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 	mem.projectRows(buf.a, buf.z, P, buf.e)
 	gemmSet(P, M, R+1, buf.a, R+1, false, mem.bound, M, buf.ub, M)
 	buf.dense = buf.dense[:0]
-	row := func(k int) []float32 { return mem.rows[k*Q : (k+1)*Q] }
 	prev := -1 // the previous prediction's nearest row, when it was pruned
 	for p := range preds {
 		z := buf.z[p*Q : (p+1)*Q]
@@ -324,15 +317,15 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 		if k0 < 0 {
 			k0 = argmax(ub)
 		}
-		best, bi := dotQ(z, row(k0)), k0
+		best, bi := dotQ(z, mem.row(k0)), k0
 		var ok bool
-		buf.cand, ok = above(buf.cand[:0], ub, best-boundSlack, M/denseShare)
+		buf.cand, ok = mem.candidates(buf.cand, ub, best)
 		if !ok && prev >= 0 {
 			if k := argmax(ub); k != prev {
-				if v := dotQ(z, row(k)); v > best || (v == best && k < bi) {
+				if v := dotQ(z, mem.row(k)); v > best || (v == best && k < bi) {
 					best, bi = v, k
 				}
-				buf.cand, ok = above(buf.cand[:0], ub, best-boundSlack, M/denseShare)
+				buf.cand, ok = mem.candidates(buf.cand, ub, best)
 			}
 		}
 		if !ok {
@@ -355,15 +348,13 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 // the best of them and of (best, bi): the highest value, of equal values
 // the lowest index.
 func (mem *Memory) exact(z []float32, cand []int32, best float32, bi int) (int, float32) {
-	Q := mem.Q
-	row := func(k int) []float32 { return mem.rows[k*Q : (k+1)*Q] }
 	var m [4][]float32
 	var out [4]float32
 	for i := 0; i < len(cand); i += 4 {
 		for r := range m {
-			m[r] = row(bi)
+			m[r] = mem.row(bi)
 			if i+r < len(cand) {
-				m[r] = row(int(cand[i+r]))
+				m[r] = mem.row(int(cand[i+r]))
 			}
 		}
 		dots1x4(z, &m, &out)
@@ -374,6 +365,16 @@ func (mem *Memory) exact(z []float32, cand []int32, best float32, bi int) (int, 
 		}
 	}
 	return bi, best
+}
+
+// row is stored row k (standardised).
+func (mem *Memory) row(k int) []float32 { return mem.rows[k*mem.Q : (k+1)*mem.Q] }
+
+// candidates puts into dst (emptied first) the rows whose bound in ub
+// reaches best − boundSlack: the only rows that can beat an exact value
+// best. It reports false once they pass a denseShare-th of the rows.
+func (mem *Memory) candidates(dst []int32, ub []float32, best float32) ([]int32, bool) {
+	return above(dst[:0], ub, best-boundSlack, mem.M/denseShare)
 }
 
 // quantMaxQ is the longest row the quantised bound takes: its integer
@@ -396,9 +397,9 @@ func (mem *Memory) quantSearch(buf *searchBuf, idx []int, corr []float32) []int 
 	for c, p := range buf.dense {
 		z, ub := buf.zs[c], buf.ubs[c]
 		k0 := argmax(ub)
-		best := dotQ(z, mem.rows[k0*Q:(k0+1)*Q])
+		best := dotQ(z, mem.row(k0))
 		var ok bool
-		buf.cand, ok = above(buf.cand[:0], ub, best-boundSlack, M/denseShare)
+		buf.cand, ok = mem.candidates(buf.cand, ub, best)
 		if !ok {
 			buf.still = append(buf.still, p)
 			continue
@@ -432,7 +433,7 @@ func (mem *Memory) denseSearch(z []float32, ps []int, idx []int, corr []float32)
 			for k := b0; k < b1; k += len(m) {
 				for r := range m {
 					kr := min(k+r, b1-1)
-					m[r] = mem.rows[kr*Q : (kr+1)*Q]
+					m[r] = mem.row(kr)
 				}
 				dots4x6(&zs, &m, &out)
 				for c := 0; c < len(zs) && i+c < len(ps); c++ {
@@ -460,7 +461,7 @@ func (mem *Memory) NearestBrute(preds [][]float32, idx []int, corr []float32) {
 		}
 		best, bi := float32(math.Inf(-1)), 0
 		for k := 0; k < mem.M; k++ {
-			if s := dotQ(z, mem.rows[k*mem.Q:(k+1)*mem.Q]); s > best {
+			if s := dotQ(z, mem.row(k)); s > best {
 				best, bi = s, k
 			}
 		}
