@@ -1,6 +1,9 @@
 package models
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // The batched bare self-attention. Step runs one image after another
 // through each query row, computing J_ij x̂_j for every key j of every
@@ -23,45 +26,71 @@ const Lanes = 16
 // per goroutine; J is copied when it is made.
 type Chunker struct {
 	m     *BSA
-	jb    []float32 // J[i][j][r][e]: the d×d blocks, contiguous
+	jb    []float32 // J[i][j][r][e]: the d×d blocks, contiguous (shared by twins)
 	x     []float32 // the loaded states [i][r][Lanes]; unused lanes zero
 	nb    int       // how many states are loaded
 	t     [Lanes]int
-	masks [Lanes][]bool // each state's masked tokens, used while its t is 0
-	xh    []float32     // x̂ [j][e][Lanes]
-	xi    []float32     // the query's x̂ [r][Lanes]
-	v     []float32     // J_ij x̂_j [j][r][Lanes]
-	s     []float32     // scores [j][Lanes]
-	pen   []float32     // 0, or invalidScore for a key masked on the first step [j][Lanes]
-	out   []float32     // Σ_j a_j v_j [r][Lanes]
-	xn    []float32     // the new states before their normalisation [i][r][Lanes]
-	w     []float64     // 1 for a token in its image's statistics, 0 for a masked one [i][Lanes]
-	px    []float32     // Decode's pixels [i·A+k][Lanes]
+	masks [Lanes][]bool    // each state's masked tokens, used while its t is 0
+	xh    []float32        // x̂ [j][e][Lanes]
+	pen   []float32        // 0, or invalidScore for a key masked on the first step [j][Lanes]
+	xn    []float32        // the new states before their normalisation [i][r][Lanes]
+	w     []float64        // 1 for a token in its image's statistics, 0 for a masked one [i][Lanes]
+	px    []float32        // Decode's pixels [i·A+k][Lanes]
+	rmx   [][Lanes]float32 // each query row's largest valid score [i]
+	rsum  [][Lanes]float32 // each query row's sum of weights [i]
+	// Split, when set, runs the query rows of a step in parts (Crew.Split);
+	// nil runs them all on the calling goroutine.
+	Split func(n int, f func(i0, i1 int))
+	rows  sync.Pool // *rowScratch, one per part running
+}
+
+// rowScratch is the memory one part of a step's query rows works in.
+type rowScratch struct {
+	xi  []float32 // the query's x̂ [r][Lanes]
+	v   []float32 // J_ij x̂_j [j][r][Lanes]
+	s   []float32 // scores [j][Lanes]
+	out []float32 // Σ_j a_j v_j [r][Lanes]
 }
 
 // NewChunker copies J into block order.
 func (m *BSA) NewChunker() *Chunker {
 	n, d := m.N, m.D
-	c := &Chunker{m: m,
-		jb:  make([]float32, n*n*d*d),
-		x:   make([]float32, n*d*Lanes),
-		xh:  make([]float32, n*d*Lanes),
-		xi:  make([]float32, d*Lanes),
-		v:   make([]float32, n*d*Lanes),
-		s:   make([]float32, n*Lanes),
-		pen: make([]float32, n*Lanes),
-		out: make([]float32, d*Lanes),
-		xn:  make([]float32, n*d*Lanes),
-		w:   make([]float64, n*Lanes),
-		px:  make([]float32, n*m.A*Lanes),
-	}
+	jb := make([]float32, n*n*d*d)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			for r := 0; r < d; r++ {
 				for e := 0; e < d; e++ {
-					c.jb[((i*n+j)*d+r)*d+e] = m.J[m.jidx(i, j, r, e)]
+					jb[((i*n+j)*d+r)*d+e] = m.J[m.jidx(i, j, r, e)]
 				}
 			}
+		}
+	}
+	return m.chunker(jb)
+}
+
+// Twin is a Chunker of the same couplings with memory of its own: it
+// shares c's copy of J (read only), so a goroutine can step other states
+// without a second copy.
+func (c *Chunker) Twin() *Chunker { return c.m.chunker(c.jb) }
+
+func (m *BSA) chunker(jb []float32) *Chunker {
+	n, d := m.N, m.D
+	c := &Chunker{m: m, jb: jb,
+		x:    make([]float32, n*d*Lanes),
+		xh:   make([]float32, n*d*Lanes),
+		pen:  make([]float32, n*Lanes),
+		xn:   make([]float32, n*d*Lanes),
+		w:    make([]float64, n*Lanes),
+		px:   make([]float32, n*m.A*Lanes),
+		rmx:  make([][Lanes]float32, n),
+		rsum: make([][Lanes]float32, n),
+	}
+	c.rows.New = func() any {
+		return &rowScratch{
+			xi:  make([]float32, d*Lanes),
+			v:   make([]float32, n*d*Lanes),
+			s:   make([]float32, n*Lanes),
+			out: make([]float32, d*Lanes),
 		}
 	}
 	return c
@@ -112,41 +141,67 @@ func (c *Chunker) Energy(dy Dynamics, energy []float64) {
 }
 
 func (c *Chunker) pass(dy Dynamics, energy []float64, update bool) {
-	m := c.m
-	n, d := m.N, m.D
+	n := c.m.N
 	first := c.normalize()
-	var mx, norm, g [Lanes]float32
+	rows := func(i0, i1 int) { c.queryRows(dy, update, first, i0, i1) }
+	if c.Split != nil {
+		c.Split(n, rows)
+	} else {
+		rows(0, n)
+	}
+	// The energy sums the rows in order, however they were split.
 	var ok [Lanes]bool
 	var en energyAcc
 	en.reset()
 	for i := 0; i < n; i++ {
-		copy(c.xi, c.xh[i*d*Lanes:(i+1)*d*Lanes])
-		chunkScores(c.jb[i*n*d*d:(i+1)*n*d*d], c.xh, c.xi, c.v, c.s, n, d)
+		en.add(&c.rmx[i], &c.rsum[i], &ok)
+	}
+	en.energy(energy[:c.nb], dy.Lambda)
+	if !update {
+		return
+	}
+	chunkRenorm(c.x, c.xn, n, c.m.D)
+	for b := range c.nb {
+		c.t[b]++
+	}
+}
+
+// queryRows runs the query rows [i0, i1) of a pass: their scores, softmax
+// (or ReLU) and, with update, their residual update into xn; each row's
+// largest score and sum of weights go to rmx and rsum.
+func (c *Chunker) queryRows(dy Dynamics, update, first bool, i0, i1 int) {
+	m := c.m
+	n, d := m.N, m.D
+	sc := c.rows.Get().(*rowScratch)
+	defer c.rows.Put(sc)
+	var norm, g [Lanes]float32
+	for i := i0; i < i1; i++ {
+		mx, sum := &c.rmx[i], &c.rsum[i]
+		copy(sc.xi, c.xh[i*d*Lanes:(i+1)*d*Lanes])
+		chunkScores(c.jb[i*n*d*d:(i+1)*n*d*d], c.xh, sc.xi, sc.v, sc.s, n, d)
 		// Clamp; a query never attends to itself; masked keys are left out
 		// on the first step.
-		chunkClamp(c.s, m.Clamp)
+		chunkClamp(sc.s, m.Clamp)
 		for b := range Lanes {
-			c.s[i*Lanes+b] = invalidScore
+			sc.s[i*Lanes+b] = invalidScore
 		}
 		if first {
 			for k, p := range c.pen {
-				c.s[k] += p
+				sc.s[k] += p
 			}
 		}
 		if dy.Attn == ReluSeqlen {
 			// α_ij = max(λ s_ij, 0)/N, with the softmax's energy.
-			sum := chunkSoftmax(c.s, c.v, c.out, &mx, dy.Lambda, n, d, false)
-			en.add(&mx, &sum, &ok)
-			chunkRelu(c.s, c.v, c.out, dy.Lambda, n, d)
+			*sum = chunkSoftmax(sc.s, sc.v, sc.out, mx, dy.Lambda, n, d, false)
+			chunkRelu(sc.s, sc.v, sc.out, dy.Lambda, n, d)
 			for b := range norm {
 				norm[b] = 1 / float32(n)
 			}
 		} else {
-			sum := chunkSoftmax(c.s, c.v, c.out, &mx, dy.Lambda, n, d, update)
-			en.add(&mx, &sum, &ok)
+			*sum = chunkSoftmax(sc.s, sc.v, sc.out, mx, dy.Lambda, n, d, update)
 			for b := range norm {
 				norm[b] = 0
-				if ok[b] {
+				if mx[b] > invalidBelow {
 					norm[b] = 1 / sum[b]
 				}
 			}
@@ -157,15 +212,7 @@ func (c *Chunker) pass(dy Dynamics, energy []float64, update bool) {
 		for b := range g {
 			g[b] = dy.Gamma * norm[b]
 		}
-		chunkResidual(c.xn[i*d*Lanes:(i+1)*d*Lanes], c.out, c.x[i*d*Lanes:(i+1)*d*Lanes], &g)
-	}
-	en.energy(energy[:c.nb], dy.Lambda)
-	if !update {
-		return
-	}
-	chunkRenorm(c.x, c.xn, n, d)
-	for b := range c.nb {
-		c.t[b]++
+		chunkResidual(c.xn[i*d*Lanes:(i+1)*d*Lanes], sc.out, c.x[i*d*Lanes:(i+1)*d*Lanes], &g)
 	}
 }
 

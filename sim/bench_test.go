@@ -52,7 +52,7 @@ func BenchmarkStep256(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		RunBSA(context.Background(), m, DefaultDynamics(), inputs, 10, 0, func(int, int, []float32, float64) {})
+		RunBSA(context.Background(), m, DefaultDynamics(), inputs, 10, models.NewCrew(0), func(int, int, []float32, float64) {})
 	}
 	b.ReportMetric(float64(b.N*256*10)/b.Elapsed().Seconds(), "image-steps/s")
 }

@@ -40,7 +40,7 @@ func TestEngineSynchronous(t *testing.T) {
 	// same sums in another order).
 	m := e.s.lanes[0].model.(*BSAModel).M
 	in := e.s.lanes[0].in
-	RunBSA(context.Background(), m, DefaultDynamics(), []*Corrupted{in}, 30, 1, func(tt, _ int, pred []float32, energy float64) {
+	RunBSA(context.Background(), m, DefaultDynamics(), []*Corrupted{in}, 30, nil, func(tt, _ int, pred []float32, energy float64) {
 		f := l.Frames[tt]
 		for q := range pred {
 			if math.Abs(float64(pred[q]-f.Image[q])) > 1e-5 {

@@ -20,7 +20,7 @@ func trajectories(t testing.TB, data *mnist.Data, m *models.BSA, c Corruption, n
 	for b := range out {
 		out[b] = make([][]float32, steps+1)
 	}
-	err := RunBSA(context.Background(), m, DefaultDynamics(), inputs, steps, 0, func(tt, b int, pred []float32, _ float64) {
+	err := RunBSA(context.Background(), m, DefaultDynamics(), inputs, steps, models.NewCrew(0), func(tt, b int, pred []float32, _ float64) {
 		out[b][tt] = append([]float32(nil), pred...)
 	})
 	if err != nil {

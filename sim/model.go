@@ -93,8 +93,8 @@ type bsaTraj struct {
 }
 
 // RunBatch steps every input through the batched path (RunBSA).
-func (b *BSAModel) RunBatch(ctx context.Context, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
-	return RunBSA(ctx, b.M, b.Dyn, inputs, steps, workers, visit)
+func (b *BSAModel) RunBatch(ctx context.Context, inputs []*Corrupted, steps int, crew *models.Crew, visit StepVisit) error {
+	return RunBSA(ctx, b.M, b.Dyn, inputs, steps, crew, visit)
 }
 
 func (t *bsaTraj) Decode(dst []float32) { t.m.Decode(dst, t.st.X) }

@@ -241,6 +241,7 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 			pv[t] = make([][]float64, n)
 		}
 	}
+	crew := models.NewCrew(cfg.Workers)
 	const nv = 8
 	vals := make([]float64, T*n*nv) // [t][b][metric]
 	var bufs sync.Map               // b → [][]float32, the image's predictions per t
@@ -284,7 +285,11 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 			defer pool.Put(&ps)
 			idx := make([]int, T)
 			corr := make([]float32, T)
-			mem.Search().Nearest(ps, idx, corr)
+			// The states are searched in parts by idle workers too: the
+			// last trajectories would otherwise be searched on one core.
+			crew.Split(T, func(t0, t1 int) {
+				mem.Search().Nearest(ps[t0:t1], idx[t0:t1], corr[t0:t1])
+			})
 			label := data.Test.Labels[b]
 			for tt := range ps {
 				w := vals[(tt*n+b)*nv : (tt*n+b+1)*nv]
@@ -295,7 +300,7 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 			}
 		}
 	}
-	if err := Run(ctx, cfg.Model, inputs, cfg.Steps, cfg.Workers, visit); err != nil {
+	if err := Run(ctx, cfg.Model, inputs, cfg.Steps, crew, visit); err != nil {
 		return nil, err
 	}
 	c := &Curve{Model: info.Name, Task: cfg.Corruption.Kind, Rows: make([]Row, T)}

@@ -19,10 +19,21 @@ type StepVisit func(t, b int, pred []float32, energy float64)
 
 // RunBSA runs the bare self-attention on every input for steps steps,
 // calling visit for t = 0..steps. Images are handed out in chunks of Chunk
-// to workers goroutines. It returns ctx.Err() if cancelled.
-func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
-	return handOut(ctx, len(inputs), Chunk, workers, func() func(c0, c1 int) {
-		c := m.NewChunker()
+// to the crew's workers (nil: one); a worker out of chunks takes part of
+// the query rows of the others' steps (Crew.Split), so the last chunks do
+// not run on one core. The results do not depend on the crew. It returns
+// ctx.Err() if cancelled.
+func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Corrupted, steps int, crew *models.Crew, visit StepVisit) error {
+	var first *models.Chunker
+	return handOut(ctx, len(inputs), Chunk, crew, func() func(c0, c1 int) {
+		var c *models.Chunker
+		if first == nil {
+			first = m.NewChunker()
+			c = first
+		} else {
+			c = first.Twin() // one copy of the couplings for every worker
+		}
+		c.Split = crew.Split
 		preds := make([][]float32, Chunk)
 		for b := range preds {
 			preds[b] = make([]float32, models.Pixels)
@@ -56,21 +67,22 @@ func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Co
 // BatchRunner is a model with a faster path for many inputs than one
 // trajectory per image.
 type BatchRunner interface {
-	RunBatch(ctx context.Context, inputs []*Corrupted, steps, workers int, visit StepVisit) error
+	RunBatch(ctx context.Context, inputs []*Corrupted, steps int, crew *models.Crew, visit StepVisit) error
 }
 
 // Run steps model m on every input for up to steps steps (fewer when its
 // MaxSteps is smaller), calling visit for t = 0.. with the prediction and
 // energy of each state: through the model's batched path when it has one,
-// else one trajectory per image on each worker.
-func Run(ctx context.Context, m Model, inputs []*Corrupted, steps, workers int, visit StepVisit) error {
+// else one trajectory per image on each of the crew's workers (nil: one).
+// A visit may hand parts of its own work to idle workers with crew.Split.
+func Run(ctx context.Context, m Model, inputs []*Corrupted, steps int, crew *models.Crew, visit StepVisit) error {
 	if ms := m.Info().MaxSteps; ms > 0 {
 		steps = min(steps, ms)
 	}
 	if b, ok := m.(BatchRunner); ok {
-		return b.RunBatch(ctx, inputs, steps, workers, visit)
+		return b.RunBatch(ctx, inputs, steps, crew, visit)
 	}
-	return handOut(ctx, len(inputs), 1, workers, func() func(c0, c1 int) {
+	return handOut(ctx, len(inputs), 1, crew, func() func(c0, c1 int) {
 		pred := make([]float32, models.Pixels)
 		return func(b, _ int) {
 			tr := m.Start(inputs[b])
@@ -86,19 +98,19 @@ func Run(ctx context.Context, m Model, inputs []*Corrupted, steps, workers int, 
 	})
 }
 
-// handOut runs the chunks [c0, c1) of [0, n) on workers goroutines (0:
-// every core) through models.Parallel; each worker makes its own state
-// with newWorker first. It returns ctx.Err() if cancelled.
-func handOut(ctx context.Context, n, chunk, workers int, newWorker func() func(c0, c1 int)) error {
+// handOut runs the chunks [c0, c1) of [0, n) on the crew's workers (nil:
+// one) through Crew.Run; each worker makes its own state with newWorker
+// first, one after another. It returns ctx.Err() if cancelled.
+func handOut(ctx context.Context, n, chunk int, crew *models.Crew, newWorker func() func(c0, c1 int)) error {
 	nc := (n + chunk - 1) / chunk
-	if workers <= 0 {
-		workers = models.Workers()
+	if crew == nil {
+		crew = models.NewCrew(1)
 	}
-	work := make([]func(c0, c1 int), min(workers, nc))
+	work := make([]func(c0, c1 int), min(crew.Workers(), nc))
 	for w := range work {
 		work[w] = newWorker()
 	}
-	return models.Parallel(ctx, nc, len(work), func(w, c int) {
+	return crew.Run(ctx, nc, func(w, c int) {
 		work[w](c*chunk, min((c+1)*chunk, n))
 	})
 }

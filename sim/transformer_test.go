@@ -206,7 +206,7 @@ func TestReproduceDigits(t *testing.T) {
 	for k := 0; k < n; k++ {
 		inputs = append(inputs, DefaultNoise.Apply(data.Test.Clean(k, mnist.PixelGain), pt, k))
 	}
-	err = Run(context.Background(), model, inputs, steps, 1, func(tt, b int, pred []float32, _ float64) {
+	err = Run(context.Background(), model, inputs, steps, nil, func(tt, b int, pred []float32, _ float64) {
 		mse[tt][b], _, _ = MSE(pred, inputs[b].Clean, inputs[b].Pixel)
 	})
 	if err != nil {

@@ -21,7 +21,7 @@ func ValidateBSA(m *models.BSA, set *mnist.Set, n int, seed uint64) float64 {
 	}
 	const steps = 5
 	errs := make([]float64, n)
-	RunBSA(context.Background(), m, DefaultDynamics(), inputs, steps, 0, func(t, b int, pred []float32, _ float64) {
+	RunBSA(context.Background(), m, DefaultDynamics(), inputs, steps, models.NewCrew(0), func(t, b int, pred []float32, _ float64) {
 		if t == steps {
 			_, errs[b], _ = MSE(pred, inputs[b].Clean, inputs[b].Pixel)
 		}

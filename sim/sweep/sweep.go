@@ -363,7 +363,7 @@ func runMSE(ctx context.Context, env Env, s sim.Settings, model string, n, steps
 		inputs[k] = s.Corruption.Apply(env.Data.Test.Clean(k, mnist.PixelGain), pt, k)
 	}
 	mse := make([]float64, (steps+1)*n) // [t][b]: summed in a fixed order by callers
-	err = sim.Run(ctx, m, inputs, steps, env.Workers, func(t, b int, pred []float32, _ float64) {
+	err = sim.Run(ctx, m, inputs, steps, models.NewCrew(env.Workers), func(t, b int, pred []float32, _ float64) {
 		in := inputs[b]
 		mse[t*n+b], _, _ = sim.MSE(pred, in.Clean, in.Pixel)
 		if step != nil {
