@@ -14,14 +14,6 @@ func rnd64(rng *rand.Rand, n int, s float64) []float64 {
 	return x
 }
 
-func dot64(a, b []float64) float64 {
-	var s float64
-	for k := range a {
-		s += a[k] * b[k]
-	}
-	return s
-}
-
 // fdCheck compares grad with central differences of loss with respect to
 // every element of x (float64), failing above relative error 1e-6 (norm)
 // or 1e-4 (worst entry, relative to max(|fd|, 1e-3)).

@@ -50,7 +50,10 @@ func quantize(out []int8, x []float32) (scale float32, errNorm float64) {
 	scale = mx / 127
 	var ee float64
 	for i, v := range x {
-		q := math.Round(float64(v / scale))
+		// math.Round, half away from zero: v/scale is a float32, so
+		// adding ±½ in float64 is exact and truncation rounds it.
+		r := float64(v / scale)
+		q := math.Trunc(r + math.Copysign(0.5, r))
 		q = max(-127, min(127, q))
 		out[i] = int8(q)
 		d := float64(v) - float64(scale)*q

@@ -126,3 +126,27 @@ func TestDenseSearchMatchesBrute(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeRounds: quantize's rounding is math.Round's (half away from
+// zero) on every value, ties included, and its residual norm is that of
+// the rounded row.
+func TestQuantizeRounds(t *testing.T) {
+	x := []float32{127, -127, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 2.4999998, -2.4999998, 0, 63.5, -63.5, 100.49999}
+	out := make([]int8, len(x))
+	s, e := quantize(out, x)
+	if s != 1 {
+		t.Fatalf("scale %g, want 1", s)
+	}
+	var ee float64
+	for i, v := range x {
+		want := math.Round(float64(v / s))
+		if float64(out[i]) != want {
+			t.Errorf("x = %g: q = %d, want %g", v, out[i], want)
+		}
+		d := float64(v) - float64(s)*want
+		ee += d * d
+	}
+	if math.Abs(e-math.Sqrt(ee)) > 1e-12 {
+		t.Fatalf("residual norm %g, want %g", e, math.Sqrt(ee))
+	}
+}

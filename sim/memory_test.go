@@ -78,3 +78,17 @@ func BenchmarkNearestTrajectory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewMemories: preparing the nearest-memory search of the 10,000
+// training digits (cleaning, the projection's basis, the rows' bounds, the
+// 8-bit rows) on every core, as every run starts.
+func BenchmarkNewMemories(b *testing.B) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		NewMemories(data.Train).Search()
+	}
+}
