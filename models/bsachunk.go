@@ -23,7 +23,7 @@ const Lanes = 16
 // images image-last (Load puts them there, Store writes them back), and the
 // scratch memory of stepping them. Between Load and Store the states stay
 // in the chunk's layout, so stepping and decoding need no transposes. One
-// per goroutine; J is copied when it is made.
+// per goroutine; NewChunker copies J, and its twins (Twin) share that copy.
 type Chunker struct {
 	m     *BSA
 	jb    []float32 // J[i][j][r][e]: the d×d blocks, contiguous (shared by twins)

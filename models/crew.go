@@ -21,7 +21,6 @@ type crewPart struct {
 	i0, i1 int
 	f      func(i0, i1 int)
 	wg     *sync.WaitGroup
-	c      *Crew
 }
 
 // NewCrew makes a crew of workers goroutines (≤ 0: every core).
@@ -79,7 +78,8 @@ func (c *Crew) Run(ctx context.Context, n int, f func(worker, k int)) error {
 			for {
 				select {
 				case p := <-c.help:
-					p.run()
+					c.split(p.i0, p.i1, p.f, p.wg)
+					p.wg.Done()
 				case <-stop:
 					return
 				}
@@ -114,7 +114,7 @@ func (c *Crew) split(i0, i1 int, f func(i0, i1 int), wg *sync.WaitGroup) {
 		h := (i0 + i1 + 1) / 2
 		wg.Add(1)
 		select {
-		case c.help <- crewPart{i0: h, i1: i1, f: f, wg: wg, c: c}:
+		case c.help <- crewPart{i0: h, i1: i1, f: f, wg: wg}:
 			i1 = h
 			continue
 		default:
@@ -123,9 +123,4 @@ func (c *Crew) split(i0, i1 int, f func(i0, i1 int), wg *sync.WaitGroup) {
 		break
 	}
 	f(i0, i1)
-}
-
-func (p crewPart) run() {
-	p.c.split(p.i0, p.i1, p.f, p.wg)
-	p.wg.Done()
 }

@@ -103,9 +103,6 @@ func Run(ctx context.Context, m Model, inputs []*Corrupted, steps int, crew *mod
 // first, one after another. It returns ctx.Err() if cancelled.
 func handOut(ctx context.Context, n, chunk int, crew *models.Crew, newWorker func() func(c0, c1 int)) error {
 	nc := (n + chunk - 1) / chunk
-	if crew == nil {
-		crew = models.NewCrew(1)
-	}
 	work := make([]func(c0, c1 int), min(crew.Workers(), nc))
 	for w := range work {
 		work[w] = newWorker()
