@@ -137,6 +137,24 @@ func BenchmarkChunkScores(b *testing.B) {
 	b.ReportMetric(float64(b.N)*float64(n*(d*d+d)*Lanes)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 }
 
+// BenchmarkChunkScoresStream is every query row of one step (P=2): the
+// couplings (9.8 MB) stream from the last-level cache as they do while a
+// chunk steps; it reports the rate per query row as BenchmarkChunkScores.
+func BenchmarkChunkScoresStream(b *testing.B) {
+	n, d := 196, 8
+	rng := rand.New(rand.NewPCG(1, 1))
+	r := func(k int) []float32 { return randn(rng, k) }
+	jb, xh, xi := r(n*n*d*d), r(n*d*Lanes), r(d*Lanes)
+	v, s := make([]float32, n*d*Lanes), make([]float32, n*Lanes)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		chunkScores(jb[i*n*d*d:(i+1)*n*d*d], xh, xi, v, s, n, d)
+		i = (i + 1) % n
+	}
+	b.ReportMetric(float64(b.N)*float64(n*(d*d+d)*Lanes)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+}
+
 // TestChunkLaneKernelsMatchGo: the lane kernels of the normalisation, the
 // residual update and the renormalisation this CPU runs give the portable
 // ones' bits (same operations in the same order, none fused), with masked

@@ -31,22 +31,6 @@ func gemmNaive(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int,
 	}
 }
 
-// gemmSet is gemm with C set to the product instead of added to: C is not
-// read (the AVX-512 version does not clear what its tiles overwrite).
-var gemmSet = gemmSetGo
-
-func gemmSetGo(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
-	clearRows(m, n, c, ldc)
-	gemm(m, n, k, a, lda, aT, b, ldb, c, ldc)
-}
-
-// clearRows zeroes the m rows of n values of c, ldc apart.
-func clearRows(m, n int, c []float32, ldc int) {
-	for i := 0; i < m; i++ {
-		clear(c[i*ldc : i*ldc+n])
-	}
-}
-
 // gemmGo works a row of C at a time: for each p, C[i,:] += A(i,p)·B[p,:].
 func gemmGo(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
 	if m == 0 || n == 0 || k == 0 {

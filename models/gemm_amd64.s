@@ -6,14 +6,13 @@
 // 4R accumulators, for every p the four 16-wide vectors of B[p, j:j+64]
 // loaded once and A(i, p) broadcast once per row:
 //
-//	C[i, j:j+64] (+)= Σ_p A(i, p)·B[p, j:j+64]
+//	C[i, j:j+64] += Σ_p A(i, p)·B[p, j:j+64]
 //
 // in p order with fused multiply-adds. Arguments:
-// func gemmRx64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int, add bool)
-// with a at A(i, 0), b at B[0, j], c at C[i, j], strides in floats, k ≥ 1;
-// add: C += the product, else C = the product (C is not read).
+// func gemmRx64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
+// with a at A(i, 0), b at B[0, j], c at C[i, j], strides in floats, k ≥ 1.
 
-TEXT ·gemm1x64ASM(SB), NOSPLIT, $0-65
+TEXT ·gemm1x64ASM(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), R8
 	MOVQ sa+16(FP), AX
@@ -45,15 +44,11 @@ loop1:
 	MOVQ c+48(FP), BX
 	MOVQ ldc+56(FP), DI
 	SHLQ $2, DI
-	MOVBLZX add+64(FP), AX
-	TESTL AX, AX
-	JZ set1
 	VADDPS 0(BX), Z0, Z0
 	VADDPS 64(BX), Z1, Z1
 	VADDPS 128(BX), Z2, Z2
 	VADDPS 192(BX), Z3, Z3
 	MOVQ c+48(FP), BX
-set1:
 	VMOVUPS Z0, 0(BX)
 	VMOVUPS Z1, 64(BX)
 	VMOVUPS Z2, 128(BX)
@@ -61,7 +56,7 @@ set1:
 	VZEROUPPER
 	RET
 
-TEXT ·gemm2x64ASM(SB), NOSPLIT, $0-65
+TEXT ·gemm2x64ASM(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), R8
 	MOVQ sa+16(FP), AX
@@ -103,9 +98,6 @@ loop2:
 	MOVQ c+48(FP), BX
 	MOVQ ldc+56(FP), DI
 	SHLQ $2, DI
-	MOVBLZX add+64(FP), AX
-	TESTL AX, AX
-	JZ set2
 	VADDPS 0(BX), Z0, Z0
 	VADDPS 64(BX), Z1, Z1
 	VADDPS 128(BX), Z2, Z2
@@ -116,7 +108,6 @@ loop2:
 	VADDPS 128(BX), Z6, Z6
 	VADDPS 192(BX), Z7, Z7
 	MOVQ c+48(FP), BX
-set2:
 	VMOVUPS Z0, 0(BX)
 	VMOVUPS Z1, 64(BX)
 	VMOVUPS Z2, 128(BX)
@@ -129,7 +120,7 @@ set2:
 	VZEROUPPER
 	RET
 
-TEXT ·gemm3x64ASM(SB), NOSPLIT, $0-65
+TEXT ·gemm3x64ASM(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), R8
 	MOVQ sa+16(FP), AX
@@ -181,9 +172,6 @@ loop3:
 	MOVQ c+48(FP), BX
 	MOVQ ldc+56(FP), DI
 	SHLQ $2, DI
-	MOVBLZX add+64(FP), AX
-	TESTL AX, AX
-	JZ set3
 	VADDPS 0(BX), Z0, Z0
 	VADDPS 64(BX), Z1, Z1
 	VADDPS 128(BX), Z2, Z2
@@ -199,7 +187,6 @@ loop3:
 	VADDPS 128(BX), Z10, Z10
 	VADDPS 192(BX), Z11, Z11
 	MOVQ c+48(FP), BX
-set3:
 	VMOVUPS Z0, 0(BX)
 	VMOVUPS Z1, 64(BX)
 	VMOVUPS Z2, 128(BX)
@@ -217,7 +204,7 @@ set3:
 	VZEROUPPER
 	RET
 
-TEXT ·gemm4x64ASM(SB), NOSPLIT, $0-65
+TEXT ·gemm4x64ASM(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), R8
 	MOVQ sa+16(FP), AX
@@ -279,9 +266,6 @@ loop4:
 	MOVQ c+48(FP), BX
 	MOVQ ldc+56(FP), DI
 	SHLQ $2, DI
-	MOVBLZX add+64(FP), AX
-	TESTL AX, AX
-	JZ set4
 	VADDPS 0(BX), Z0, Z0
 	VADDPS 64(BX), Z1, Z1
 	VADDPS 128(BX), Z2, Z2
@@ -302,7 +286,6 @@ loop4:
 	VADDPS 128(BX), Z14, Z14
 	VADDPS 192(BX), Z15, Z15
 	MOVQ c+48(FP), BX
-set4:
 	VMOVUPS Z0, 0(BX)
 	VMOVUPS Z1, 64(BX)
 	VMOVUPS Z2, 128(BX)
@@ -325,7 +308,7 @@ set4:
 	VZEROUPPER
 	RET
 
-TEXT ·gemm5x64ASM(SB), NOSPLIT, $0-65
+TEXT ·gemm5x64ASM(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), R8
 	MOVQ sa+16(FP), AX
@@ -397,9 +380,6 @@ loop5:
 	MOVQ c+48(FP), BX
 	MOVQ ldc+56(FP), DI
 	SHLQ $2, DI
-	MOVBLZX add+64(FP), AX
-	TESTL AX, AX
-	JZ set5
 	VADDPS 0(BX), Z0, Z0
 	VADDPS 64(BX), Z1, Z1
 	VADDPS 128(BX), Z2, Z2
@@ -425,7 +405,6 @@ loop5:
 	VADDPS 128(BX), Z18, Z18
 	VADDPS 192(BX), Z19, Z19
 	MOVQ c+48(FP), BX
-set5:
 	VMOVUPS Z0, 0(BX)
 	VMOVUPS Z1, 64(BX)
 	VMOVUPS Z2, 128(BX)
@@ -453,7 +432,7 @@ set5:
 	VZEROUPPER
 	RET
 
-TEXT ·gemm6x64ASM(SB), NOSPLIT, $0-65
+TEXT ·gemm6x64ASM(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), R8
 	MOVQ sa+16(FP), AX
@@ -535,9 +514,6 @@ loop6:
 	MOVQ c+48(FP), BX
 	MOVQ ldc+56(FP), DI
 	SHLQ $2, DI
-	MOVBLZX add+64(FP), AX
-	TESTL AX, AX
-	JZ set6
 	VADDPS 0(BX), Z0, Z0
 	VADDPS 64(BX), Z1, Z1
 	VADDPS 128(BX), Z2, Z2
@@ -568,7 +544,6 @@ loop6:
 	VADDPS 128(BX), Z22, Z22
 	VADDPS 192(BX), Z23, Z23
 	MOVQ c+48(FP), BX
-set6:
 	VMOVUPS Z0, 0(BX)
 	VMOVUPS Z1, 64(BX)
 	VMOVUPS Z2, 128(BX)

@@ -11,7 +11,6 @@ import (
 func init() {
 	if archsimd.X86.AVX512() {
 		gemm = gemmAVX512
-		gemmSet = gemmSetAVX512
 	}
 }
 
@@ -33,24 +32,6 @@ func storeU(x archsimd.Float32x16, p []float32, k int) {
 // assembly: Go's compiler keeps 16 vector registers) and
 // 8 rows × 16 columns, with a scalar tail for n not a multiple of 16.
 func gemmAVX512(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
-	gemmTiled(true, m, n, k, a, lda, aT, b, ldb, c, ldc)
-}
-
-// gemmSetAVX512 is gemmSet: the 64-column tiles store the product without
-// reading C, and only the columns past them are cleared first.
-func gemmSetAVX512(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
-	if k == 0 {
-		clearRows(m, n, c, ldc)
-		return
-	}
-	if j := n &^ 63; j < n && m > 0 {
-		clearRows(m, n-j, c[j:], ldc)
-	}
-	gemmTiled(false, m, n, k, a, lda, aT, b, ldb, c, ldc)
-}
-
-// gemmTiled is gemmAVX512; without add, the 64-column tiles set C.
-func gemmTiled(add bool, m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
 	if m == 0 || n == 0 || k == 0 {
 		return
 	}
@@ -66,7 +47,7 @@ func gemmTiled(add bool, m, n, k int, a []float32, lda int, aT bool, b []float32
 	for ; j+64 <= n; j += 64 {
 		for i := 0; i < m; i += 6 {
 			r := min(6, m-i)
-			gemmTiles[r-1](k, &a[i*sa], sa, sk, &b[j], ldb, &c[i*ldc+j], ldc, add)
+			gemmTiles[r-1](k, &a[i*sa], sa, sk, &b[j], ldb, &c[i*ldc+j], ldc)
 		}
 	}
 	for ; j+16 <= n; j += 16 {
@@ -93,27 +74,27 @@ func gemmTiled(add bool, m, n, k int, a []float32, lda int, aT bool, b []float32
 
 // gemmTiles are the assembly tiles of 1 … 6 rows × 64 columns
 // (gemm_amd64.s), indexed by rows − 1.
-var gemmTiles = [6]func(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int, add bool){
+var gemmTiles = [6]func(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int){
 	gemm1x64ASM, gemm2x64ASM, gemm3x64ASM, gemm4x64ASM, gemm5x64ASM, gemm6x64ASM,
 }
 
 //go:noescape
-func gemm1x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int, add bool)
+func gemm1x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func gemm2x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int, add bool)
+func gemm2x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func gemm3x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int, add bool)
+func gemm3x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func gemm4x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int, add bool)
+func gemm4x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func gemm5x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int, add bool)
+func gemm5x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func gemm6x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int, add bool)
+func gemm6x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
 
 func gemm8x16(k int, a []float32, ao, sa, sk int, b []float32, bo, ldb int, c []float32, co, ldc int) {
 	var c0, c1, c2, c3, c4, c5, c6, c7 archsimd.Float32x16

@@ -18,5 +18,4 @@ var (
 
 var dotQAVX512 = dotQGo
 var gemmAVX512 = gemmGo
-var gemmSetAVX512 = gemmSetGo
 var geluAVX512 = geluNaive

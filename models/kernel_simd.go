@@ -151,7 +151,28 @@ func init() {
 		dots4x6 = dots4x6AVX512
 		argmax = argmaxAVX512
 		above = aboveAVX512
+		dist = distAVX512
 	}
+}
+
+// distAVX512 is distGo with its float64 sum in 8 lanes.
+func distAVX512(a, b []float32) float32 {
+	n := len(a)
+	b = b[:n]
+	n8 := n &^ 7
+	var acc archsimd.Float64x8
+	for i := 0; i < n8; i += 8 {
+		d := archsimd.LoadFloat32x8((*[8]float32)(a[i:])).ConvertToFloat64().Sub(archsimd.LoadFloat32x8((*[8]float32)(b[i:])).ConvertToFloat64())
+		acc = d.MulAdd(d, acc)
+	}
+	var l [8]float64
+	acc.Store(&l)
+	s := ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
+	for i := n8; i < n; i++ {
+		d := float64(a[i]) - float64(b[i])
+		s += d * d
+	}
+	return float32(math.Sqrt(s))
 }
 
 // dotQAVX512 is dotQGo with fused multiply-adds: 16 lanes, then the lanes

@@ -52,15 +52,20 @@ func lowRankRows(rng *rand.Rand, n, q, rank int, noise float64) [][]float32 {
 
 // TestPrunedMatchesBrute: the pruned search returns the brute force's
 // index and correlation bit for bit: on stored rows, near them, far from
-// them, on pure noise, on near-ties and on constant and NaN predictions.
+// them, on pure noise, on near-ties, on constant and NaN predictions, and
+// along trajectories whose states chain to an anchor's bounds, need bounds
+// of their own, or a dense search (each path is taken, checked by trace).
 func TestPrunedMatchesBrute(t *testing.T) {
+	var anchors, retries, dense int
+	searchTrace = func(a, r, d int) { anchors, retries, dense = anchors+a, retries+r, dense+d }
+	defer func() { searchTrace = nil }()
 	rng := rand.New(rand.NewPCG(10, 10))
 	for _, noise := range []float64{0.05, 0.5, 3} {
 		rows := lowRankRows(rng, 1500, 300, 40, noise)
 		rows[901] = slices.Clone(rows[900]) // an exact tie: the lower index wins
 		mem := NewMemory(rows)
-		if mem.R == 0 {
-			t.Fatal("no projection for 1500 rows of 300")
+		if !mem.Pruned() {
+			t.Fatal("no pruning for 1500 rows of 300")
 		}
 		preds := [][]float32{rows[17], rows[900], rows[901], make([]float32, 300), guarded(rng, 300)}
 		preds = append(preds, lowRankRows(rng, 40, 300, 40, noise)...)
@@ -74,6 +79,21 @@ func TestPrunedMatchesBrute(t *testing.T) {
 		nan := slices.Clone(rows[3])
 		nan[5] = float32(math.NaN())
 		preds = append(preds, nan)
+		// A trajectory: from noise around one row to another row, in
+		// small steps (chained), with jumps (new anchors).
+		from, to := rows[rng.IntN(len(rows))], rows[rng.IntN(len(rows))]
+		start := guarded(rng, 300)
+		for k := 0; k <= 60; k++ {
+			f := float32(k) / 60
+			if k%20 == 19 {
+				f = 1 - f
+			}
+			p := make([]float32, 300)
+			for i := range p {
+				p[i] = (1-f)*(from[i]+start[i]) + f*to[i]
+			}
+			preds = append(preds, p)
+		}
 		idx, corr := make([]int, len(preds)), make([]float32, len(preds))
 		bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
 		mem.Nearest(preds, idx, corr)
@@ -90,43 +110,63 @@ func TestPrunedMatchesBrute(t *testing.T) {
 		if idx[3] != 0 || corr[3] != 0 {
 			t.Fatalf("constant prediction: %d (%g), want 0 (0)", idx[3], corr[3])
 		}
-		if last := corr[len(corr)-1]; last == last {
-			t.Fatalf("a prediction with a NaN correlates %g, want NaN", last)
+		if nan := corr[len(corr)-62]; nan == nan {
+			t.Fatalf("a prediction with a NaN correlates %g, want NaN", nan)
 		}
+	}
+	chained := 3*(5+40+20+1+61) - 3*2 - anchors // all but the constant and NaN ones
+	// Rows all within 10⁻³ of each other leave every row under any bound:
+	// chained states are retried, then searched densely.
+	base := guarded(rng, 300)
+	rows := make([][]float32, 1500)
+	for k := range rows {
+		rows[k] = slices.Clone(base)
+		for i := range rows[k] {
+			rows[k][i] += float32(1e-5 * rng.NormFloat64())
+		}
+	}
+	mem := NewMemory(rows)
+	var preds [][]float32
+	for k := 0; k < 10; k++ {
+		p := slices.Clone(base)
+		for i := range p {
+			p[i] += float32(0.001 * float64(k) * rng.NormFloat64())
+		}
+		preds = append(preds, p)
+	}
+	idx, corr := make([]int, len(preds)), make([]float32, len(preds))
+	bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
+	mem.Nearest(preds, idx, corr)
+	mem.NearestBrute(preds, bidx, bcorr)
+	if !slices.Equal(idx, bidx) || !slices.Equal(corr, bcorr) {
+		t.Fatalf("near-identical rows: pruned %v %v, brute %v %v", idx, corr, bidx, bcorr)
+	}
+	if chained == 0 || retries == 0 || dense == 0 {
+		t.Fatalf("paths taken: %d chained, %d retried, %d dense; want each", chained, retries, dense)
 	}
 }
 
-// TestBasisOrthonormal: the projection's basis has orthonormal columns
-// and a row's bound is never below its exact products.
-func TestBasisOrthonormal(t *testing.T) {
+// TestChainedBoundHolds: an anchor's quantised bound raised by the
+// distance to another prediction is never below that prediction's exact
+// products, near the anchor or far from it.
+func TestChainedBoundHolds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	mem := NewMemory(lowRankRows(rng, 600, 260, 20, 0.3))
-	R, Q := mem.R, mem.Q
-	for a := 0; a < R; a++ {
-		for b := 0; b < R; b++ {
-			var s float64
-			for q := 0; q < Q; q++ {
-				s += float64(mem.basisT[q*(R+1)+a]) * float64(mem.basisT[q*(R+1)+b])
-			}
-			want := 0.0
-			if a == b {
-				want = 1
-			}
-			if math.Abs(s-want) > 1e-5 {
-				t.Fatalf("UᵀU[%d][%d] = %g", a, b, s)
-			}
+	za := standardize(guarded(rng, mem.Q))
+	ub := make([]float32, mem.M)
+	mem.quant.bounds([][]float32{za}, [][]float32{ub}, nil, nil)
+	for _, step := range []float64{0, 1e-3, 0.05, 0.3, 2} {
+		y := slices.Clone(za)
+		for i := range y {
+			y[i] += float32(step * rng.NormFloat64())
 		}
-	}
-	z := standardize(guarded(rng, Q))
-	a := make([]float32, R+1)
-	mem.projectRows(a, z, 1, make([]float32, Q))
-	for k := 0; k < mem.M; k++ {
-		var ub float64
-		for c := 0; c <= R; c++ {
-			ub += float64(a[c]) * float64(mem.bound[c*mem.M+k])
-		}
-		if exact := float64(dotQNaive(z, mem.rows[k*Q:(k+1)*Q])); exact > ub+1e-5 {
-			t.Fatalf("row %d: exact %g above its bound %g", k, exact, ub)
+		z := standardize(y)
+		d := dist(z, za)
+		for k := 0; k < mem.M; k++ {
+			exact := float64(dotQNaive(z, mem.row(k)))
+			if exact > float64(ub[k]+d)+1e-5 {
+				t.Fatalf("step %g, row %d: exact %g above the chained bound %g + %g", step, k, exact, ub[k], d)
+			}
 		}
 	}
 }
@@ -199,6 +239,16 @@ func TestSearchKernels(t *testing.T) {
 					t.Fatalf("q=%d: dotQ %g, naive %g", q, want, dotQNaive(z[c], m[r]))
 				}
 			}
+		}
+	}
+	for _, q := range []int{1, 7, 8, 13, 784} {
+		a, b := guarded(rng, q), guarded(rng, q)
+		var dd float64
+		for i := range a {
+			dd += (float64(a[i]) - float64(b[i])) * (float64(a[i]) - float64(b[i]))
+		}
+		if got, want := dist(a, b), float32(math.Sqrt(dd)); !closeTo(float64(got), float64(want), 1e-6) || distGo(a, b) != want {
+			t.Fatalf("q=%d: dist %g, portable %g, definition %g", q, got, distGo(a, b), want)
 		}
 	}
 	for _, n := range []int{1, 15, 16, 33, 10000} {

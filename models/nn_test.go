@@ -189,3 +189,12 @@ func TestEmbedGradients(t *testing.T) {
 	fdCheck(t, "pos (output)", pos, unembed, dPos2)
 	fdCheck(t, "state", xs, unembed, dX)
 }
+
+// dot64 is Σ x_i·y_i over len(x) ≤ len(y).
+func dot64(x, y []float64) float64 {
+	var s float64
+	for i, v := range x {
+		s += v * y[i]
+	}
+	return s
+}

@@ -2,11 +2,10 @@ package models
 
 import "math"
 
-// The quantised bound (docs/maths.md §8). A prediction the rank-R bound
-// cannot prune (a noisy state: most of it lies outside the stored rows'
-// leading directions) gets a second, tighter bound from 8-bit copies of
-// both vectors. With m = s·q + e (q the row rounded to integers in
-// [−127, 127] at scale s = max|m|/127) and z = t·p + f likewise,
+// The quantised bound (docs/maths.md §8): a bound on a prediction's
+// product with every stored row, from 8-bit copies of both vectors. With
+// m = s·q + e (q the row rounded to integers in [−127, 127] at scale
+// s = max|m|/127) and z = t·p + f likewise,
 //
 //	z·m = s·t·(p·q) + s·(f·q) + z·e ≤ s·t·(p·q) + ‖f‖·s‖q‖ + ‖z‖·‖e‖,
 //
@@ -62,7 +61,8 @@ func quantize(out []int8, x []float32) (scale float32, errNorm float64) {
 	return scale, math.Sqrt(ee)
 }
 
-// newQuantRows quantises the m rows of length q (row-major in rows).
+// newQuantRows quantises the m rows of length q (row-major in rows), by
+// parts on every core.
 func newQuantRows(rows []float32, m, q int) *quantRows {
 	q4 := (q + 3) &^ 3
 	tile := 16 * quantGroups
@@ -72,19 +72,21 @@ func newQuantRows(rows []float32, m, q int) *quantRows {
 	for i := range qr.packed {
 		qr.packed[i] = 128 // padding rows and values: q = 0
 	}
-	row := make([]int8, q4)
-	for k := 0; k < m; k++ {
-		s, e := quantize(row, rows[k*q:(k+1)*q])
-		var qq float64
-		for _, v := range row {
-			qq += float64(v) * float64(v)
+	inParts(m, func(k0, k1 int) {
+		row := make([]int8, q4)
+		for k := k0; k < k1; k++ {
+			s, e := quantize(row, rows[k*q:(k+1)*q])
+			var qq float64
+			for _, v := range row {
+				qq += float64(v) * float64(v)
+			}
+			qr.scale[k], qr.norm[k], qr.err[k] = s, float32(float64(s)*math.Sqrt(qq)), float32(e)
+			g, r := k/16, k%16
+			for i, v := range row {
+				qr.packed[((g*q4/4+i/4)*16+r)*4+i%4] = uint8(int(v) + 128)
+			}
 		}
-		qr.scale[k], qr.norm[k], qr.err[k] = s, float32(float64(s)*math.Sqrt(qq)), float32(e)
-		g, r := k/16, k%16
-		for i, v := range row {
-			qr.packed[((g*q4/4+i/4)*16+r)*4+i%4] = uint8(int(v) + 128)
-		}
-	}
+	})
 	return qr
 }
 

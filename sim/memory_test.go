@@ -35,8 +35,8 @@ func trajectories(t testing.TB, data *mnist.Data, m *models.BSA, c Corruption, n
 // for bit.
 func TestNearestPrunedOnDigits(t *testing.T) {
 	data, mem, m := benchData(t)
-	if mem.Search().R == 0 {
-		t.Fatal("the training digits' memory has no projection")
+	if !mem.Search().Pruned() {
+		t.Fatal("the training digits' memory is searched by brute force")
 	}
 	n := 6
 	if testing.Short() {
