@@ -207,6 +207,53 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 // anchors, retried predictions and densely searched ones.
 var searchTrace func(anchors, retries, dense int)
 
+// A Trail searches the states of one trajectory one call at a time, in
+// step order, as Nearest searches them in one call: it keeps the last
+// anchor and its bounds, and a state farther than chainReach from it, or
+// one its bounds cannot prune, becomes the next anchor. It is not safe for
+// concurrent use; a Memory serves any number of Trails.
+type Trail struct {
+	mem  *Memory
+	buf  searchBuf
+	za   []float32 // the anchor, standardised
+	ub   []float32 // its bounds (in buf.ubq), nil before the first anchor
+	prev int       // the previous state's nearest row, −1 if it was not pruned
+}
+
+// NewTrail starts a trajectory's search.
+func (mem *Memory) NewTrail() *Trail { return &Trail{mem: mem, prev: -1} }
+
+// Nearest is Memory.Nearest of one prediction, the trajectory's next state.
+func (tr *Trail) Nearest(pred []float32) (int, float32) {
+	mem, buf := tr.mem, &tr.buf
+	var idx [1]int
+	var corr [1]float32
+	if mem.quant == nil {
+		mem.NearestBrute([][]float32{pred}, idx[:], corr[:])
+		return idx[0], corr[0]
+	}
+	buf.z = grow(buf.z, mem.Q)
+	z := standardizeTo(buf.z, pred)
+	if c, ok := degenerate(z); ok {
+		return 0, c
+	}
+	if tr.ub != nil {
+		if d := dist(z, tr.za); d <= chainReach && mem.prune(buf, 0, tr.ub, d, tr.prev, idx[:], corr[:]) {
+			tr.prev = idx[0]
+			return idx[0], corr[0]
+		}
+	}
+	mem.bounds(buf, []int{0})
+	tr.za, tr.ub = append(tr.za[:0], z...), buf.ubs[0]
+	if mem.prune(buf, 0, tr.ub, 0, tr.prev, idx[:], corr[:]) {
+		tr.prev = idx[0]
+		return idx[0], corr[0]
+	}
+	mem.denseSearch(buf.z, []int{0}, idx[:], corr[:])
+	tr.prev = -1
+	return idx[0], corr[0]
+}
+
 // bounds computes the quantised bounds of the predictions ps of buf into
 // buf.ubs (one slice of M per prediction, in the order of ps).
 func (mem *Memory) bounds(buf *searchBuf, ps []int) {

@@ -98,10 +98,15 @@ func TestPrunedMatchesBrute(t *testing.T) {
 		bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
 		mem.Nearest(preds, idx, corr)
 		mem.NearestBrute(preds, bidx, bcorr)
+		trail := mem.NewTrail()
 		for p := range preds {
 			same := idx[p] == bidx[p] && (corr[p] == bcorr[p] || corr[p] != corr[p] && bcorr[p] != bcorr[p])
 			if !same {
 				t.Fatalf("noise %g, prediction %d: pruned %d (%g), brute %d (%g)", noise, p, idx[p], corr[p], bidx[p], bcorr[p])
+			}
+			k, c := trail.Nearest(preds[p])
+			if k != bidx[p] || (c != bcorr[p] && (c == c || bcorr[p] == bcorr[p])) {
+				t.Fatalf("noise %g, prediction %d: trail %d (%g), brute %d (%g)", noise, p, k, c, bidx[p], bcorr[p])
 			}
 		}
 		if idx[0] != 17 || idx[1] != 900 || idx[2] != 900 {
@@ -140,6 +145,12 @@ func TestPrunedMatchesBrute(t *testing.T) {
 	mem.NearestBrute(preds, bidx, bcorr)
 	if !slices.Equal(idx, bidx) || !slices.Equal(corr, bcorr) {
 		t.Fatalf("near-identical rows: pruned %v %v, brute %v %v", idx, corr, bidx, bcorr)
+	}
+	trail := mem.NewTrail()
+	for p := range preds {
+		if k, c := trail.Nearest(preds[p]); k != bidx[p] || c != bcorr[p] {
+			t.Fatalf("near-identical rows, prediction %d: trail %d (%g), brute %d (%g)", p, k, c, bidx[p], bcorr[p])
+		}
 	}
 	if chained == 0 || retries == 0 || dense == 0 {
 		t.Fatalf("paths taken: %d chained, %d retried, %d dense; want each", chained, retries, dense)

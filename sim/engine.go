@@ -472,6 +472,7 @@ type lane struct {
 	in     *Corrupted
 	traj   Trajectory
 	frames []*Frame
+	trail  *models.Trail // the nearest-memory search of the frames, in order
 }
 
 type session struct {
@@ -585,10 +586,12 @@ func (s *session) frame(l *lane, t int, attn []float32) *Frame {
 	}
 	f.MSE, f.MSEMask, f.MSEOther = MSE(f.Image, s.clean, s.pixel)
 	if mem := s.cfg.Memories; mem != nil {
-		idx, corr := []int{0}, []float32{0}
-		mem.Search().Nearest([][]float32{f.Image}, idx, corr)
-		f.Nearest, f.NearCorr, f.NearLbl = idx[0], float64(corr[0]), mem.Set.Labels[idx[0]]
-		f.NearIdx = mem.Set.Index[idx[0]]
+		if l.trail == nil {
+			l.trail = mem.Search().NewTrail()
+		}
+		k, corr := l.trail.Nearest(f.Image)
+		f.Nearest, f.NearCorr, f.NearLbl = k, float64(corr), mem.Set.Labels[k]
+		f.NearIdx = mem.Set.Index[k]
 		f.CorrMean = Pearson(f.Image, mem.Mean)
 	}
 	if pt := l.grid; pt != nil {

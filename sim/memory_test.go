@@ -32,7 +32,8 @@ func trajectories(t testing.TB, data *mnist.Data, m *models.BSA, c Corruption, n
 // TestNearestPrunedOnDigits: on real trajectories (digits, transient
 // memories, the global attractor's blob) the pruned search of the 10,000
 // training digits returns the brute force's memory and correlation, bit
-// for bit.
+// for bit, in one call and state by state (a Trail, as the window
+// searches its frames).
 func TestNearestPrunedOnDigits(t *testing.T) {
 	data, mem, m := benchData(t)
 	if !mem.Search().Pruned() {
@@ -48,9 +49,13 @@ func TestNearestPrunedOnDigits(t *testing.T) {
 			bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
 			mem.Search().Nearest(preds, idx, corr)
 			mem.Search().NearestBrute(preds, bidx, bcorr)
+			trail := mem.Search().NewTrail()
 			for tt := range preds {
 				if idx[tt] != bidx[tt] || corr[tt] != bcorr[tt] {
 					t.Fatalf("%s digit %d t=%d: pruned %d (%g), brute %d (%g)", c.Kind, b, tt, idx[tt], corr[tt], bidx[tt], bcorr[tt])
+				}
+				if k, cr := trail.Nearest(preds[tt]); k != bidx[tt] || cr != bcorr[tt] {
+					t.Fatalf("%s digit %d t=%d: trail %d (%g), brute %d (%g)", c.Kind, b, tt, k, cr, bidx[tt], bcorr[tt])
 				}
 			}
 		}
@@ -58,7 +63,8 @@ func TestNearestPrunedOnDigits(t *testing.T) {
 }
 
 // BenchmarkNearestTrajectory: one digit's 101 predictions (noise, the
-// bare model) against the 10,000 training digits, pruned and brute force.
+// bare model) against the 10,000 training digits, pruned, state by state
+// through a Trail (as the window searches its frames), and brute force.
 func BenchmarkNearestTrajectory(b *testing.B) {
 	data, mem, m := benchData(b)
 	preds := trajectories(b, data, m, DefaultNoise, 8, 100)
@@ -66,7 +72,12 @@ func BenchmarkNearestTrajectory(b *testing.B) {
 	for _, s := range []struct {
 		name string
 		f    func([][]float32, []int, []float32)
-	}{{"pruned", mem.Search().Nearest}, {"brute", mem.Search().NearestBrute}} {
+	}{{"pruned", mem.Search().Nearest}, {"trail", func(preds [][]float32, idx []int, corr []float32) {
+		tr := mem.Search().NewTrail()
+		for t, p := range preds {
+			idx[t], corr[t] = tr.Nearest(p)
+		}
+	}}, {"brute", mem.Search().NearestBrute}} {
 		b.Run(s.name, func(b *testing.B) {
 			b.ReportAllocs()
 			k := 0
