@@ -91,8 +91,8 @@ func BenchmarkNearestTrajectory(b *testing.B) {
 }
 
 // BenchmarkNewMemories: preparing the nearest-memory search of the 10,000
-// training digits (cleaning, the projection's basis, the rows' bounds, the
-// 8-bit rows) on every core, as every run starts.
+// training digits (cleaning, standardising, the 8-bit rows) on every
+// core, as every run starts.
 func BenchmarkNewMemories(b *testing.B) {
 	data, err := mnist.LoadData("")
 	if err != nil {

@@ -159,9 +159,9 @@ type Memories struct {
 }
 
 // NewMemories prepares the nearest-memory search over a training set. The
-// mean digit is ready on return; the search (its projection and 8-bit
-// rows, a few hundred milliseconds) is prepared in the background, and
-// Search waits for it, so a run can start stepping meanwhile.
+// mean digit is ready on return; the search (its standardised and 8-bit
+// rows, about 50 ms) is prepared in the background, and Search waits for
+// it, so a run can start stepping meanwhile.
 func NewMemories(train *mnist.Set) *Memories {
 	rows := make([][]float32, train.Len())
 	slab := make([]float32, len(rows)*models.Pixels)
