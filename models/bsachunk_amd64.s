@@ -9,7 +9,10 @@
 // broadcast from memory inside the multiply-add (no separate load), the
 // loop runs e-outer so consecutive multiply-adds go to the eight different
 // accumulators v_r (Z0–Z7), and the query's x̂_i stays in Z16–Z23 for the
-// score s_j = Σ_r x̂_i[r]·v_r.
+// score s_j = Σ_r x̂_i[r]·v_r. Each key's couplings are 256 bytes (four
+// cache lines); the four lines four keys ahead are prefetched, so the
+// couplings stream from the shared cache without stalls (across the end
+// of a query's row into the next one's, which follows it in memory).
 TEXT ·chunkScores8ASM(SB), NOSPLIT, $0-48
 	MOVQ jb+0(FP), AX
 	MOVQ xh+8(FP), BX

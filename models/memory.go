@@ -13,9 +13,9 @@ import (
 //
 // The search is exact but prunes (docs/maths.md §8). Bounds on z·m for
 // every row come from 8-bit copies of the rows (quant.go), and a
-// prediction near an earlier one of the same call (a trajectory's next
-// state) reuses that one's bounds, raised by the distance between them:
-// for unit-norm m, z·m ≤ z_a·m + ‖z − z_a‖. The exact dot product is then
+// prediction near an earlier one (a trajectory's next state, in the same
+// call to Nearest or along a Trail) reuses that one's bounds, raised by
+// the distance between them: for unit-norm m, z·m ≤ z_a·m + ‖z − z_a‖. The exact dot product is then
 // taken only for rows whose bound reaches the best exact value found, less
 // a margin that covers float32 rounding. The result equals the brute-force
 // search (NearestBrute) that takes every exact dot product.
@@ -24,6 +24,9 @@ type Memory struct {
 	rows []float32 // [M][Q] standardised rows
 	// quant is the rows in 8 bits (nil: every search is brute force).
 	quant *quantRows
+	// trace, when set (by a test, searching on one goroutine), counts the
+	// searches' paths.
+	trace *searchPaths
 }
 
 // boundSlack covers the rounding of the bounds and of the exact products
@@ -34,7 +37,7 @@ const boundSlack = 1e-3
 // quantMinRows: with fewer rows the brute force costs little.
 const quantMinRows = 256
 
-// NewMemory stores rows (each of length q).
+// NewMemory stores rows (each of length q, finite).
 func NewMemory(rows [][]float32) *Memory {
 	mem := &Memory{M: len(rows)}
 	if len(rows) > 0 {
@@ -112,9 +115,11 @@ type searchBuf struct {
 
 var searchPool sync.Pool
 
-// denseShare: a prediction whose candidates exceed this share of the rows
-// (a noisy state, far from every memory) is searched densely, by blocks
-// of rows that stay in cache, which costs less than gathering them.
+// denseShare: a prediction whose candidates under its anchor's raised
+// bounds exceed this share of the rows gets bounds of its own; one whose
+// candidates under its own bounds do (rows nearly tied with each other)
+// is searched densely, by blocks of rows that stay in cache, which costs
+// less than gathering them.
 const denseShare = 8
 
 // chainReach: a prediction within this distance (of 2, between unit
@@ -178,6 +183,9 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 		}
 		if mem.prune(buf, p, buf.ubs[buf.of[p]], buf.shift[p], prev, idx, corr) {
 			prev = idx[p]
+			if mem.trace != nil && buf.shift[p] > 0 {
+				mem.trace.chained++
+			}
 			continue
 		}
 		prev = -1
@@ -192,26 +200,34 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 		for c, p := range buf.retry {
 			if !mem.prune(buf, p, buf.ubs[c], 0, -1, idx, corr) {
 				buf.dense = append(buf.dense, p)
+			} else if mem.trace != nil {
+				mem.trace.rescued++
 			}
 		}
 	}
 	if len(buf.dense) > 0 {
 		mem.denseSearch(buf.z, buf.dense, idx, corr)
 	}
-	if searchTrace != nil {
-		searchTrace(len(buf.anchor), len(buf.retry), len(buf.dense))
+	if tr := mem.trace; tr != nil {
+		tr.anchors += len(buf.anchor)
+		tr.dense += len(buf.dense)
 	}
 }
 
-// searchTrace, when set (by tests), receives each search's numbers of
-// anchors, retried predictions and densely searched ones.
-var searchTrace func(anchors, retries, dense int)
+// searchPaths counts the paths of searches: predictions whose bounds were
+// computed as anchors, pruned with an anchor's bounds raised by their
+// distance (chained), pruned with bounds of their own after their
+// anchor's left too many rows (rescued), and searched densely.
+type searchPaths struct{ anchors, chained, rescued, dense int }
 
 // A Trail searches the states of one trajectory one call at a time, in
-// step order, as Nearest searches them in one call: it keeps the last
-// anchor and its bounds, and a state farther than chainReach from it, or
-// one its bounds cannot prune, becomes the next anchor. It is not safe for
-// concurrent use; a Memory serves any number of Trails.
+// step order, with anchors as Nearest's: it keeps the last anchor and its
+// bounds, and a state farther than chainReach from it becomes the next
+// anchor. Unlike Nearest, which decides its anchors before computing their
+// bounds together, a state the anchor's raised bounds cannot prune also
+// becomes the next anchor (its own bounds are computed either way). The
+// answers are Nearest's. Make one with NewTrail; it is not safe for
+// concurrent use, and a Memory serves any number of Trails.
 type Trail struct {
 	mem  *Memory
 	buf  searchBuf
@@ -237,19 +253,38 @@ func (tr *Trail) Nearest(pred []float32) (int, float32) {
 	if c, ok := degenerate(z); ok {
 		return 0, c
 	}
+	trace := mem.trace
+	retried := false
 	if tr.ub != nil {
-		if d := dist(z, tr.za); d <= chainReach && mem.prune(buf, 0, tr.ub, d, tr.prev, idx[:], corr[:]) {
-			tr.prev = idx[0]
-			return idx[0], corr[0]
+		if d := dist(z, tr.za); d <= chainReach {
+			if mem.prune(buf, 0, tr.ub, d, tr.prev, idx[:], corr[:]) {
+				tr.prev = idx[0]
+				if trace != nil {
+					trace.chained++
+				}
+				return idx[0], corr[0]
+			}
+			retried = true
 		}
 	}
-	mem.bounds(buf, []int{0})
+	buf.anchor = append(buf.anchor[:0], 0)
+	mem.bounds(buf, buf.anchor)
 	tr.za, tr.ub = append(tr.za[:0], z...), buf.ubs[0]
+	if trace != nil {
+		trace.anchors++
+	}
 	if mem.prune(buf, 0, tr.ub, 0, tr.prev, idx[:], corr[:]) {
 		tr.prev = idx[0]
+		if trace != nil && retried {
+			trace.rescued++
+		}
 		return idx[0], corr[0]
 	}
-	mem.denseSearch(buf.z, []int{0}, idx[:], corr[:])
+	if trace != nil {
+		trace.dense++
+	}
+	buf.dense = append(buf.dense[:0], 0)
+	mem.denseSearch(buf.z, buf.dense, idx[:], corr[:])
 	tr.prev = -1
 	return idx[0], corr[0]
 }

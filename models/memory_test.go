@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -50,15 +51,54 @@ func lowRankRows(rng *rand.Rand, n, q, rank int, noise float64) [][]float32 {
 	return rows
 }
 
-// TestPrunedMatchesBrute: the pruned search returns the brute force's
-// index and correlation bit for bit: on stored rows, near them, far from
-// them, on pure noise, on near-ties, on constant and NaN predictions, and
-// along trajectories whose states chain to an anchor's bounds, need bounds
-// of their own, or a dense search (each path is taken, checked by trace).
+// checkPruned compares mem's Nearest and a Trail through preds with the
+// brute force, bit for bit (a NaN correlation must be NaN in both).
+func checkPruned(t *testing.T, name string, mem *Memory, preds [][]float32) (idx []int, corr []float32) {
+	t.Helper()
+	idx, corr = make([]int, len(preds)), make([]float32, len(preds))
+	bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
+	mem.Nearest(preds, idx, corr)
+	mem.NearestBrute(preds, bidx, bcorr)
+	same := func(k int, c float32, p int) bool {
+		return k == bidx[p] && (c == bcorr[p] || c != c && bcorr[p] != bcorr[p])
+	}
+	trail := mem.NewTrail()
+	for p := range preds {
+		if !same(idx[p], corr[p], p) {
+			t.Fatalf("%s, prediction %d: pruned %d (%g), brute %d (%g)", name, p, idx[p], corr[p], bidx[p], bcorr[p])
+		}
+		if k, c := trail.Nearest(preds[p]); !same(k, c, p) {
+			t.Fatalf("%s, prediction %d: trail %d (%g), brute %d (%g)", name, p, k, c, bidx[p], bcorr[p])
+		}
+	}
+	return idx, corr
+}
+
+// drift is a trajectory of n states from a, each step·k from it along a
+// random direction, then (past jumpAt) a jump back to a.
+func drift(rng *rand.Rand, a []float32, n int, step float64, jumpAt int) [][]float32 {
+	dir := guarded(rng, len(a))
+	var out [][]float32
+	for k := 0; k < n; k++ {
+		f := float32(step * float64(k%jumpAt))
+		p := make([]float32, len(a))
+		for i := range p {
+			p[i] = a[i] + f*dir[i]
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestPrunedMatchesBrute: the pruned search, in one call and state by
+// state along a Trail, returns the brute force's index and correlation
+// bit for bit: on stored rows, near them, far from them, on pure noise, on
+// near-ties, on constant and NaN predictions, and along trajectories whose
+// states are pruned with their anchor's raised bounds, with bounds of
+// their own after those left too many rows, or densely (each path is
+// taken, in Nearest and in the Trail, counted by the memory's trace).
 func TestPrunedMatchesBrute(t *testing.T) {
-	var anchors, retries, dense int
-	searchTrace = func(a, r, d int) { anchors, retries, dense = anchors+a, retries+r, dense+d }
-	defer func() { searchTrace = nil }()
+	var paths searchPaths
 	rng := rand.New(rand.NewPCG(10, 10))
 	for _, noise := range []float64{0.05, 0.5, 3} {
 		rows := lowRankRows(rng, 1500, 300, 40, noise)
@@ -67,6 +107,7 @@ func TestPrunedMatchesBrute(t *testing.T) {
 		if !mem.Pruned() {
 			t.Fatal("no pruning for 1500 rows of 300")
 		}
+		mem.trace = &paths
 		preds := [][]float32{rows[17], rows[900], rows[901], make([]float32, 300), guarded(rng, 300)}
 		preds = append(preds, lowRankRows(rng, 40, 300, 40, noise)...)
 		for k := 0; k < 20; k++ {
@@ -76,84 +117,66 @@ func TestPrunedMatchesBrute(t *testing.T) {
 			}
 			preds = append(preds, p)
 		}
+		nanAt := len(preds)
 		nan := slices.Clone(rows[3])
 		nan[5] = float32(math.NaN())
 		preds = append(preds, nan)
-		// A trajectory: from noise around one row to another row, in
-		// small steps (chained), with jumps (new anchors).
-		from, to := rows[rng.IntN(len(rows))], rows[rng.IntN(len(rows))]
-		start := guarded(rng, 300)
-		for k := 0; k <= 60; k++ {
-			f := float32(k) / 60
-			if k%20 == 19 {
-				f = 1 - f
-			}
-			p := make([]float32, 300)
-			for i := range p {
-				p[i] = (1-f)*(from[i]+start[i]) + f*to[i]
-			}
-			preds = append(preds, p)
-		}
-		idx, corr := make([]int, len(preds)), make([]float32, len(preds))
-		bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
-		mem.Nearest(preds, idx, corr)
-		mem.NearestBrute(preds, bidx, bcorr)
-		trail := mem.NewTrail()
-		for p := range preds {
-			same := idx[p] == bidx[p] && (corr[p] == bcorr[p] || corr[p] != corr[p] && bcorr[p] != bcorr[p])
-			if !same {
-				t.Fatalf("noise %g, prediction %d: pruned %d (%g), brute %d (%g)", noise, p, idx[p], corr[p], bidx[p], bcorr[p])
-			}
-			k, c := trail.Nearest(preds[p])
-			if k != bidx[p] || (c != bcorr[p] && (c == c || bcorr[p] == bcorr[p])) {
-				t.Fatalf("noise %g, prediction %d: trail %d (%g), brute %d (%g)", noise, p, k, c, bidx[p], bcorr[p])
+		preds = append(preds, drift(rng, rows[rng.IntN(len(rows))], 60, 0.01, 20)...)
+		// Trajectories from one stored row to another: past the crossing,
+		// the anchor's bound of the new nearest row is below the old one's
+		// exact value by more than the margin, and only the distance
+		// raised keeps it a candidate.
+		for range 5 {
+			a, b := rows[rng.IntN(len(rows))], rows[rng.IntN(len(rows))]
+			for k := 0; k <= 40; k++ {
+				f := float32(k) / 40
+				p := make([]float32, len(a))
+				for i := range p {
+					p[i] = (1-f)*a[i] + f*b[i]
+				}
+				preds = append(preds, p)
 			}
 		}
+		idx, corr := checkPruned(t, fmt.Sprintf("noise %g", noise), mem, preds)
 		if idx[0] != 17 || idx[1] != 900 || idx[2] != 900 {
 			t.Fatalf("stored rows found at %v, want 17, 900, 900", idx[:3])
 		}
 		if idx[3] != 0 || corr[3] != 0 {
 			t.Fatalf("constant prediction: %d (%g), want 0 (0)", idx[3], corr[3])
 		}
-		if nan := corr[len(corr)-62]; nan == nan {
-			t.Fatalf("a prediction with a NaN correlates %g, want NaN", nan)
+		if corr[nanAt] == corr[nanAt] {
+			t.Fatalf("a prediction with a NaN correlates %g, want NaN", corr[nanAt])
 		}
 	}
-	chained := 3*(5+40+20+1+61) - 3*2 - anchors // all but the constant and NaN ones
-	// Rows all within 10⁻³ of each other leave every row under any bound:
-	// chained states are retried, then searched densely.
+	// A cluster: rows whose correlations with a state near its centre
+	// spread over a few hundredths, so an anchor's bounds raised by a few
+	// hundredths keep most rows while a state's own bounds prune.
 	base := guarded(rng, 300)
-	rows := make([][]float32, 1500)
-	for k := range rows {
-		rows[k] = slices.Clone(base)
-		for i := range rows[k] {
-			rows[k][i] += float32(1e-5 * rng.NormFloat64())
+	cluster := make([][]float32, 1500)
+	for k := range cluster {
+		cluster[k] = slices.Clone(base)
+		for i := range cluster[k] {
+			cluster[k][i] += float32(0.3 * rng.NormFloat64())
 		}
 	}
-	mem := NewMemory(rows)
-	var preds [][]float32
-	for k := 0; k < 10; k++ {
-		p := slices.Clone(base)
-		for i := range p {
-			p[i] += float32(0.001 * float64(k) * rng.NormFloat64())
-		}
-		preds = append(preds, p)
-	}
-	idx, corr := make([]int, len(preds)), make([]float32, len(preds))
-	bidx, bcorr := make([]int, len(preds)), make([]float32, len(preds))
-	mem.Nearest(preds, idx, corr)
-	mem.NearestBrute(preds, bidx, bcorr)
-	if !slices.Equal(idx, bidx) || !slices.Equal(corr, bcorr) {
-		t.Fatalf("near-identical rows: pruned %v %v, brute %v %v", idx, corr, bidx, bcorr)
-	}
-	trail := mem.NewTrail()
-	for p := range preds {
-		if k, c := trail.Nearest(preds[p]); k != bidx[p] || c != bcorr[p] {
-			t.Fatalf("near-identical rows, prediction %d: trail %d (%g), brute %d (%g)", p, k, c, bidx[p], bcorr[p])
+	mem := NewMemory(cluster)
+	mem.trace = &paths
+	checkPruned(t, "cluster", mem, drift(rng, base, 30, 0.05, 30))
+	// Rows all within 10⁻⁵ of each other leave every row under any bound:
+	// states are searched densely.
+	near := make([][]float32, 1500)
+	for k := range near {
+		near[k] = slices.Clone(base)
+		for i := range near[k] {
+			near[k][i] += float32(1e-5 * rng.NormFloat64())
 		}
 	}
-	if chained == 0 || retries == 0 || dense == 0 {
-		t.Fatalf("paths taken: %d chained, %d retried, %d dense; want each", chained, retries, dense)
+	mem = NewMemory(near)
+	mem.trace = &paths
+	checkPruned(t, "near-identical rows", mem, drift(rng, base, 10, 0.002, 10))
+	t.Logf("paths: %+v", paths)
+	if paths.chained == 0 || paths.rescued == 0 || paths.dense == 0 {
+		t.Fatalf("paths taken: %+v; want states chained, pruned with their own bounds after a retry, and dense", paths)
 	}
 }
 
