@@ -451,6 +451,7 @@ func (b *basinWin) loadCell(col, row int) {
 		set.Split, set.Index = sim.TestSplit, r.Representative()
 		b.m.Engine.Restore(set, 0)
 		b.m.Engine.ShowBest()
+		b.view.SetMark(col, row)
 		what := ""
 		if b.cfg.Param != sweep.NoParam {
 			what = fmt.Sprintf(", %s %s", b.cfg.Param.Symbol(), strconv.FormatFloat(param, 'g', 4, 64))
@@ -490,6 +491,13 @@ func newBasinView() *basinView {
 // SetBasin shows b.
 func (v *basinView) SetBasin(b figures.Basin) {
 	v.basin, v.has = b, true
+	v.built = fyne.Size{}
+	v.Refresh()
+}
+
+// SetMark outlines cell (col, row), the setting loaded from the map.
+func (v *basinView) SetMark(col, row int) {
+	v.basin.Mark = &[2]int{col, row}
 	v.built = fyne.Size{}
 	v.Refresh()
 }

@@ -102,4 +102,7 @@ func TestBasinWindow(t *testing.T) {
 	if !strings.Contains(b.job.status.Text, "λ 2") {
 		t.Fatalf("status %q", b.job.status.Text)
 	}
+	if mk := b.view.basin.Mark; mk == nil || *mk != [2]int{1, 1} {
+		t.Fatalf("the loaded cell is marked at %v, want (1, 1)", mk)
+	}
 }

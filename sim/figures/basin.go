@@ -32,6 +32,9 @@ type Basin struct {
 	XLabel, YLabel string
 	X, Y           []float64
 	Panels         []Heat
+	// Mark, when set, outlines the cell (column, row) in every panel:
+	// the setting a person loaded from the map.
+	Mark *[2]int
 }
 
 // grid is one panel as gonum's GridXYZ, on cell indices (the levels need
@@ -107,6 +110,9 @@ func (b Basin) Plots() ([]*plot.Plot, error) {
 		p.X.Tick.Marker = valueTicks(b.X)
 		p.Y.Tick.Marker = valueTicks(b.Y)
 		p.Add(hm)
+		if m := b.Mark; m != nil && m[0] >= 0 && m[0] < len(b.X) && m[1] >= 0 && m[1] < len(b.Y) {
+			p.Add(cellOutline{m[0], m[1]})
+		}
 		p.X.Padding, p.Y.Padding = 0, 0
 		p.X.Min, p.X.Max = -0.5, float64(len(b.X))-0.5
 		p.Y.Min, p.Y.Max = -0.5, float64(len(b.Y))-0.5
@@ -131,6 +137,21 @@ func (b Basin) Plots() ([]*plot.Plot, error) {
 		out = append(out, bar)
 	}
 	return out, nil
+}
+
+// cellOutline is a black and white frame around cell (col, row), seen
+// on every colour of the palette.
+type cellOutline struct{ col, row int }
+
+func (o cellOutline) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	x, y := float64(o.col), float64(o.row)
+	var pts []vg.Point
+	for _, q := range [][2]float64{{x - 0.5, y - 0.5}, {x + 0.5, y - 0.5}, {x + 0.5, y + 0.5}, {x - 0.5, y + 0.5}, {x - 0.5, y - 0.5}} {
+		pts = append(pts, vg.Point{X: tx(q[0]), Y: ty(q[1])})
+	}
+	c.StrokeLines(draw.LineStyle{Color: color.Black, Width: vg.Points(3.5)}, pts)
+	c.StrokeLines(draw.LineStyle{Color: color.White, Width: vg.Points(1.5)}, pts)
 }
 
 func hasNaN(z [][]float64) bool {
