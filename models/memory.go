@@ -154,7 +154,7 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 	defer searchPool.Put(buf)
 	buf.z = grow(buf.z, P*Q)
 	buf.shift = grow(buf.shift, P)
-	buf.of = growInt(buf.of, P)
+	buf.of = grow(buf.of, P)
 	buf.anchor = buf.anchor[:0]
 	a := -1
 	for p := range preds {
@@ -335,13 +335,6 @@ func (mem *Memory) prune(buf *searchBuf, p int, ub []float32, shift float32, pre
 	return true
 }
 
-func growInt(s []int, n int) []int {
-	if cap(s) < n {
-		return make([]int, n)
-	}
-	return s[:n]
-}
-
 // exact takes the exact products of z with the candidate rows and returns
 // the best of them and of (best, bi): the highest value, of equal values
 // the lowest index.
@@ -453,9 +446,11 @@ func degenerate(z []float32) (float32, bool) {
 	return 0, zero
 }
 
-func grow(s []float32, n int) []float32 {
+// grow returns s with length n, reallocated (contents lost) when its
+// capacity is short.
+func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]float32, n)
+		return make([]T, n)
 	}
 	return s[:n]
 }

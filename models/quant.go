@@ -96,14 +96,7 @@ func newQuantRows(rows []float32, m, q int) *quantRows {
 func (qr *quantRows) bounds(zs [][]float32, ub [][]float32, p []int8, dots []int32) ([]int8, []int32) {
 	q4, mp := qr.q4, qr.groups*16
 	np := (len(zs) + quantPreds - 1) / quantPreds * quantPreds
-	if cap(p) < np*q4 {
-		p = make([]int8, np*q4)
-	}
-	p = p[:np*q4]
-	if cap(dots) < np*mp {
-		dots = make([]int32, np*mp)
-	}
-	dots = dots[:np*mp]
+	p, dots = grow(p, np*q4), grow(dots, np*mp)
 	t := make([]float32, np)
 	fn := make([]float32, np)
 	zn := make([]float32, np)
