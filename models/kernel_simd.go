@@ -155,6 +155,13 @@ func init() {
 	}
 }
 
+// sumLanes64 adds a vector's 8 float64 lanes pairwise, in one fixed order.
+func sumLanes64(v archsimd.Float64x8) float64 {
+	var b [8]float64
+	v.Store(&b)
+	return ((b[0] + b[4]) + (b[2] + b[6])) + ((b[1] + b[5]) + (b[3] + b[7]))
+}
+
 // distAVX512 is distGo with its float64 sum in 8 lanes.
 func distAVX512(a, b []float32) float32 {
 	n := len(a)
@@ -165,9 +172,7 @@ func distAVX512(a, b []float32) float32 {
 		d := archsimd.LoadFloat32x8((*[8]float32)(a[i:])).ConvertToFloat64().Sub(archsimd.LoadFloat32x8((*[8]float32)(b[i:])).ConvertToFloat64())
 		acc = d.MulAdd(d, acc)
 	}
-	var l [8]float64
-	acc.Store(&l)
-	s := ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
+	s := sumLanes64(acc)
 	for i := n8; i < n; i++ {
 		d := float64(a[i]) - float64(b[i])
 		s += d * d
@@ -362,16 +367,11 @@ func standardizeAVX512(out, x []float32) []float32 {
 	n := len(x)
 	out = out[:n]
 	n8 := n &^ 7
-	lanes := func(v archsimd.Float64x8) float64 {
-		var b [8]float64
-		v.Store(&b)
-		return ((b[0] + b[4]) + (b[2] + b[6])) + ((b[1] + b[5]) + (b[3] + b[7]))
-	}
 	var acc archsimd.Float64x8
 	for i := 0; i < n8; i += 8 {
 		acc = acc.Add(archsimd.LoadFloat32x8((*[8]float32)(x[i:])).ConvertToFloat64())
 	}
-	m := lanes(acc)
+	m := sumLanes64(acc)
 	for _, v := range x[n8:] {
 		m += float64(v)
 	}
@@ -382,7 +382,7 @@ func standardizeAVX512(out, x []float32) []float32 {
 		d := archsimd.LoadFloat32x8((*[8]float32)(x[i:])).ConvertToFloat64().Sub(mv)
 		acc = d.MulAdd(d, acc)
 	}
-	ss := lanes(acc)
+	ss := sumLanes64(acc)
 	for _, v := range x[n8:] {
 		ss += (float64(v) - m) * (float64(v) - m)
 	}
