@@ -1,6 +1,7 @@
 package models
 
 import (
+	"attractorlab/models/infile"
 	"bytes"
 	"cmp"
 	"encoding/binary"
@@ -8,10 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,8 +33,14 @@ const MaxDataBytes = 1 << 30
 // ErrFormat is wrapped by every safetensors parse error.
 var ErrFormat = errors.New("invalid safetensors file")
 
-// ErrNonFinite is wrapped by the error for a tensor holding NaN or ±Inf.
+// ErrNonFinite is wrapped by the error for a tensor holding NaN or ±Inf,
+// or a value larger in magnitude than MaxWeight.
 var ErrNonFinite = errors.New("weights must be finite numbers")
+
+// MaxWeight bounds every weight's magnitude. Trained weights are of order
+// 1; a value near float32's limit (3·10³⁸) overflows the energies and
+// turns them into NaN, so such a file is refused when it is read.
+const MaxWeight = 1e6
 
 type stEntry struct {
 	Dtype   string  `json:"dtype"`
@@ -193,10 +198,11 @@ func readTensors(r io.Reader, h *stHeader, name string) (map[string]Tensor, erro
 	return ts, nil
 }
 
-// firstNonFinite returns the index of the first NaN or ±Inf in d, or −1.
+// firstNonFinite returns the index of the first NaN, ±Inf or value
+// beyond ±MaxWeight in d, or −1.
 func firstNonFinite(d []float32) int {
 	for k, v := range d {
-		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+		if !(v >= -MaxWeight && v <= MaxWeight) {
 			return k
 		}
 	}
@@ -213,6 +219,10 @@ func nonFiniteError(tensor string, shape []int, d []float32, k int) error {
 			idx[a] = r % shape[a]
 			r /= shape[a]
 		}
+	}
+	v := float64(d[k])
+	if !math.IsNaN(v) && !math.IsInf(v, 0) {
+		return fmt.Errorf("tensor %q element %d (index %v of shape %v) is %g, out of range (allowed |w| ≤ %g): %w", tensor, k, idx, shape, v, float64(MaxWeight), ErrNonFinite)
 	}
 	return fmt.Errorf("tensor %q element %d (index %v of shape %v) is %v: %w", tensor, k, idx, shape, d[k], ErrNonFinite)
 }
@@ -250,26 +260,13 @@ func ParseSafetensors(data []byte, name string) (map[string]Tensor, map[string]s
 // most MaxHeader bytes, its data section at most MaxDataBytes, and its size
 // exactly what the header describes.
 func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) {
-	st, err := os.Stat(path)
+	in, err := infile.Open(path, "weights", 8+MaxHeader+MaxDataBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: not a regular file (%s): weights must be a safetensors file", path, fileKind(st.Mode()))
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	fst, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !fst.Mode().IsRegular() || !os.SameFile(st, fst) {
-		return nil, nil, fmt.Errorf("%s: the file changed while it was opened", path)
-	}
-	size := fst.Size()
+	defer in.Close()
+	f := in.OS()
+	size := in.Size
 	if size < 8 {
 		return nil, nil, formatError(path, "file is %d bytes, shorter than the 8-byte header length", size)
 	}
@@ -297,23 +294,6 @@ func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) 
 		return nil, nil, err
 	}
 	return ts, h.meta, nil
-}
-
-// fileKind names a non-regular file type.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "mode " + m.String()
 }
 
 // WriteSafetensors encodes tensors (in name order) and metadata. It writes

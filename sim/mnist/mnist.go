@@ -1,6 +1,7 @@
 package mnist
 
 import (
+	"attractorlab/models/infile"
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
@@ -79,14 +80,15 @@ type MNIST struct {
 
 // readIDXFile opens path (or path.gz) and decodes it, naming the file in errors.
 func readIDXFile(path string) (*IDX, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var err2 error
-		f, err2 = os.Open(path + ".gz")
-		if err2 != nil {
+	if _, err := os.Lstat(path); err != nil {
+		if _, err2 := os.Lstat(path + ".gz"); err2 != nil {
 			return nil, err
 		}
 		path += ".gz"
+	}
+	f, err := infile.Open(path, "MNIST file", MaxFileBytes)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	x, err := ReadIDX(f)
@@ -145,7 +147,7 @@ func idxMD5(x *IDX) string {
 }
 
 func fileMD5(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, "MNIST file", MaxFileBytes)
 	if err != nil {
 		return "", err
 	}

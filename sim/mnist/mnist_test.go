@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func idxBytes(t testing.TB, x *IDX, gz bool) []byte {
@@ -328,5 +330,62 @@ func TestCorruptCacheFallsBack(t *testing.T) {
 	if d.Test.Len() != 1000 || !strings.Contains(d.Warning, dir) || !strings.Contains(d.Warning, "embedded sample") ||
 		!strings.Contains(d.Warning, "attractorlab data") {
 		t.Fatalf("%d test digits, warning %q", d.Test.Len(), d.Warning)
+	}
+}
+
+// within fails the test if f does not return in 10 s (a hang).
+func within(t *testing.T, f func() error) error {
+	t.Helper()
+	ch := make(chan error, 1)
+	go func() { ch <- f() }()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("hung")
+		return nil
+	}
+}
+
+// A FIFO or a device in --data or in the cache is refused at once, naming
+// it, instead of blocking on its writer or reading without end.
+func TestIrregularFilesRefused(t *testing.T) {
+	for _, kind := range []string{"fifo", "/dev/zero"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			bad := filepath.Join(dir, MNISTFiles[0].Name)
+			for _, f := range MNISTFiles {
+				p := filepath.Join(dir, f.Name)
+				if kind == "fifo" {
+					if err := syscall.Mkfifo(p, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := os.Symlink(kind, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// As the cache: loading refuses it and the window falls back.
+			err := within(t, func() error { _, err := LoadMNIST(dir); return err })
+			if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Fatalf("LoadMNIST: %v", err)
+			}
+			t.Setenv("ATTRACTORLAB_DATA", dir)
+			err = within(t, func() error {
+				d, err := LoadCached()
+				if err == nil && !strings.Contains(d.Warning, "not a regular file") {
+					t.Errorf("warning %q", d.Warning)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As --data: the import refuses it.
+			f := &Fetcher{Dir: dir, Cache: t.TempDir(), NPM: "-", Files: MNISTFiles[:1], Mirrors: []string{"http://127.0.0.1:1/"}}
+			err = within(t, func() error { return f.Fetch(context.Background()) })
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Fatalf("Fetch: %v", err)
+			}
+		})
 	}
 }
