@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,17 @@ import (
 	"attractorlab/sim"
 	"attractorlab/sim/mnist"
 )
+
+// parseFlags parses a command's flags. A refused command line has been
+// reported by the flag package (the error, then the usage) and comes back
+// as a usageError (exit status 2); -h comes back as flag.ErrHelp (exit 0).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err}
+}
 
 func newFlags(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -27,7 +39,7 @@ func runData(ctx context.Context, args []string) error {
 	fs := newFlags("data", "data [--data DIR]")
 	dir := fs.String("data", os.Getenv("ATTRACTORLAB_DATA"), "directory holding the four MNIST IDX files (plain or .gz); default $ATTRACTORLAB_DATA")
 	cache := fs.String("cache", "", "destination (default: the user cache, attractorlab/mnist)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *cache == "" {
@@ -82,7 +94,7 @@ func trainModel(args []string) string {
 // trainChecks runs the checks every train command makes before any work:
 // no stray arguments, the --out file (writable, new unless --force), the
 // trainer's settings and the number of validation digits.
-func trainChecks(fs *flag.FlagSet, out string, force bool, check func() error, val int) (*outputs, error) {
+func trainChecks(fs *flag.FlagSet, out string, force bool, check func() error, val, images int) (*outputs, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("train: unexpected argument %q", fs.Arg(0))
 	}
@@ -95,11 +107,29 @@ func trainChecks(fs *flag.FlagSet, out string, force bool, check func() error, v
 	if err := valDigits.CheckInt(val, sim.ViaFlag); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
+	if err := trainImages.CheckInt(images, sim.ViaFlag); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
 	o, err := planOutputs("--out", force, out)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	return o, nil
+}
+
+// trainImages is how many of the embedded training images a trainer uses
+// (balanced by class).
+var trainImages = sim.Range{Name: "training images", Flag: "images", Min: 100, Max: 10000, Default: 10000, Integer: true}
+
+// trainingSet is the first n images of each class of the embedded
+// training subset, balanced, as pixel vectors.
+func trainingSet(train *mnist.Set, n int) [][]float32 {
+	idx := train.Balanced(min(n, train.Len()))
+	images := make([][]float32, len(idx))
+	for k, i := range idx {
+		images[k] = train.Clean(i, mnist.PixelGain)
+	}
+	return images
 }
 
 // valDigits is how many embedded test digits the trainers validate on.
@@ -125,12 +155,13 @@ func runTrain(ctx context.Context, args []string) error {
 	seed := fs.Uint64("seed", 0, "seed for the embedding, the initial couplings and the shuffling")
 	fs.BoolVar(&cfg.AllRows, "all-rows", false, "update every query row each batch (default: one random row per batch, the recipe of docs/maths.md §5)")
 	val := fs.Int("val", int(valDigits.Default), "embedded test digits used for the validation masked-MSE: "+valDigits.Allowed())
+	nImages := fs.Int("images", int(trainImages.Default), "embedded training images, balanced by class: "+trainImages.Allowed())
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	o, err := trainChecks(fs, *out, *force, cfg.Check, *val)
+	o, err := trainChecks(fs, *out, *force, cfg.Check, *val, *nImages)
 	if err != nil {
 		return err
 	}
@@ -151,11 +182,8 @@ func runTrain(ctx context.Context, args []string) error {
 	}
 	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
 	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
-	m.Meta["train_images"] = fmt.Sprint(train.Len())
-	images := make([][]float32, train.Len())
-	for k := range images {
-		images[k] = train.Clean(k, mnist.PixelGain)
-	}
+	images := trainingSet(train, *nImages)
+	m.Meta["train_images"] = fmt.Sprint(len(images))
 	cfg.Seed = *seed
 	cfg.Validate = func(m *models.BSA) float64 { return sim.ValidateBSA(m, test, *val, 1) }
 	cfg.Progress = func(s models.EpochStats) { fmt.Println(s) }
@@ -165,6 +193,11 @@ func runTrain(ctx context.Context, args []string) error {
 	err = tr.Train(ctx, images)
 	if err != nil && ctx.Err() == nil {
 		return err
+	}
+	if tr.Epochs() == 0 {
+		// Interrupted before an epoch finished: an untrained model is
+		// not a result, and it must not replace one.
+		return fmt.Errorf("train: stopped before the first epoch finished; %s not written: %w", *out, context.Canceled)
 	}
 	// Interrupted (Ctrl-C), the epochs done are saved whole; any other
 	// error saves nothing.
@@ -192,24 +225,46 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	fs.IntVar(&cfg.Workers, "workers", 0, "goroutines (default: every core)")
 	seed := fs.Uint64("seed", 0, "seed for the initial weights, the shuffling, τ and the corruptions")
 	val := fs.Int("val", int(valDigits.Default), "embedded test digits used for the validation MSE: "+valDigits.Allowed())
+	nImages := fs.Int("images", int(trainImages.Default), "embedded training images, balanced by class: "+trainImages.Allowed())
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	kind, err := sim.ParseKind(*task)
 	if err != nil {
 		return fmt.Errorf("train: --task: %w", err)
 	}
-	o, err := trainChecks(fs, *out, *force, cfg.Check, *val)
-	if err != nil {
-		return err
-	}
-	defer o.Abort()
 	tc := models.BlockConfig
 	if model == "vit" {
 		tc = models.ViTConfig
 	}
+	pt, err := models.NewPatches(tc.Patch)
+	if err != nil {
+		return err
+	}
+	train, test, err := mnist.Sample()
+	if err != nil {
+		return err
+	}
+	// The configuration is filled (corruption, validation digits) before
+	// it is checked, so the check sees what the trainer will run.
+	corr := sim.DefaultMask
+	if kind == sim.Noise {
+		corr = sim.DefaultNoise
+	}
+	cfg.Seed = *seed
+	cfg.Corrupt = sim.TrainCorrupter(corr, pt)
+	if err := valDigits.CheckInt(*val, sim.ViaFlag); err == nil {
+		vc := corr
+		vc.Seed = 1
+		cfg.ValInputs, cfg.ValClean = sim.CorruptFirst(test, *val, vc, pt)
+	}
+	o, err := trainChecks(fs, *out, *force, cfg.Check, *val, *nImages)
+	if err != nil {
+		return err
+	}
+	defer o.Abort()
 	m, err := models.NewTransformer[float32](tc)
 	if err != nil {
 		return err
@@ -217,24 +272,8 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	m.Init(*seed)
 	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
 	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
-	train, test, err := mnist.Sample()
-	if err != nil {
-		return err
-	}
-	m.Meta["train_images"] = fmt.Sprint(train.Len())
-	images := make([][]float32, train.Len())
-	for k := range images {
-		images[k] = train.Clean(k, mnist.PixelGain)
-	}
-	corr := sim.DefaultMask
-	if kind == sim.Noise {
-		corr = sim.DefaultNoise
-	}
-	cfg.Seed = *seed
-	cfg.Corrupt = sim.TrainCorrupter(corr, m.Pt)
-	vc := corr
-	vc.Seed = 1
-	cfg.ValInputs, cfg.ValClean = sim.CorruptFirst(test, *val, vc, m.Pt)
+	images := trainingSet(train, *nImages)
+	m.Meta["train_images"] = fmt.Sprint(len(images))
 	cfg.Progress = func(s models.TransformerEpoch) { fmt.Println(s) }
 	fmt.Printf("training %s for %s on %d images, %d epochs, batch %d, lr %g (cosine %v), wd %g\n",
 		model, kind, len(images), cfg.Epochs, cfg.Batch, cfg.LR, cfg.Cosine, cfg.WeightDecay)
@@ -243,6 +282,11 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	err = tr.Train(ctx, images)
 	if err != nil && ctx.Err() == nil {
 		return err
+	}
+	if tr.Epochs() == 0 {
+		// Interrupted before an epoch finished: an untrained model is
+		// not a result, and it must not replace one.
+		return fmt.Errorf("train: stopped before the first epoch finished; %s not written: %w", *out, context.Canceled)
 	}
 	m.Meta["epochs_done"] = fmt.Sprint(tr.Epochs())
 	if serr := o.Write(*out, func(w io.Writer) error { return m.WriteTransformer(w, model, kind.String()) }); serr != nil {

@@ -17,7 +17,7 @@ import (
 	"attractorlab/ui"
 )
 
-func runGUI(args []string) error {
+func runGUI(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	w2 := fs.String("weights-p2", "", "bare self-attention P=2 weights (default: embedded)")
 	w4 := fs.String("weights-p4", "", "bare self-attention P=4 weights (default: embedded)")
@@ -25,7 +25,7 @@ func runGUI(args []string) error {
 	wBlock := fs.String("weights-block", "", "recycled block weights for both tasks (default: embedded block-mask and block-noise)")
 	wViT := fs.String("weights-vit", "", "ViT weights for both tasks (default: embedded vit-mask and vit-noise)")
 	lessonArg := fs.String("lesson", "", "start a lesson: a shipped lesson's name (attractorlab lesson list) or a lesson file")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *weights != "" && *w2 == "" {
@@ -54,8 +54,19 @@ func runGUI(args []string) error {
 	a := app.NewWithID("org.attractorlab.app")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	w := a.NewWindow("Attractor Lab")
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// SIGINT or SIGTERM closes the window as its close button would (the
+	// preferences are saved).
+	closed := make(chan struct{})
+	defer close(closed)
+	go func() {
+		select {
+		case <-ctx.Done():
+			fyne.Do(func() { w.Close() })
+		case <-closed:
+		}
+	}()
 	// The first window opens on the phenomenon (the paper demo at t*); later
 	// ones where the last session left off.
 	settings, demo := sim.PaperDemo(), true

@@ -5,10 +5,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"syscall"
 
 	// Before Fyne initialises: a locale it can parse (no error under LANG=C).
 	_ "attractorlab/app/internal/posixlocale"
@@ -44,7 +46,11 @@ func profiled(f func() error) error {
 	if path == "" {
 		return f()
 	}
-	out, err := os.Create(path)
+	// A new file only: a profile never replaces what is there.
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("ATTRACTORLAB_CPUPROFILE=%s exists: name a new file for the profile", path)
+	}
 	if err != nil {
 		return fmt.Errorf("ATTRACTORLAB_CPUPROFILE: %w", err)
 	}
@@ -71,7 +77,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	switch cmd {
 	case "gui":
-		return runGUI(args)
+		return runGUI(ctx, args)
 	case "data":
 		return runData(ctx, args)
 	case "reproduce":
@@ -92,19 +98,88 @@ func run(ctx context.Context, args []string) error {
 	return fmt.Errorf("%w %q\n\n%s", errUsage, cmd, usage)
 }
 
+// stopOnSignal returns a context cancelled by the first SIGINT (Ctrl-C) or
+// SIGTERM (how Slurm, Kubernetes and systemd stop a job): the command then
+// stops cleanly, removing its temporary files. A second signal exits at
+// once.
+func stopOnSignal() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s, ok := <-sigs
+		if !ok {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "\nattractorlab: %s: stopping (send it again to quit at once)\n", signalError{s}.name())
+		cancel(signalError{s})
+		if s, ok = <-sigs; ok {
+			os.Exit(signalError{s}.exitCode())
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(sigs)
+		cancel(nil)
+	}
+}
+
+// signalError is the cause of a context a signal cancelled.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string { return "stopped by " + e.name() }
+
+func (e signalError) name() string {
+	switch e.sig {
+	case os.Interrupt:
+		return "SIGINT (Ctrl-C)"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return e.sig.String()
+}
+
+// exitCode is the shell's code for a command a signal stopped: 128 + its
+// number (130 for SIGINT, 143 for SIGTERM).
+func (e signalError) exitCode() int {
+	if s, ok := e.sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
+}
+
+// usageError is a command line the flags refused; it was reported (with
+// the flags' usage) and exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, stop := stopOnSignal()
 	err := profiled(func() error { return run(ctx, os.Args[1:]) })
-	if errors.Is(err, errUsage) {
+	stop()
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
-	}
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(os.Stderr, "attractorlab: interrupted")
-			os.Exit(130)
+	case errors.As(err, &ue):
+		// The flag package printed the error and the usage already.
+		os.Exit(2)
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		var se signalError
+		if !errors.As(context.Cause(ctx), &se) {
+			se = signalError{os.Interrupt}
 		}
+		if errors.Is(err, context.Canceled) && err.Error() != context.Canceled.Error() {
+			fmt.Fprintf(os.Stderr, "attractorlab: %v; %v\n", se, err)
+		} else {
+			fmt.Fprintf(os.Stderr, "attractorlab: %v; nothing written\n", se)
+		}
+		os.Exit(se.exitCode())
+	default:
 		fmt.Fprintln(os.Stderr, "attractorlab:", err)
 		os.Exit(1)
 	}

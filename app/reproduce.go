@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,7 +36,11 @@ func (r *reproduceRun) curve(name string, patchVar bool) (*sim.Curve, time.Durat
 		fmt.Fprintln(os.Stderr, "warning:", p)
 	}
 	n := min(r.n, r.data.Test.Len())
-	fmt.Fprintf(os.Stderr, "%s on %d test digits from %s, %s, up to %d steps\n", name, n, r.data.Source, r.settings.Corruption.Kind, r.steps)
+	steps := fmt.Sprintf("up to %d steps", r.steps)
+	if mx := m.Info().MaxSteps; mx > 0 && mx <= r.steps {
+		steps = fmt.Sprintf("%d steps (its %d layers)", mx, mx)
+	}
+	fmt.Fprintf(os.Stderr, "%s on %d test digits from %s, %s, %s\n", name, n, r.data.Source, r.settings.Corruption.Kind, steps)
 	start := time.Now()
 	c, err := sim.Reproduce(r.ctx, r.data, r.mem, sim.ReproduceConfig{
 		Model: m, Corruption: r.settings.Corruption, N: r.n, Steps: r.steps, Workers: r.workers, PatchVar: patchVar,
@@ -111,7 +116,7 @@ func runReproduce(ctx context.Context, args []string) error {
 	beta := fs.Float64("beta", sim.Beta.Default, sim.Beta.Usage())
 	k := fs.Int("k", int(sim.StoredK.Default), sim.StoredK.Usage())
 	async := fs.Bool("async", false, "asynchronous updates in the classical Hopfield network")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -120,6 +125,8 @@ func runReproduce(ctx context.Context, args []string) error {
 	if *out == "" {
 		return fmt.Errorf("reproduce: --out DIR is required")
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	// Every flag is checked before any work.
 	set := sim.DefaultSettings()
 	kind, err := sim.ParseKind(*task)
@@ -155,11 +162,14 @@ func runReproduce(ctx context.Context, args []string) error {
 			return fmt.Errorf("reproduce: --weights names one model's file; it cannot go with --model all")
 		}
 	default:
-		name, err := sim.ParseModelPatch(*model, *patch)
+		name, err := sim.ParseModelPatch(*model, *patch, given["patch"])
 		if err != nil {
 			return fmt.Errorf("reproduce: --model: %w", err)
 		}
 		names = []string{name}
+	}
+	if err := sim.CheckModelFlags(names, given); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
 	}
 	set.Lanes = names[:1]
 	if err := set.Validate(sim.ViaFlag); err != nil {
@@ -193,6 +203,9 @@ func runReproduce(ctx context.Context, args []string) error {
 	data, err := loadData(*dataDir)
 	if err != nil {
 		return err
+	}
+	if err := checkDigits(*n, data); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
 	}
 	// The memories are prepared while the models load (and their search
 	// while the first steps run).
@@ -262,6 +275,19 @@ func weightFilesFor(name, path string) (sim.WeightFiles, error) {
 		return files, fmt.Errorf("--weights: %s has no weights file (it stores the training digits)", name)
 	}
 	return files, nil
+}
+
+// checkDigits refuses --n beyond the test digits the data holds (never
+// a silent clamp: the run would not be what was asked).
+func checkDigits(n int, data *mnist.Data) error {
+	if have := data.Test.Len(); n > have {
+		hint := ""
+		if have < 10000 {
+			hint = "; `attractorlab data` fetches full MNIST's 10,000"
+		}
+		return fmt.Errorf("--n = %d is out of range for the data in use, the %s (allowed 1 … %d%s)", n, data.Source, have, hint)
+	}
+	return nil
 }
 
 // loadData reads full MNIST from --data when given (strictly), else the

@@ -39,7 +39,8 @@ const (
 	MaxEpochs      = 100000 // --epochs
 	MinBatch       = 1      // --batch
 	MaxBatch       = 65536  // --batch
-	MaxLR          = 1.0    // --lr: 0 < lr ≤ MaxLR
+	MinLR          = 1e-8   // --lr: MinLR ≤ lr ≤ MaxLR (below it AdamW's steps vanish in float32)
+	MaxLR          = 1.0    // --lr
 	MaxWeightDecay = 1.0    // --wd: 0 ≤ wd ≤ MaxWeightDecay
 	MaxHalveEvery  = MaxEpochs
 	MaxWorkers     = 1024 // --workers: 0 (every core) … MaxWorkers
@@ -76,25 +77,25 @@ func checkFloat(name string, v, lo, hi float64, openLo, openHi bool) error {
 // checkCommon checks the settings both trainers share.
 func checkCommon(epochs, batch int, lr, wd, beta1, beta2, eps float64, workers int) error {
 	return errors.Join(
-		checkInt("epochs", epochs, MinEpochs, MaxEpochs),
-		checkInt("batch", batch, MinBatch, MaxBatch),
-		checkFloat("lr", lr, 0, MaxLR, true, false),
-		checkFloat("wd", wd, 0, MaxWeightDecay, false, false),
+		checkInt("--epochs", epochs, MinEpochs, MaxEpochs),
+		checkInt("--batch", batch, MinBatch, MaxBatch),
+		checkFloat("--lr", lr, MinLR, MaxLR, false, false),
+		checkFloat("--wd", wd, 0, MaxWeightDecay, false, false),
 		checkFloat("Beta1", beta1, 0, 1, false, true),
 		checkFloat("Beta2", beta2, 0, 1, false, true),
 		checkFloat("Eps", eps, 0, 1, true, false),
-		checkInt("workers", workers, 0, MaxWorkers),
+		checkInt("--workers", workers, 0, MaxWorkers),
 	)
 }
 
 // Check reports every setting outside its allowed range (one line each,
-// naming the train command's flag, e.g. "batch = 0 is out of range
+// naming the train command's flag, e.g. "--batch = 0 is out of range
 // (allowed 1 … 65536)"), or nil. NewTrainer and Train call it before any
 // work. (It is not called Validate because of the Validate field.)
 func (c TrainConfig) Check() error {
 	err := errors.Join(
 		checkCommon(c.Epochs, c.Batch, c.LR, c.WeightDecay, c.Beta1, c.Beta2, c.Eps, c.Workers),
-		checkInt("halve-every", c.HalveEvery, 0, MaxHalveEvery),
+		checkInt("--halve-every", c.HalveEvery, 0, MaxHalveEvery),
 	)
 	if !(c.Clip >= 0) || math.IsInf(c.Clip, 0) {
 		err = errors.Join(err, fmt.Errorf("%s = %g is out of range (allowed a finite number ≥ 0; 0: no clipping)", "Clip", c.Clip))

@@ -22,20 +22,21 @@ func TestTrainConfigCheck(t *testing.T) {
 		set  func(e *int, b *int, lr, wd *float64, w *int, halve *int)
 		want string
 	}{
-		{"batch 0", func(e, b *int, lr, wd *float64, w, h *int) { *b = 0 }, "batch = 0 is out of range (allowed 1 … 65536)"},
-		{"batch -5", func(e, b *int, lr, wd *float64, w, h *int) { *b = -5 }, "batch = -5 is out of range (allowed 1 … 65536)"},
-		{"batch huge", func(e, b *int, lr, wd *float64, w, h *int) { *b = 65537 }, "batch = 65537 is out of range (allowed 1 … 65536)"},
-		{"epochs 0", func(e, b *int, lr, wd *float64, w, h *int) { *e = 0 }, "epochs = 0 is out of range (allowed 1 … 100000)"},
-		{"epochs huge", func(e, b *int, lr, wd *float64, w, h *int) { *e = 100001 }, "epochs = 100001 is out of range (allowed 1 … 100000)"},
-		{"lr NaN", func(e, b *int, lr, wd *float64, w, h *int) { *lr = nan }, "lr = NaN is out of range (allowed 0 < lr ≤ 1)"},
-		{"lr Inf", func(e, b *int, lr, wd *float64, w, h *int) { *lr = inf }, "lr = +Inf is out of range (allowed 0 < lr ≤ 1)"},
-		{"lr 0", func(e, b *int, lr, wd *float64, w, h *int) { *lr = 0 }, "lr = 0 is out of range (allowed 0 < lr ≤ 1)"},
-		{"lr 2", func(e, b *int, lr, wd *float64, w, h *int) { *lr = 2 }, "lr = 2 is out of range (allowed 0 < lr ≤ 1)"},
-		{"wd -1", func(e, b *int, lr, wd *float64, w, h *int) { *wd = -1 }, "wd = -1 is out of range (allowed 0 ≤ wd ≤ 1)"},
-		{"wd NaN", func(e, b *int, lr, wd *float64, w, h *int) { *wd = nan }, "wd = NaN is out of range (allowed 0 ≤ wd ≤ 1)"},
-		{"workers -1", func(e, b *int, lr, wd *float64, w, h *int) { *w = -1 }, "workers = -1 is out of range (allowed 0 … 1024)"},
-		{"workers huge", func(e, b *int, lr, wd *float64, w, h *int) { *w = 1 << 30 }, "workers = 1073741824 is out of range (allowed 0 … 1024)"},
-		{"halve-every -1", func(e, b *int, lr, wd *float64, w, h *int) { *h = -1 }, "halve-every = -1 is out of range (allowed 0 … 100000)"},
+		{"batch 0", func(e, b *int, lr, wd *float64, w, h *int) { *b = 0 }, "--batch = 0 is out of range (allowed 1 … 65536)"},
+		{"batch -5", func(e, b *int, lr, wd *float64, w, h *int) { *b = -5 }, "--batch = -5 is out of range (allowed 1 … 65536)"},
+		{"batch huge", func(e, b *int, lr, wd *float64, w, h *int) { *b = 65537 }, "--batch = 65537 is out of range (allowed 1 … 65536)"},
+		{"epochs 0", func(e, b *int, lr, wd *float64, w, h *int) { *e = 0 }, "--epochs = 0 is out of range (allowed 1 … 100000)"},
+		{"epochs huge", func(e, b *int, lr, wd *float64, w, h *int) { *e = 100001 }, "--epochs = 100001 is out of range (allowed 1 … 100000)"},
+		{"lr NaN", func(e, b *int, lr, wd *float64, w, h *int) { *lr = nan }, "--lr = NaN is out of range (allowed 1e-08 ≤ --lr ≤ 1)"},
+		{"lr Inf", func(e, b *int, lr, wd *float64, w, h *int) { *lr = inf }, "--lr = +Inf is out of range (allowed 1e-08 ≤ --lr ≤ 1)"},
+		{"lr 0", func(e, b *int, lr, wd *float64, w, h *int) { *lr = 0 }, "--lr = 0 is out of range (allowed 1e-08 ≤ --lr ≤ 1)"},
+		{"lr 1e-320", func(e, b *int, lr, wd *float64, w, h *int) { *lr = 1e-320 }, "--lr = 1e-320 is out of range (allowed 1e-08 ≤ --lr ≤ 1)"},
+		{"lr 2", func(e, b *int, lr, wd *float64, w, h *int) { *lr = 2 }, "--lr = 2 is out of range (allowed 1e-08 ≤ --lr ≤ 1)"},
+		{"wd -1", func(e, b *int, lr, wd *float64, w, h *int) { *wd = -1 }, "--wd = -1 is out of range (allowed 0 ≤ --wd ≤ 1)"},
+		{"wd NaN", func(e, b *int, lr, wd *float64, w, h *int) { *wd = nan }, "--wd = NaN is out of range (allowed 0 ≤ --wd ≤ 1)"},
+		{"workers -1", func(e, b *int, lr, wd *float64, w, h *int) { *w = -1 }, "--workers = -1 is out of range (allowed 0 … 1024)"},
+		{"workers huge", func(e, b *int, lr, wd *float64, w, h *int) { *w = 1 << 30 }, "--workers = 1073741824 is out of range (allowed 0 … 1024)"},
+		{"halve-every -1", func(e, b *int, lr, wd *float64, w, h *int) { *h = -1 }, "--halve-every = -1 is out of range (allowed 0 … 100000)"},
 	}
 	images := randomImages(8, 5)
 	for _, tc := range cases {
@@ -106,7 +107,7 @@ func TestTrainConfigCheck(t *testing.T) {
 		cfg := DefaultTrainConfig()
 		cfg.Batch, cfg.LR = 0, nan
 		err := cfg.Check()
-		if err == nil || !strings.Contains(err.Error(), "batch = 0") || !strings.Contains(err.Error(), "lr = NaN") {
+		if err == nil || !strings.Contains(err.Error(), "--batch = 0") || !strings.Contains(err.Error(), "--lr = NaN") {
 			t.Fatalf("error %v, want both batch and lr", err)
 		}
 	})

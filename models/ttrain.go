@@ -45,7 +45,7 @@ const (
 )
 
 // Check reports every setting outside its allowed range (one line each,
-// naming the train command's flag where there is one, e.g. "batch = 0 is
+// naming the train command's flag where there is one, e.g. "--batch = 0 is
 // out of range (allowed 1 … 65536)"), or nil. NewTransformerTrainer and
 // Train call it before any work.
 func (c TransformerTrainConfig) Check() error {

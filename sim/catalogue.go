@@ -26,7 +26,8 @@ func ParseModel(name string) (string, error) {
 
 // ParseModelPatch reads a model name as the command line takes it: "bsa"
 // with a patch side (2 or 4) names bsa-p2 or bsa-p4.
-func ParseModelPatch(name string, patch int) (string, error) {
+// A --patch given with a full name must agree with it (patchGiven).
+func ParseModelPatch(name string, patch int, patchGiven bool) (string, error) {
 	if name == "bsa" {
 		switch patch {
 		case 2, 4:
@@ -34,7 +35,52 @@ func ParseModelPatch(name string, patch int) (string, error) {
 		}
 		return "", fmt.Errorf("--patch = %d is out of range (allowed 2 or 4)", patch)
 	}
-	return ParseModel(name)
+	n, err := ParseModel(name)
+	if err == nil && patchGiven && n != fmt.Sprintf("bsa-p%d", patch) {
+		if strings.HasPrefix(n, "bsa-p") {
+			return "", fmt.Errorf("--patch %d contradicts --model %s: give --model bsa --patch %d, or --model %s alone", patch, n, patch, n)
+		}
+		return "", fmt.Errorf("--patch is the bare self-attention's patch side; --model %s does not take it", n)
+	}
+	return n, err
+}
+
+// modelFlags are the command-line flags of each model's own parameters;
+// a flag not listed here (the corruption, --n, --steps, …) serves every
+// model.
+var modelFlags = map[string][]string{
+	"bsa-p2":           {"lambda", "gamma", "attn"},
+	"bsa-p4":           {"lambda", "gamma", "attn"},
+	"hopfield":         {"beta"},
+	"hopfield-classic": {"k", "async"},
+}
+
+// CheckModelFlags refuses a model parameter given on the command line
+// (given holds the flags set, by name) that none of the models run uses:
+// a flag silently ignored would look like a result.
+func CheckModelFlags(names []string, given map[string]bool) error {
+	owners := map[string][]string{}
+	for _, m := range ModelNames {
+		for _, f := range modelFlags[m] {
+			owners[f] = append(owners[f], m)
+		}
+	}
+	used := map[string]bool{}
+	for _, n := range names {
+		for _, f := range modelFlags[n] {
+			used[f] = true
+		}
+	}
+	var errs []string
+	for _, f := range []string{"lambda", "gamma", "attn", "beta", "k", "async"} {
+		if given[f] && !used[f] {
+			errs = append(errs, fmt.Sprintf("--%s is a parameter of %s; --model %s does not use it", f, strings.Join(owners[f], " and "), strings.Join(names, ",")))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // WeightFiles name the weights the catalogue loads instead of the

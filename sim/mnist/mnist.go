@@ -158,3 +158,30 @@ func fileMD5(path string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// Balanced returns the indices of n images with the classes as even as
+// the set allows: the first images of each label, in round-robin label
+// order (0, 1, …, 9, 0, …), so a smaller set is a prefix of a larger one's
+// per-class lists. n must be at most Len.
+func (s *Set) Balanced(n int) []int {
+	byLabel := make([][]int, 256)
+	for k, l := range s.Labels {
+		byLabel[l] = append(byLabel[l], k)
+	}
+	next := make([]int, 256)
+	out := make([]int, 0, n)
+	for len(out) < n {
+		took := false
+		for l := range byLabel {
+			if len(out) < n && next[l] < len(byLabel[l]) {
+				out = append(out, byLabel[l][next[l]])
+				next[l]++
+				took = true
+			}
+		}
+		if !took {
+			break
+		}
+	}
+	return out
+}

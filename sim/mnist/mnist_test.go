@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -387,5 +388,34 @@ func TestIrregularFilesRefused(t *testing.T) {
 				t.Fatalf("Fetch: %v", err)
 			}
 		})
+	}
+}
+
+func TestBalanced(t *testing.T) {
+	s := &Set{Labels: []uint8{0, 0, 0, 1, 2, 1, 0, 2, 2, 2}}
+	for _, c := range []struct {
+		n    int
+		want []int
+	}{
+		{3, []int{0, 3, 4}},
+		{6, []int{0, 3, 4, 1, 5, 7}},
+		{10, []int{0, 3, 4, 1, 5, 7, 2, 8, 6, 9}},
+	} {
+		if got := s.Balanced(c.n); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("Balanced(%d) = %v, want %v", c.n, got, c.want)
+		}
+	}
+	train, _, err := Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[uint8]int{}
+	for _, k := range train.Balanced(100) {
+		counts[train.Labels[k]]++
+	}
+	for l := range uint8(10) {
+		if counts[l] != 10 {
+			t.Fatalf("label %d: %d of 100", l, counts[l])
+		}
 	}
 }

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"attractorlab/sim"
+)
+
+// Item 1: train --model block|vit runs end to end and saves a file the
+// models load (it failed: "Corrupt is nil", checked before it was set);
+// so does the bare self-attention's.
+func TestTrainEveryModelSavesLoadable(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ model, name string }{{"block", "block"}, {"vit", "vit"}, {"bsa", "bsa-p2"}} {
+		t.Run(c.model, func(t *testing.T) {
+			out := filepath.Join(dir, c.model+".safetensors")
+			args := []string{"train", "--model", c.model, "--epochs", "1", "--images", "100", "--val", "10", "--batch", "50", "--out", out}
+			if c.model != "bsa" {
+				args = append(args, "--task", "mask")
+			}
+			if err := run(context.Background(), args); err != nil {
+				t.Fatal(err)
+			}
+			switch c.model {
+			case "bsa":
+				if _, err := sim.LoadBSA(2, out); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				if _, _, err := sim.LoadTransformerModel(c.name, out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// And a run on it.
+			r := filepath.Join(dir, c.model+"-run")
+			if err := run(context.Background(), []string{"reproduce", "--model", c.name, "--weights", out, "--n", "3", "--steps", "3", "--out", r}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// Item 4: interrupted before the first epoch finished, train writes
+// nothing, and above all does not replace a trained file with --force.
+func TestTrainInterruptedEarlyWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	for _, model := range []string{"bsa", "block"} {
+		out := filepath.Join(dir, model+".safetensors")
+		os.WriteFile(out, []byte("a good model"), 0o644)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := run(ctx, []string{"train", "--model", model, "--epochs", "3", "--images", "100", "--val", "10", "--out", out, "--force"})
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "before the first epoch") {
+			t.Fatalf("%s: %v", model, err)
+		}
+		if b, _ := os.ReadFile(out); string(b) != "a good model" {
+			t.Fatalf("%s: the trained file was replaced", model)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Fatalf("%s: %d files left", model, len(ents))
+		}
+		os.Remove(out)
+	}
+}
+
+// Item 4: ATTRACTORLAB_CPUPROFILE never replaces a file.
+func TestCPUProfileNeverReplaces(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "existing")
+	os.WriteFile(p, []byte("mine"), 0o644)
+	t.Setenv("ATTRACTORLAB_CPUPROFILE", p)
+	ran := false
+	err := profiled(func() error { ran = true; return nil })
+	if err == nil || ran || !strings.Contains(err.Error(), "ATTRACTORLAB_CPUPROFILE="+p+" exists") {
+		t.Fatalf("ran %v, %v", ran, err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "mine" {
+		t.Fatal("replaced")
+	}
+}
+
+// Items 2 and 9: train --out refuses what is not a regular file (the
+// device itself is tested on planOutputs without any write), a name
+// ending in a separator and a dangling link, before any work.
+func TestTrainOutRefusedBeforeWork(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	syscall.Mkfifo(fifo, 0o644)
+	dangling := filepath.Join(dir, "dangling")
+	os.Symlink(filepath.Join(dir, "nowhere"), dangling)
+	for _, c := range []struct{ out, want string }{
+		{fifo, "a named pipe (FIFO): only a regular file may be replaced"},
+		{dangling, "a symbolic link: only a regular file may be replaced"},
+		{filepath.Join(dir, "newdir") + "/", "names a directory: give a file name"},
+	} {
+		start := time.Now()
+		err := run(context.Background(), []string{"train", "--epochs", "200", "--out", c.out, "--force"})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--out") {
+			t.Errorf("%s: %v", c.out, err)
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Errorf("%s: refused only after %v of work", c.out, time.Since(start))
+		}
+	}
+}
+
+// Item 8: flags that would be ignored or changed are refused.
+func TestFlagsNeverIgnored(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reproduce", "--model", "bsa-p2", "--patch", "4"}, "--patch 4 contradicts --model bsa-p2"},
+		{[]string{"reproduce", "--model", "hopfield", "--lambda", "3"}, "--lambda is a parameter of bsa-p2 and bsa-p4; --model hopfield does not use it"},
+		{[]string{"reproduce", "--model", "hopfield", "--k", "30"}, "--k is a parameter of hopfield-classic; --model hopfield does not use it"},
+		{[]string{"reproduce", "--model", "vit", "--beta", "2"}, "--beta is a parameter of hopfield"},
+		{[]string{"reproduce", "--n", "5000"}, "--n = 5000 is out of range for the data in use, the embedded sample (1,000 test digits) (allowed 1 … 1000"},
+		{[]string{"train", "--lr", "1e-320"}, "--lr = 1e-320 is out of range (allowed 1e-08 ≤ --lr ≤ 1)"},
+		{[]string{"train", "--images", "20000"}, "--images = 20000 is out of range (allowed 100 … 10000)"},
+		{[]string{"train", "--model", "block", "--epochs", "0"}, "--epochs = 0 is out of range"},
+	} {
+		args := append(c.args, "--out", out)
+		err := run(context.Background(), args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: wrote %s", c.args, out)
+		}
+	}
+}
+
+// command runs the test binary as the program.
+func command(args ...string) (*exec.Cmd, *syncBuffer) {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ATTRACTORLAB_AS_MAIN=1")
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls until the output holds marker (the work has started).
+func waitFor(t *testing.T, out *syncBuffer, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), marker) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never printed %q:\n%s", marker, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exitOf waits for cmd (at most limit) and returns its exit status.
+func exitOf(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		t.Fatalf("still running %v after the signal", limit)
+		return -1
+	}
+}
+
+// Item 7: every long command stops cleanly on SIGINT and on SIGTERM (how
+// Slurm and Kubernetes stop a job): exit 130 or 143, no file and no
+// temporary left; a second SIGINT exits at once.
+func TestSignalsStopEveryCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the program")
+	}
+	cmds := []struct {
+		name   string
+		args   func(out string) []string
+		marker string
+	}{
+		{"reproduce", func(o string) []string {
+			return []string{"reproduce", "--n", "1000", "--steps", "1000", "--out", o}
+		}, "test digits"},
+		{"reproduce all", func(o string) []string {
+			return []string{"reproduce", "--model", "all", "--n", "1000", "--steps", "1000", "--out", o}
+		}, "test digits"},
+		{"train bsa", func(o string) []string {
+			return []string{"train", "--epochs", "1000", "--out", filepath.Join(o, "m.safetensors")}
+		}, "training BSA"},
+		{"train block", func(o string) []string {
+			return []string{"train", "--model", "block", "--epochs", "1000", "--out", filepath.Join(o, "m.safetensors")}
+		}, "training block"},
+		{"sweep", func(o string) []string {
+			return []string{"sweep", "--model", "bsa-p2,hopfield", "--n", "1000", "--steps", "1000", "--levels", "0.1,0.5,1,2", "--out", o}
+		}, "sweep:"},
+	}
+	for _, c := range cmds {
+		for _, sig := range []struct {
+			s    syscall.Signal
+			code int
+		}{{syscall.SIGTERM, 143}, {syscall.SIGINT, 130}} {
+			t.Run(c.name+" "+sig.s.String(), func(t *testing.T) {
+				dir := t.TempDir()
+				out := filepath.Join(dir, "out")
+				cmd, buf := command(c.args(out)...)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, buf, c.marker)
+				cmd.Process.Signal(sig.s)
+				if code := exitOf(t, cmd, 60*time.Second); code != sig.code {
+					t.Fatalf("exit %d, want %d:\n%s", code, sig.code, buf)
+				}
+				if !strings.Contains(buf.String(), "attractorlab: stopped by SIG") {
+					t.Errorf("no word of the stop:\n%s", buf)
+				}
+				var left []string
+				filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+					if err == nil && p != dir {
+						left = append(left, p)
+					}
+					return nil
+				})
+				if len(left) > 0 {
+					t.Fatalf("left behind: %v\n%s", left, buf)
+				}
+			})
+		}
+	}
+	// A second Ctrl-C quits at once, even while the first is handled.
+	t.Run("second SIGINT", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "out")
+		cmd, buf := command("train", "--model", "vit", "--epochs", "1000", "--out", filepath.Join(out, "m.safetensors"))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, buf, "training vit")
+		cmd.Process.Signal(syscall.SIGINT)
+		waitFor(t, buf, "send it again to quit at once")
+		cmd.Process.Signal(syscall.SIGINT)
+		if code := exitOf(t, cmd, 10*time.Second); code != 130 {
+			t.Fatalf("exit %d:\n%s", code, buf)
+		}
+	})
+}
