@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 )
 
 func runGUI(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
+	fs := newFlags("gui", "[gui] [--lesson NAME|FILE] [--weights-p2 FILE] …")
 	w2 := fs.String("weights-p2", "", "bare self-attention P=2 weights (default: embedded)")
 	w4 := fs.String("weights-p4", "", "bare self-attention P=4 weights (default: embedded)")
 	weights := fs.String("weights", "", "alias of --weights-p2")

@@ -277,3 +277,31 @@ func TestSignalsStopEveryCommand(t *testing.T) {
 		}
 	})
 }
+
+// Item 9: a refused command line prints its error and the usage once and
+// exits 2; -h exits 0.
+func TestUsageOnceExit2(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		once string
+	}{
+		{[]string{"train", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"reproduce", "--n", "x"}, 2, `invalid value "x" for flag -n`},
+		{[]string{"gui", "--nope"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"train", "-h"}, 0, "usage: attractorlab train"},
+	} {
+		cmd, buf := command(c.args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if code := exitOf(t, cmd, 30*time.Second); code != c.code {
+			t.Errorf("%v: exit %d, want %d\n%s", c.args, code, c.code, buf)
+		}
+		out := buf.String()
+		if strings.Count(out, c.once) != 1 || strings.Count(out, "usage: attractorlab") != 1 {
+			t.Errorf("%v: want %q and the usage once each:\n%s", c.args, c.once, out)
+		}
+	}
+}
