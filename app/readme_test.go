@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmeCommands are the command lines README.md shows: the inline code
+// spans that start with "attractorlab" and the lines of its code blocks
+// that run it.
+func readmeCommands(t *testing.T) []string {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(s string) {
+		s = strings.Join(strings.Fields(s), " ")
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	fenced := false
+	var cont string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			l := strings.TrimSpace(line)
+			if cont != "" {
+				l = cont + " " + l
+				cont = ""
+			}
+			if strings.HasSuffix(l, "\\") {
+				cont = strings.TrimSuffix(l, "\\")
+				continue
+			}
+			if strings.HasPrefix(l, "attractorlab ") || strings.HasPrefix(l, "./bin/attractorlab ") {
+				add(strings.TrimPrefix(l, "./bin/"))
+			}
+			continue
+		}
+		for _, m := range regexp.MustCompile("`(attractorlab[^`]*)`").FindAllStringSubmatch(line, -1) {
+			add(m[1])
+		}
+	}
+	return out
+}
+
+// TestREADMECommands runs every command README.md shows, end to end, as a
+// person would type it, made small (3 digits, 3 steps, 1 epoch on 100
+// images) and writing into a temporary directory. A command README gains
+// must be given its run here: the test fails on any it does not know.
+func TestREADMECommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every command")
+	}
+	tmp := t.TempDir()
+	p := func(s string) string { return filepath.Join(tmp, s) }
+	small := []string{"--n", "3", "--steps", "3"}
+	fast := []string{"--epochs", "1", "--images", "100", "--val", "10", "--batch", "50"}
+	with := func(args []string, extra ...[]string) []string {
+		out := append([]string{}, args...)
+		for _, e := range extra {
+			out = append(out, e...)
+		}
+		return out
+	}
+	// Each README command → the runs that show it works ("window" and
+	// "network" runs are covered elsewhere: the window by .ci/e2e.sh under
+	// Xvfb, the download by sim/mnist's tests against a local server).
+	runs := map[string][][]string{
+		"attractorlab":                      {},
+		"attractorlab version":              {{"version"}},
+		"attractorlab lesson list":          {{"lesson", "list"}},
+		"attractorlab lesson check FILE":    {{"lesson", "check", "../assets/lessons/2-masking.json"}},
+		"attractorlab --lesson masking":     {{"lesson", "check", "masking"}},
+		"attractorlab --lesson NAME\\|FILE": {{"lesson", "check", "transient-memory"}, {"lesson", "check", "../assets/lessons/4-three-models.json"}},
+		"attractorlab data":                 {},
+		"attractorlab data [--data DIR]":    {},
+		"attractorlab gui [--weights-p2 F] [--weights-p4 F] [--weights-block F] [--weights-vit F]": {},
+		"attractorlab reproduce --fig2 --out DIR":                                                  {with([]string{"reproduce", "--fig2", "--out", p("fig2")}, small)},
+		"attractorlab reproduce --model all --task mask\\|noise --out DIR": {
+			with([]string{"reproduce", "--model", "all", "--task", "mask", "--out", p("all-mask")}, small),
+			with([]string{"reproduce", "--model", "all", "--task", "noise", "--out", p("all-noise")}, small),
+		},
+		"attractorlab reproduce --model block\\|vit\\|hopfield\\|hopfield-classic ...": {
+			with([]string{"reproduce", "--model", "block", "--out", p("r-block")}, small),
+			with([]string{"reproduce", "--model", "vit", "--out", p("r-vit")}, small),
+			with([]string{"reproduce", "--model", "hopfield", "--beta", "2", "--out", p("r-hop")}, small),
+			with([]string{"reproduce", "--model", "hopfield-classic", "--k", "20", "--async", "--out", p("r-hopc")}, small),
+		},
+		"attractorlab reproduce --model bsa --patch 2 --n 1000": {{"reproduce", "--model", "bsa", "--patch", "2", "--n", "3", "--steps", "3", "--out", p("r-bsa")}},
+		"attractorlab reproduce --model bsa --patch 2\\|4 --task mask\\|noise --n 1000 --steps 100 --seed 0 [--weights F] --out DIR [--force]": {
+			{"reproduce", "--model", "bsa", "--patch", "2", "--task", "mask", "--n", "3", "--steps", "3", "--seed", "0", "--out", p("r-2m")},
+			{"reproduce", "--model", "bsa", "--patch", "4", "--task", "noise", "--n", "3", "--steps", "3", "--seed", "0", "--out", p("r-4n")},
+			{"reproduce", "--model", "bsa", "--patch", "4", "--task", "noise", "--n", "3", "--steps", "3", "--seed", "1", "--out", p("r-4n"), "--force"},
+		},
+		"attractorlab sweep --model M[,M…] --task mask\\|noise --levels L1,L2,… [--lambda\\|--beta\\|--k V1,V2,…] --n 200 --steps 100 --seeds 1 [--weights F] --out DIR [--force]": {
+			with([]string{"sweep", "--model", "bsa-p2", "--task", "mask", "--levels", "0.2,0.5", "--lambda", "1,5", "--seeds", "1", "--out", p("sw-l")}, small),
+			with([]string{"sweep", "--model", "hopfield", "--task", "noise", "--levels", "0.5", "--beta", "1,4", "--out", p("sw-b")}, small),
+			with([]string{"sweep", "--model", "hopfield-classic", "--task", "noise", "--levels", "0.5", "--k", "10,20", "--out", p("sw-k")}, small),
+		},
+		"attractorlab sweep --model bsa-p2 --task noise": {with([]string{"sweep", "--model", "bsa-p2", "--task", "noise", "--levels", "0,0.5,1", "--out", p("sw")}, small)},
+		"attractorlab sweep":                             {},
+		"attractorlab sweep ... --shard i/n": {
+			with([]string{"sweep", "--model", "bsa-p2", "--task", "noise", "--levels", "0.3,1", "--shard", "0/2", "--out", p("parts")}, small),
+			with([]string{"sweep", "--model", "bsa-p2", "--task", "noise", "--levels", "0.3,1", "--shard", "1/2", "--out", p("parts")}, small),
+		},
+		"attractorlab sweep merge DIR/shard-* --out DIR2": {{"sweep", "merge", p("parts/shard-0-of-2"), p("parts/shard-1-of-2"), "--out", p("merged")}},
+		"attractorlab sweep merge DIR… --out DIR":         {{"sweep", "merge", p("parts/shard-0-of-2"), p("parts/shard-1-of-2"), "--out", p("merged2")}},
+		"attractorlab train --patch 2\\|4 --out FILE [--epochs 200 --seed 0 --batch 256 --lr 5e-4 --d D --force]": {
+			with([]string{"train", "--patch", "2", "--out", p("t2.safetensors"), "--seed", "0", "--lr", "5e-4", "--d", "8"}, fast),
+			with([]string{"train", "--patch", "4", "--out", p("t4.safetensors")}, fast),
+			with([]string{"train", "--patch", "4", "--out", p("t4.safetensors"), "--force"}, fast),
+		},
+		"attractorlab train --model block\\|vit --task mask\\|noise --out FILE [--epochs 20 --seed 0 --batch 256 --lr 1e-3 --wd 0.01 --cosine=true --force]": {
+			with([]string{"train", "--model", "block", "--task", "mask", "--out", p("tb.safetensors"), "--seed", "0", "--lr", "1e-3", "--wd", "0.01", "--cosine=true"}, fast),
+			with([]string{"train", "--model", "vit", "--task", "noise", "--out", p("tv.safetensors")}, fast),
+		},
+	}
+	for _, c := range readmeCommands(t) {
+		t.Run(c, func(t *testing.T) {
+			rs, ok := runs[c]
+			if !ok && strings.HasPrefix(c, "attractorlab train ") && strings.Contains(c, "--out assets/weights/") {
+				// The code block's training lines, as written but for
+				// their size and where they write.
+				args := strings.Fields(c)[1:]
+				for k := 1; k < len(args); k++ {
+					switch args[k-1] {
+					case "--out":
+						args[k] = p(filepath.Base(args[k]))
+					case "--epochs":
+						args[k] = "1"
+					}
+				}
+				rs, ok = [][]string{with(args, []string{"--images", "100", "--val", "10", "--batch", "50"})}, true
+			}
+			if !ok && strings.Contains(c, "$") {
+				t.Skipf("a cluster job's line (its variables are the scheduler's): %s", c)
+			}
+			if !ok {
+				t.Fatalf("README shows %q but this test has no run for it: add one", c)
+			}
+			if len(rs) == 0 {
+				t.Skip("the window or the network: covered by .ci/e2e.sh and sim/mnist's tests")
+			}
+			for _, args := range rs {
+				if err := run(context.Background(), args); err != nil {
+					t.Fatalf("%v: %v", args, err)
+				}
+			}
+		})
+	}
+}
