@@ -40,79 +40,140 @@ app=$!
 waitwin "$tmp/app.log"
 shown=$(date +%s.%N)
 echo "e2e: window mapped after $(echo "$shown - $start" | bc) s"
-sleep 1.5
 eval "$(xdotool getwindowgeometry --shell "$win")"
 xdotool mousemove --sync $((X + WIDTH / 2)) $((Y + 10)) windowfocus "$win" 2>/dev/null || true
 shot() { import -window root -crop "${WIDTH}x${HEIGHT}+${X}+${Y}" +repage "$tmp/$1.png"; }
-shot before
+# Nothing below sleeps for a fixed time: each step polls the window (or a
+# file, or the log) until what it waits for is there, within a limit.
+# changed A B: the pixels that differ between A.png and B.png.
+changed() { local d; d=$(compare -metric AE "$tmp/$1.png" "$tmp/$2.png" null: 2>&1 || true); echo "${d%% *}"; }
+# settle NAME [S]: shoot NAME.png until two shots in a row are the same.
+settle() {
+  local end=$(($(date +%s) + ${2:-15}))
+  shot "$1"
+  while :; do
+    sleep 0.2; cp "$tmp/$1.png" "$tmp/$1.prev.png"; shot "$1"
+    [ "$(changed "$1.prev" "$1")" = 0 ] 2>/dev/null && return 0
+    [ "$(date +%s)" -lt "$end" ] || return 0 # still moving (a run plays): take it as it is
+  done
+}
+# waitchange REF NAME [S]: shoot NAME.png until it differs from REF.png
+# by more than 100 pixels; prints the count; fails after S seconds.
+waitchange() {
+  local end=$(($(date +%s) + ${3:-10})) d
+  while :; do
+    shot "$2"; d=$(changed "$1" "$2")
+    [ "$d" -gt 100 ] 2>/dev/null && { echo "$d"; return 0; }
+    [ "$(date +%s)" -lt "$end" ] || { echo "$d"; return 1; }
+    sleep 0.1
+  done
+}
+# waitfor FILE PATTERN [S]: until FILE holds PATTERN (grep -q).
+waitfor() {
+  local end=$(($(date +%s) + ${3:-15}))
+  until grep -q -- "$2" "$1" 2>/dev/null; do
+    [ "$(date +%s)" -lt "$end" ] || return 1
+    sleep 0.1
+  done
+}
+# drawn NAME: shoot NAME.png until it is not blank (grey-level std > 0.05).
+drawn() {
+  local end=$(($(date +%s) + 20))
+  while :; do
+    shot "$1"
+    awk -v s="$(convert "$tmp/$1.png" -colorspace Gray -format '%[fx:standard_deviation]' info:)" 'BEGIN { exit !(s > 0.05) }' && return 0
+    [ "$(date +%s)" -lt "$end" ] || return 1
+    sleep 0.1
+  done
+}
+drawn before || { echo "e2e: the window stays blank"; exit 1; }
+settle before
 # Step forward 10 times.
-for _ in $(seq 10); do xdotool key --window "$win" Right; sleep 0.05; done
-sleep 0.8
-shot after
+for _ in $(seq 10); do xdotool key --window "$win" Right; done
+diff=$(waitchange before after) || { echo "e2e: stepping did not change the window"; exit 1; }
+settle after
 # Play for a moment, then pause: the state keeps changing.
-xdotool key --window "$win" space; sleep 0.6; xdotool key --window "$win" space; sleep 0.4
-shot played
-played=$(compare -metric AE "$tmp/after.png" "$tmp/played.png" null: 2>&1 || true)
+xdotool key --window "$win" space
+played=$(waitchange after played) || { echo "e2e: playing did not change the window"; exit 1; }
+xdotool key --window "$win" space
 echo "e2e: pixels changed by playing: $played"
-[ "${played%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: playing did not change the window"; exit 1; }
 # Keys survive a click on a control (a focused check box kept them before):
 # click the mask choice, then the BSA P=4 check box; after each, → steps
 # (positions at 1280×800 under the menu bar).
 keystep() { # $1: x, $2: y of the control in the window; $3: name
-  xdotool mousemove --sync $((X + $1)) $((Y + $2)) click 1; sleep 1.5
-  shot "clicked-$3"
-  xdotool key --window "$win" Right Right Right; sleep 0.8
-  shot "stepped-$3"
-  local d; d=$(compare -metric AE "$tmp/clicked-$3.png" "$tmp/stepped-$3.png" null: 2>&1 || true)
+  xdotool mousemove --sync $((X + $1)) $((Y + $2)) click 1
+  settle "clicked-$3"
+  xdotool key --window "$win" Right Right Right
+  local d; d=$(waitchange "clicked-$3" "stepped-$3") || { echo "e2e: → did nothing after a click on $3"; cp "$tmp"/*-"$3".png /tmp/ 2>/dev/null; exit 1; }
   echo "e2e: pixels changed by → after clicking $3: $d"
-  [ "${d%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: → did nothing after a click on $3"; cp "$tmp"/*-"$3".png /tmp/ 2>/dev/null; exit 1; }
 }
 keystep 87 250 mask-choice
 keystep 18 531 checkbox
 # Export the window by keys alone (Ctrl+E, Tab to "Window (PNG)", Space,
 # then a typed absolute path): the file is the window, not a blank image.
-xdotool key --window "$win" ctrl+e; sleep 1
-xdotool key --window "$win" Tab space; sleep 1
-xdotool key --window "$win" ctrl+a; xdotool type --window "$win" "$tmp/window.png"; sleep 0.3
-xdotool key --window "$win" Return; sleep 1.5
-[ -s "$tmp/window.png" ] || { echo "e2e: the window export wrote nothing"; shot export-failed; cp "$tmp/export-failed.png" /tmp/; exit 1; }
+settle pre-export
+xdotool key --window "$win" ctrl+e
+waitchange pre-export export-dialog >/dev/null || { echo "e2e: Ctrl+E opened nothing"; exit 1; }
+xdotool key --window "$win" Tab space
+waitchange export-dialog save-dialog >/dev/null || { echo "e2e: the export choice opened nothing"; exit 1; }
+settle save-dialog 3
+xdotool key --window "$win" ctrl+a; xdotool type --window "$win" "$tmp/window.png"
+xdotool key --window "$win" Return
+end=$(($(date +%s) + 15))
+until [ -s "$tmp/window.png" ] && ! ls "$tmp"/.window.png.tmp* >/dev/null 2>&1; do
+  [ "$(date +%s)" -lt "$end" ] || { echo "e2e: the window export wrote nothing"; shot export-failed; cp "$tmp/export-failed.png" /tmp/; exit 1; }
+  sleep 0.1
+done
 wsd=$(convert "$tmp/window.png" -colorspace Gray -format '%[fx:standard_deviation]' info:)
 echo "e2e: exported window $(identify -format '%wx%h' "$tmp/window.png"), grey-level std $wsd"
 awk -v s="$wsd" 'BEGIN { exit !(s > 0.05) }' || { echo "e2e: the exported window is blank"; exit 1; }
 kill -0 "$app" 2>/dev/null || { echo "e2e: the app died"; cat "$tmp/app.log"; exit 1; }
 sd=$(convert "$tmp/before.png" -colorspace Gray -format '%[fx:standard_deviation]' info:)
-diff=$(compare -metric AE "$tmp/before.png" "$tmp/after.png" null: 2>&1 || true)
 echo "e2e: screenshot grey-level std $sd, pixels changed by 10 steps: $diff"
 awk -v s="$sd" 'BEGIN { exit !(s > 0.05) }' || { echo "e2e: the window looks blank"; exit 1; }
-[ "${diff%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: stepping did not change the window"; exit 1; }
 if grep -qi 'panic\|fatal\|wrong thread\|not called on' "$tmp/app.log"; then
   echo "e2e: the app logged problems:"; cat "$tmp/app.log"; exit 1
 fi
-kill "$app"; wait "$app" 2>/dev/null || true; app=
+# SIGTERM closes the window as its close button does: the session is saved
+# and the program ends at once.
+kill -TERM "$app"
+end=$(($(date +%s) + 10))
+while kill -0 "$app" 2>/dev/null; do
+  [ "$(date +%s)" -lt "$end" ] || { echo "e2e: SIGTERM did not end the window"; exit 1; }
+  sleep 0.1
+done
+wait "$app" 2>/dev/null || true; app=
+grep -rqs last_scenario "$XDG_CONFIG_HOME" || { echo "e2e: SIGTERM did not save the session"; exit 1; }
+echo "e2e: SIGTERM closed the window and saved the session"
 # A shipped lesson end to end by keys alone: presentation mode (F11), →
 # through every slide and reveal, ← once, → again, then Esc leaves the
 # lesson and the models stay; each key changes the window.
 "$bin" --lesson transient-memory >"$tmp/lesson.log" 2>&1 &
 app=$!
 waitwin "$tmp/lesson.log"
-sleep 2
-xdotool mousemove --sync 640 10 windowfocus "$win" 2>/dev/null || true
-xdotool key --window "$win" F11; sleep 1.5
+waitfor "$tmp/lesson.log" 'lesson transient-memory: slide 1' || { echo "e2e: the lesson did not start:"; cat "$tmp/lesson.log"; exit 1; }
 eval "$(xdotool getwindowgeometry --shell "$win")"
-shot lesson-0
+drawn lesson-pre || { echo "e2e: the lesson window stays blank"; exit 1; }
+settle lesson-pre
+xdotool mousemove --sync 640 10 windowfocus "$win" 2>/dev/null || true
+xdotool key --window "$win" F11
+waitchange lesson-pre lesson-f11 >/dev/null || { echo "e2e: F11 changed nothing"; exit 1; }
+eval "$(xdotool getwindowgeometry --shell "$win")"
+settle lesson-0
 n=0
 for k in Right Next Left Right Right; do # Next is PageDown
-  xdotool key --window "$win" "$k"; sleep 2.5 # the slides play at 10–20 steps/s
-  n=$((n + 1)); shot "lesson-$n"
-  d=$(compare -metric AE "$tmp/lesson-$((n - 1)).png" "$tmp/lesson-$n.png" null: 2>&1 || true)
+  xdotool key --window "$win" "$k"
+  n=$((n + 1))
+  d=$(waitchange "lesson-$((n - 1))" "lesson-$n") || { echo "e2e: lesson key $k changed nothing"; cp "$tmp"/lesson-*.png /tmp/; exit 1; }
   echo "e2e: lesson key $k: pixels changed $d"
-  [ "${d%% *}" -gt 100 ] 2>/dev/null || { echo "e2e: lesson key $k changed nothing"; cp "$tmp"/lesson-*.png /tmp/; exit 1; }
+  settle "lesson-$n" # the slides play at 10–20 steps/s
 done
-sleep 3 # the last slide plays from t* to 100
-xdotool key --window "$win" Escape; sleep 1
-xdotool key --window "$win" Right; sleep 0.8 # outside the lesson → steps the model
-grep -q 'lesson transient-memory: slide 3 / 3' "$tmp/lesson.log" && grep -q 'left the lesson transient-memory' "$tmp/lesson.log" ||
-  { echo "e2e: the lesson did not run to its end and out:"; cat "$tmp/lesson.log"; exit 1; }
+waitfor "$tmp/lesson.log" 'lesson transient-memory: slide 3 / 3' 20 || { echo "e2e: the lesson did not reach its last slide:"; cat "$tmp/lesson.log"; exit 1; }
+xdotool key --window "$win" Escape
+waitfor "$tmp/lesson.log" 'left the lesson transient-memory' || { echo "e2e: Esc did not leave the lesson:"; cat "$tmp/lesson.log"; exit 1; }
+settle lesson-left
+xdotool key --window "$win" Right # outside the lesson → steps the model
+waitchange lesson-left lesson-stepped >/dev/null || { echo "e2e: → did not step after the lesson"; exit 1; }
 if grep -qi 'panic\|fatal\|wrong thread\|not called on' "$tmp/lesson.log"; then
   echo "e2e: the lesson logged problems:"; cat "$tmp/lesson.log"; exit 1
 fi

@@ -55,17 +55,6 @@ func runGUI(ctx context.Context, args []string) error {
 	w := a.NewWindow("Attractor Lab")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// SIGINT or SIGTERM closes the window as its close button would (the
-	// preferences are saved).
-	closed := make(chan struct{})
-	defer close(closed)
-	go func() {
-		select {
-		case <-ctx.Done():
-			fyne.Do(func() { w.Close() })
-		case <-closed:
-		}
-	}()
 	// The first window opens on the phenomenon (the paper demo at t*); later
 	// ones where the last session left off.
 	settings, demo := sim.PaperDemo(), true
@@ -80,6 +69,13 @@ func runGUI(ctx context.Context, args []string) error {
 	w.SetContent(m.Content())
 	w.Resize(fyne.NewSize(1280, 800))
 	w.SetOnClosed(func() {
+		m.SavePreferences()
+		cancel()
+	})
+	// Quit (the menu, Ctrl+Q) and SIGINT/SIGTERM (which Fyne's driver
+	// turns into Quit) stop the app without closing the window: the
+	// session is saved then too, before Fyne writes the preferences.
+	a.Lifecycle().SetOnStopped(func() {
 		m.SavePreferences()
 		cancel()
 	})
