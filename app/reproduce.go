@@ -1,6 +1,7 @@
 package main
 
 import (
+	"attractorlab/models/infile"
 	"context"
 	"flag"
 	"fmt"
@@ -323,7 +324,7 @@ func replotFig1(dir string, task sim.Kind, force bool) error {
 	var curves []*sim.Curve
 	for _, name := range sim.ModelNames {
 		p := filepath.Join(dir, name, "curve.csv")
-		f, err := os.Open(p)
+		f, err := infile.Open(p, "--replot", 64*infile.MB)
 		if err != nil {
 			return err
 		}

@@ -305,3 +305,28 @@ func TestUsageOnceExit2(t *testing.T) {
 		}
 	}
 }
+
+// --replot reads curve.csv files through the bounded reader: a FIFO or a
+// device there is refused at once instead of hanging.
+func TestReplotRefusesIrregular(t *testing.T) {
+	dir := t.TempDir()
+	for k, name := range sim.ModelNames {
+		os.MkdirAll(filepath.Join(dir, name), 0o755)
+		p := filepath.Join(dir, name, "curve.csv")
+		if k == 0 {
+			syscall.Mkfifo(p, 0o644)
+		} else {
+			os.Symlink("/dev/zero", p)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- run(context.Background(), []string{"reproduce", "--model", "all", "--replot", "--out", dir}) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), "bsa-p2/curve.csv") {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("hung on a FIFO")
+	}
+}
