@@ -211,3 +211,35 @@ func TestLessonExportSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestSavedSessionChecked: the session the window saved is checked as a
+// scenario file is; hand-masked patches its models' grid does not have
+// are refused with a warning naming the field (issue 20: [-1, 99999, 3,
+// 3] loaded).
+func TestSavedSessionChecked(t *testing.T) {
+	data, err := mnist.LoadCached()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{})
+	good, err := os.ReadFile("../sim/testdata/scenario.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, ok, problem := savedSession(string(good), cat); !ok || problem != "" || st.Index != 17 {
+		t.Fatalf("the good session: %v %q", ok, problem)
+	}
+	for toggled, want := range map[string]string{
+		"[-1, 99999, 3, 3]": "saved session: field toggled_patches: patch -1 is out of range (allowed 0 … 48",
+		"[3, 3]":            "saved session: field toggled_patches: patch 3 is listed twice",
+		"[49]":              "saved session: field toggled_patches: patch 49 is out of range (allowed 0 … 48",
+	} {
+		bad := strings.Replace(string(good), `"toggled_patches": [5]`, `"toggled_patches": `+toggled, 1)
+		if _, ok, problem := savedSession(bad, cat); ok || !strings.HasPrefix(problem, want) || !strings.HasSuffix(problem, "opened the paper demo instead") {
+			t.Errorf("%s: %v %q, want %q…", toggled, ok, problem, want)
+		}
+	}
+	if _, ok, problem := savedSession("", cat); ok || problem != "" {
+		t.Fatalf("no session: %v %q", ok, problem)
+	}
+}
