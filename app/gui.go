@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -35,7 +35,8 @@ func runGUI(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{BSA2: *w2, BSA4: *w4, Block: *wBlock, ViT: *wViT})
+	files := sim.WeightFiles{BSA2: *w2, BSA4: *w4, Block: *wBlock, ViT: *wViT}
+	cat := sim.NewCatalogue(data.Train, files)
 	problems, err := cat.LoadAll()
 	if err != nil {
 		return err
@@ -46,7 +47,7 @@ func runGUI(ctx context.Context, args []string) error {
 	var les *lesson.Lesson
 	if *lessonArg != "" {
 		// A bad lesson stops here, before any window opens.
-		if les, err = lesson.Load(*lessonArg, lesson.LimitsOf(data, cat)); err != nil {
+		if les, err = lesson.Load(*lessonArg, lessonLimitsWith(data, cat, files)); err != nil {
 			return fmt.Errorf("--lesson: %w", err)
 		}
 	}
@@ -58,10 +59,10 @@ func runGUI(ctx context.Context, args []string) error {
 	// The first window opens on the phenomenon (the paper demo at t*); later
 	// ones where the last session left off.
 	settings, demo := sim.PaperDemo(), true
-	if last := a.Preferences().String("last_scenario"); last != "" {
-		if st, _, err := sim.ReadScenario(bytes.NewReader([]byte(last)), "saved session"); err == nil {
-			settings, demo = st, false
-		}
+	if st, ok, problem := savedSession(a.Preferences().String("last_scenario"), cat); ok {
+		settings, demo = st, false
+	} else if problem != "" {
+		problems = append(problems, problem)
 	}
 	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText()}
 	m := ui.NewMain(ctx, a, w, deps, settings)
@@ -91,4 +92,18 @@ func runGUI(ctx context.Context, args []string) error {
 	fmt.Printf("window ready %.2fs after start\n", time.Since(start).Seconds())
 	w.ShowAndRun()
 	return nil
+}
+
+// savedSession reads the session the window saved (its preference
+// "last_scenario"), checked as a scenario file is: a session saved by
+// another version, or edited, is set aside with a warning (problem).
+func savedSession(last string, cat *sim.Catalogue) (st sim.Settings, ok bool, problem string) {
+	if last == "" {
+		return st, false, ""
+	}
+	st, _, err := cat.ReadScenario(strings.NewReader(last), "saved session")
+	if err != nil {
+		return st, false, err.Error() + ": opened the paper demo instead"
+	}
+	return st, true, ""
 }

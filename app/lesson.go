@@ -28,7 +28,7 @@ const lessonUsage = `usage:
 `
 
 // runLesson runs the lesson subcommands.
-func runLesson(_ context.Context, args []string) error {
+func runLesson(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: lesson needs a subcommand\n\n%s", errUsage, lessonUsage)
 	}
@@ -56,11 +56,12 @@ func runLesson(_ context.Context, args []string) error {
 			return fmt.Errorf("lesson list takes no arguments (got %q)", pos)
 		}
 		ls, err := lesson.Shipped(lim)
-		if err != nil {
-			return err
-		}
 		for _, l := range ls {
 			fmt.Printf("%-18s %s\n", l.Name, l.Title)
+		}
+		if err != nil {
+			// The lessons that cannot run here are named; the others run.
+			fmt.Fprintln(os.Stderr, "warning:", err)
 		}
 		return nil
 	case "check":
@@ -99,7 +100,7 @@ func runLesson(_ context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return exportLesson(l, data, cat, *out, w, h, th, *force)
+		return exportLesson(ctx, l, data, cat, *out, w, h, th, *force)
 	}
 	return fmt.Errorf("%w: lesson %q\n\n%s", errUsage, sub, lessonUsage)
 }
@@ -145,8 +146,9 @@ func shotName(slide int, revealed bool) string {
 }
 
 // exportLesson writes every slide's picture and the handout; nothing is
-// written unless all of it is (outputs).
-func exportLesson(l *lesson.Lesson, data *mnist.Data, cat *sim.Catalogue, dir string, w, h int, themeName string, force bool) error {
+// written unless all of it is (outputs), and a cancelled ctx (Ctrl-C,
+// SIGTERM) stops it between slides, leaving nothing behind.
+func exportLesson(ctx context.Context, l *lesson.Lesson, data *mnist.Data, cat *sim.Catalogue, dir string, w, h int, themeName string, force bool) error {
 	var paths []string
 	for k, s := range l.Slides {
 		paths = append(paths, filepath.Join(dir, shotName(k, false)))
@@ -164,7 +166,7 @@ func exportLesson(l *lesson.Lesson, data *mnist.Data, cat *sim.Catalogue, dir st
 	var md strings.Builder
 	fmt.Fprintf(&md, "# %s\n\nA lesson of Attractor Lab %s (`attractorlab --lesson %s` runs it live).\n"+
 		"Every number below was read from the models as they ran.\n", l.Title, versionText(), l.Name)
-	err = ui.LessonShots(deps, l, w, h, themeName, func(s ui.Shot) error {
+	err = ui.LessonShotsContext(ctx, deps, l, w, h, themeName, func(s ui.Shot) error {
 		name := shotName(s.Slide, s.Revealed)
 		if err := o.Write(filepath.Join(dir, name), func(wr io.Writer) error { return png.Encode(wr, s.Image) }); err != nil {
 			return err
@@ -194,6 +196,9 @@ func exportLesson(l *lesson.Lesson, data *mnist.Data, cat *sim.Catalogue, dir st
 	if err := o.Write(handout, func(wr io.Writer) error { _, err := io.WriteString(wr, md.String()); return err }); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("lesson export: %w", err)
+	}
 	if err := o.Commit(); err != nil {
 		return err
 	}
@@ -213,4 +218,33 @@ func lessonLimits() (lesson.Limits, *mnist.Data, *sim.Catalogue, error) {
 	}
 	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{})
 	return lesson.LimitsOf(data, cat), data, cat, nil
+}
+
+// lessonLimitsWith are the limits of data and cat, whose weights came from
+// files: a model whose file does not load is refused naming its flag.
+func lessonLimitsWith(data *mnist.Data, cat *sim.Catalogue, files sim.WeightFiles) lesson.Limits {
+	lim := lesson.LimitsOf(data, cat)
+	model := lim.Model
+	lim.Model = func(name string) (sim.ModelInfo, error) {
+		info, err := model(name)
+		if err == nil {
+			return info, nil
+		}
+		flag, file := "", ""
+		switch name {
+		case "bsa-p2":
+			flag, file = "--weights-p2", files.BSA2
+		case "bsa-p4":
+			flag, file = "--weights-p4", files.BSA4
+		case "block":
+			flag, file = "--weights-block", files.Block
+		case "vit":
+			flag, file = "--weights-vit", files.ViT
+		}
+		if file != "" {
+			err = fmt.Errorf("its weights (%s) did not load: %w", flag, err)
+		}
+		return info, err
+	}
+	return lim
 }

@@ -278,6 +278,11 @@ func (s *session) change(f func(*Settings), keepToggled bool) bool {
 		next.Toggled = nil
 		s.t = 0
 	}
+	if !keepToggled && s.maskGrid(old.Lanes) != s.maskGrid(next.Lanes) {
+		// Hand-masked patches are numbered on the mask grid: another
+		// grid has other patches.
+		next.Toggled = nil
+	}
 	if err := s.check(next); err != nil {
 		s.err = err.Error()
 		s.dirty = true
@@ -301,23 +306,7 @@ func (s *session) check(set Settings) error {
 			return err
 		}
 	}
-	grid, err := models.NewPatches(s.maskGrid(set.Lanes))
-	if err != nil {
-		return err
-	}
-	if set.Corruption.Kind == Mask {
-		masked := s.maskOf(set, grid)
-		visible := 0
-		for _, m := range masked {
-			if !m {
-				visible++
-			}
-		}
-		if visible < MinVisible {
-			return fmt.Errorf("at least %d patches must stay unmasked (attention needs keys)", MinVisible)
-		}
-	}
-	return nil
+	return set.CheckMask(s.maskGrid(set.Lanes), ViaName)
 }
 
 func (s *session) digits(sp Split) *mnist.Set {
@@ -330,16 +319,7 @@ func (s *session) digits(sp Split) *mnist.Set {
 // maskGrid is the coarsest grid among the lanes' models, so that every
 // model sees the same corrupted pixels.
 func (s *session) maskGrid(lanes []string) int {
-	g := 0
-	for _, name := range lanes {
-		if m, err := s.cfg.Catalogue.Model(name, s.set); err == nil {
-			g = max(g, m.Info().Patch)
-		}
-	}
-	if g == 0 {
-		g = 2
-	}
-	return g
+	return s.cfg.Catalogue.MaskGrid(lanes)
 }
 
 // maskOf is the seeded mask of set's digit on grid with the hand-toggled

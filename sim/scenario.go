@@ -9,7 +9,12 @@ import (
 	"strconv"
 
 	"attractorlab/models"
+	"attractorlab/models/infile"
 )
+
+// MaxScenarioSize is the largest scenario file read (a scenario is under
+// 1 KB; the saved session is one).
+const MaxScenarioSize = 1 * infile.MB
 
 // Scenario is what File → Save writes and Open restores: the digit, the
 // corruption with its seed and hand-toggled patches, the models, their
@@ -81,14 +86,30 @@ func (sc Scenario) Settings() (Settings, error) {
 }
 
 // ReadScenario decodes a scenario file, rejecting unknown and missing
-// fields; errors name the file (name) and the field.
+// fields; errors name the file (name) and the field. Without the models
+// at hand it can check hand-masked patches only against the finest grid
+// there is (28×28 one-pixel patches): Catalogue.ReadScenario checks them
+// against the grid the scenario's models draw their mask on.
 func ReadScenario(r io.Reader, name string) (Settings, int, error) {
-	b, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
+	s, t, err := readScenario(r, name)
+	if err != nil {
+		return Settings{}, 0, err
+	}
+	if err := checkToggled(s.Toggled, 0, ViaField); err != nil {
+		return Settings{}, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, t, nil
+}
+
+// readScenario is ReadScenario without the check of the hand-masked
+// patches.
+func readScenario(r io.Reader, name string) (Settings, int, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxScenarioSize+1))
 	if err != nil {
 		return Settings{}, 0, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(b) > 1<<20 {
-		return Settings{}, 0, fmt.Errorf("%s: larger than 1 MB: not a scenario file", name)
+	if len(b) > MaxScenarioSize {
+		return Settings{}, 0, fmt.Errorf("%s: larger than the limit of %s for a scenario file", name, infile.Bytes(MaxScenarioSize))
 	}
 	var present map[string]json.RawMessage
 	if err := json.Unmarshal(b, &present); err != nil {
@@ -110,6 +131,141 @@ func ReadScenario(r io.Reader, name string) (Settings, int, error) {
 		return Settings{}, 0, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, sc.T, nil
+}
+
+// ReadScenarioFile reads a scenario file a person named (a regular file of
+// at most MaxScenarioSize) as ReadScenario does, then checks it against
+// the models at hand (Catalogue.CheckScenario).
+func (c *Catalogue) ReadScenarioFile(path string) (Settings, int, error) {
+	b, err := infile.ReadAll(path, "scenario", MaxScenarioSize)
+	if err != nil {
+		return Settings{}, 0, err
+	}
+	return c.ReadScenario(bytes.NewReader(b), path)
+}
+
+// ReadScenario is ReadScenario checked against the models at hand: every
+// model must be available here, and the hand-masked patches must be
+// patches of the grid those models draw their mask on (CheckMask).
+func (c *Catalogue) ReadScenario(r io.Reader, name string) (Settings, int, error) {
+	s, t, err := readScenario(r, name)
+	if err != nil {
+		return Settings{}, 0, err
+	}
+	if err := c.CheckScenario(s, ViaField); err != nil {
+		return Settings{}, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, t, nil
+}
+
+// CheckScenario refuses settings whose models are not available here or
+// whose hand-masked patches the models' mask grid does not take.
+func (c *Catalogue) CheckScenario(s Settings, via Via) error {
+	for _, l := range s.Lanes {
+		if _, err := c.Model(l, s); err != nil {
+			return fmt.Errorf("model %s is not available here: %w", l, err)
+		}
+	}
+	return s.CheckMask(c.MaskGrid(s.Lanes), via)
+}
+
+// MaskGrid is the patch side the mask of models lanes is drawn on (see
+// MaskGrid); models that are not available count as having no tokens.
+func (c *Catalogue) MaskGrid(lanes []string) int {
+	var sides []int
+	for _, name := range lanes {
+		if m, err := c.load(name); err == nil {
+			sides = append(sides, m.Info().Patch)
+		}
+	}
+	return MaskGrid(sides...)
+}
+
+// MaskGrid is the patch side a mask and its hand-masked patches are drawn
+// on for models whose tokens are patches of the given sides: the coarsest,
+// so that every model sees the same corrupted pixels; 2 when no model has
+// patch tokens (0: a pixel-level model).
+func MaskGrid(sides ...int) int {
+	g := 0
+	for _, p := range sides {
+		g = max(g, p)
+	}
+	if g == 0 {
+		g = 2
+	}
+	return g
+}
+
+// CheckMask refuses hand-masked patches (Toggled) that are not patches of
+// the mask grid of side grid, that are listed twice, or that leave fewer
+// than MinVisible patches unmasked; errors name the setting as via says.
+func (s Settings) CheckMask(grid int, via Via) error {
+	if err := checkToggled(s.Toggled, grid, via); err != nil {
+		return err
+	}
+	if s.Corruption.Kind != Mask {
+		return nil
+	}
+	pt, err := models.NewPatches(grid)
+	if err != nil {
+		return err
+	}
+	masked := toggledMask(s, pt, make([]float32, models.Pixels))
+	visible := 0
+	for _, m := range masked {
+		if !m {
+			visible++
+		}
+	}
+	if visible < MinVisible {
+		what := "hand-masked patches"
+		if via == ViaField {
+			what = "field toggled_patches"
+		}
+		return fmt.Errorf("%s: at least %d patches must stay unmasked (attention needs keys); %d do", what, MinVisible, visible)
+	}
+	return nil
+}
+
+// toggledMask is the seeded mask of s's digit (clean) on grid with the
+// hand-toggled patches flipped; the toggled patches must have been checked
+// (checkToggled).
+func toggledMask(s Settings, grid *models.Patches, clean []float32) []bool {
+	masked := s.Corruption.Apply(clean, grid, s.Index+int(s.Split)<<20).Masked
+	for _, i := range s.Toggled {
+		masked[i] = !masked[i]
+	}
+	return masked
+}
+
+// checkToggled refuses patch numbers outside the grid of side grid and
+// numbers listed twice; grid 0 is any grid (the finest has a patch per
+// pixel).
+func checkToggled(toggled []int, grid int, via Via) error {
+	what := "hand-masked patch"
+	if via == ViaField {
+		what = "field toggled_patches: patch"
+	}
+	if grid < 0 || (grid > 0 && models.Side%grid != 0) {
+		return fmt.Errorf("mask grid of %d-pixel patches does not divide the %d-pixel image", grid, models.Side)
+	}
+	side := models.Side / max(grid, 1)
+	n := side * side
+	seen := make([]bool, n)
+	for _, i := range toggled {
+		if i < 0 || i >= n {
+			if grid == 0 {
+				return fmt.Errorf("%s %d is out of range (allowed 0 … %d on the finest grid; the models' grid may take fewer)", what, i, n-1)
+			}
+			return fmt.Errorf("%s %d is out of range (allowed 0 … %d: the models' mask grid has %d×%d patches of %d×%d pixels)",
+				what, i, n-1, side, side, grid, grid)
+		}
+		if seen[i] {
+			return fmt.Errorf("%s %d is listed twice", what, i)
+		}
+		seen[i] = true
+	}
+	return nil
 }
 
 // WriteScenario encodes a snapshot's scenario as indented JSON.

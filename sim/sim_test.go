@@ -98,18 +98,49 @@ func FuzzReadScenario(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"version":1}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		st, tt, err := ReadScenario(bytes.NewReader(data), "fuzz.json")
+	data, err := mnist.LoadData("")
+	if err != nil {
+		f.Fatal(err)
+	}
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, tt, err := ReadScenario(bytes.NewReader(b), "fuzz.json")
 		if err != nil {
 			if !strings.Contains(err.Error(), "fuzz.json") {
 				t.Fatalf("error does not name the file: %v", err)
 			}
-			return
-		}
-		if tt < 0 || st.Validate(ViaField) != nil {
+		} else if tt < 0 || st.Validate(ViaField) != nil || !patchesOf(st.Toggled, models.Pixels) {
 			t.Fatalf("accepted an invalid scenario: %+v t=%d", st, tt)
 		}
+		// With the models at hand: the hand-masked patches are patches of
+		// their mask grid, once each.
+		cst, _, cerr := cat.ReadScenario(bytes.NewReader(b), "fuzz.json")
+		if cerr != nil {
+			if !strings.HasPrefix(cerr.Error(), "fuzz.json: ") {
+				t.Fatalf("error does not name the file: %v", cerr)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("the catalogue accepted what ReadScenario refused (%v)", err)
+		}
+		g := 28 / cat.MaskGrid(cst.Lanes)
+		if !patchesOf(cst.Toggled, g*g) {
+			t.Fatalf("accepted patches %v on a %d×%d grid", cst.Toggled, g, g)
+		}
 	})
+}
+
+// patchesOf reports whether every number is a patch 0 … n−1, once each.
+func patchesOf(toggled []int, n int) bool {
+	seen := map[int]bool{}
+	for _, i := range toggled {
+		if i < 0 || i >= n || seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return true
 }
 
 func TestPatchVarianceRaw(t *testing.T) {

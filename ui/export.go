@@ -14,7 +14,6 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/software"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
@@ -287,11 +286,14 @@ func (m *Main) windowImage() image.Image {
 
 // openScenario restores a saved scenario; a bad file is reported by name
 // and nothing changes.
-func (m *Main) openScenario() { m.openJSON(m.OpenScenario) }
+func (m *Main) openScenario() { m.openJSON(m.OpenScenarioFile) }
 
-// openJSON asks for a .json file and hands it to open; a file open refuses
-// is reported by name and nothing changes.
-func (m *Main) openJSON(open func(r io.Reader, name string) error) {
+// openJSON asks for a .json file and hands its path to open, which reads
+// it (through a bounded reader); a file open refuses is reported by name
+// and nothing changes. The chooser lists regular files only: Fyne opens
+// the chosen file before the callback, and opening a FIFO would block the
+// window.
+func (m *Main) openJSON(open func(path string) error) {
 	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
 			m.showError(err)
@@ -300,25 +302,45 @@ func (m *Main) openJSON(open func(r io.Reader, name string) error) {
 		if r == nil {
 			return
 		}
-		defer r.Close()
-		if err := open(r, r.URI().Path()); err != nil {
+		path := r.URI().Path()
+		r.Close()
+		if err := open(path); err != nil {
 			m.showError(err)
 		}
 	}, m.win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".json"}))
+	d.SetFilter(regularJSON{})
 	d.Show()
 }
 
-// OpenScenario applies a scenario read from r (name is used in errors).
-func (m *Main) OpenScenario(r io.Reader, name string) error {
-	st, t, err := sim.ReadScenario(r, name)
+// regularJSON lets the file chooser list regular .json files only.
+type regularJSON struct{}
+
+func (regularJSON) Matches(u fyne.URI) bool {
+	if !strings.EqualFold(u.Extension(), ".json") {
+		return false
+	}
+	st, err := os.Stat(u.Path())
+	return err == nil && st.Mode().IsRegular()
+}
+
+// OpenScenarioFile applies the scenario file at path (a regular file of
+// at most sim.MaxScenarioSize).
+func (m *Main) OpenScenarioFile(path string) error {
+	st, t, err := m.deps.Catalogue.ReadScenarioFile(path)
 	if err != nil {
 		return err
 	}
-	for _, l := range st.Lanes {
-		if _, err := m.deps.Catalogue.Model(l, st); err != nil {
-			return fmt.Errorf("%s: model %s is not available here: %w", name, l, err)
-		}
+	m.Engine.Restore(st, t)
+	m.setStatus("opened " + path)
+	return nil
+}
+
+// OpenScenario applies a scenario read from r (name is used in errors),
+// checked as OpenScenarioFile checks a file.
+func (m *Main) OpenScenario(r io.Reader, name string) error {
+	st, t, err := m.deps.Catalogue.ReadScenario(r, name)
+	if err != nil {
+		return err
 	}
 	m.Engine.Restore(st, t)
 	m.setStatus("opened " + name)

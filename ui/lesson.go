@@ -72,11 +72,19 @@ func (m *Main) lessonLimits() lesson.Limits {
 // OpenLesson reads a lesson file (name is used in errors) and starts it; a
 // refused file leaves the window as it was.
 func (m *Main) OpenLesson(r io.Reader, name string) error {
-	data, err := io.ReadAll(r)
+	l, err := lesson.Read(r, name, m.lessonLimits())
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return err
 	}
-	l, err := lesson.Parse(data, name, m.lessonLimits())
+	m.StartLesson(l)
+	return nil
+}
+
+// OpenLessonFile reads the lesson file at path as `lesson check` does
+// (lesson.ReadFile) and starts it; a refused file leaves the window as it
+// was.
+func (m *Main) OpenLessonFile(path string) error {
+	l, err := lesson.ReadFile(path, m.lessonLimits())
 	if err != nil {
 		return err
 	}
@@ -85,7 +93,7 @@ func (m *Main) OpenLesson(r io.Reader, name string) error {
 }
 
 // openLesson asks for a lesson file (Lessons → Open lesson…).
-func (m *Main) openLesson() { m.openJSON(m.OpenLesson) }
+func (m *Main) openLesson() { m.openJSON(m.OpenLessonFile) }
 
 // StartLesson presents l from its first slide.
 func (m *Main) StartLesson(l *lesson.Lesson) {

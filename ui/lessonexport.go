@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"image"
 
@@ -35,14 +36,24 @@ func (e *SizeError) Error() string {
 // (the question, then the revealed answer). theme is "Light" or "Dark".
 // It replaces the current Fyne app: call it from a command, not the window.
 func LessonShots(deps Deps, l *lesson.Lesson, width, height int, themeName string, emit func(Shot) error) error {
+	return LessonShotsContext(context.Background(), deps, l, width, height, themeName, emit)
+}
+
+// LessonShotsContext is LessonShots stopped by ctx: it is checked before
+// each slide is run, drawn and handed on, and its error (ctx.Err) is
+// returned once it is done.
+func LessonShotsContext(ctx context.Context, deps Deps, l *lesson.Lesson, width, height int, themeName string, emit func(Shot) error) error {
 	// Off the main goroutine, where Fyne's in-memory driver applies a
 	// theme change at once (on it, later, on another goroutine).
 	done := make(chan error)
-	go func() { done <- lessonShots(deps, l, width, height, themeName, emit) }()
+	go func() { done <- lessonShots(ctx, deps, l, width, height, themeName, emit) }()
 	return <-done
 }
 
-func lessonShots(deps Deps, l *lesson.Lesson, width, height int, themeName string, emit func(Shot) error) error {
+func lessonShots(ctx context.Context, deps Deps, l *lesson.Lesson, width, height int, themeName string, emit func(Shot) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	a := test.NewApp()
 	defer a.Quit()
 	win := a.NewWindow("Attractor Lab")
@@ -62,11 +73,21 @@ func lessonShots(deps Deps, l *lesson.Lesson, width, height int, themeName strin
 		if m.snap.Err != "" {
 			return fmt.Errorf("%s, slide %d: %s", l.Name, k+1, m.snap.Err)
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		c := software.NewCanvas()
 		c.SetPadded(true)
 		c.SetContent(m.Content())
 		c.Resize(size)
-		if err := emit(Shot{Slide: k, Revealed: revealed, Text: m.barText, Image: c.Capture(), Snapshot: m.snap}); err != nil {
+		img := c.Capture()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := emit(Shot{Slide: k, Revealed: revealed, Text: m.barText, Image: img, Snapshot: m.snap}); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if k == len(l.Slides)-1 && (revealed || l.Slides[k].Question == "") {

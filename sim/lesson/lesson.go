@@ -18,12 +18,22 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"attractorlab/models/infile"
 	"attractorlab/sim"
 )
 
 // Version is the lesson format this code reads.
 const Version = 1
+
+// The limits of a lesson file, the same for `lesson check`, `lesson
+// export`, --lesson and the window (they all read through Parse).
+const (
+	MaxSize  = 1 * infile.MB // bytes; the shipped lessons are under 4 KB
+	MaxDepth = 16            // nesting of JSON objects and lists; a lesson needs 4
+)
 
 // Lesson is a checked lesson file.
 type Lesson struct {
@@ -72,10 +82,14 @@ func (e *Error) Error() string {
 }
 
 // Limits are what a lesson's values are checked against: the digits there
-// are and the models that loaded.
+// are and the models that can run.
 type Limits struct {
 	Digits map[sim.Split]int // how many digits each split has
-	Models []string          // model names available
+	// Model describes a model that can run here, or says why it cannot
+	// (its weights did not load: the error names the file). It is asked
+	// only about the models a lesson uses, so a lesson never depends on
+	// weights it does not use.
+	Model func(name string) (sim.ModelInfo, error)
 }
 
 // Placeholders are the names a caption may use, each as {name} (the
@@ -87,16 +101,22 @@ var placeholder = regexp.MustCompile(`\{([a-z_]+)(?::([a-z0-9-]+))?\}`)
 // Parse reads and checks a lesson file (name is used in errors, and its
 // base name without .json names a lesson that has no "name").
 func Parse(data []byte, name string, lim Limits) (*Lesson, error) {
+	if len(data) > MaxSize {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("%s is larger than the limit of %s for a lesson file", infile.Bytes(int64(len(data))), infile.Bytes(MaxSize))}
+	}
 	idx, err := locate(data)
 	if err != nil {
 		var se *json.SyntaxError
 		var te *trailingError
+		var de *depthError
 		line := 0
 		switch {
 		case errors.As(err, &se):
 			line = lineAt(data, se.Offset)
 		case errors.As(err, &te):
 			line = lineAt(data, te.off)
+		case errors.As(err, &de):
+			return nil, &Error{File: name, Line: lineAt(data, de.off), Msg: err.Error()}
 		}
 		return nil, &Error{File: name, Line: line, Msg: "not valid JSON: " + err.Error()}
 	}
@@ -145,7 +165,7 @@ func (p *parser) object(path string, raw json.RawMessage, allowed, required []st
 	}
 	for k := range m {
 		if !slices.Contains(allowed, k) {
-			return nil, p.fail(join(path, k), "unknown field (allowed: %s)", strings.Join(allowed, ", "))
+			return nil, p.fail(join(path, fieldName(k)), "unknown field (allowed: %s)", strings.Join(allowed, ", "))
 		}
 	}
 	for _, k := range required {
@@ -156,29 +176,113 @@ func (p *parser) object(path string, raw json.RawMessage, allowed, required []st
 	return m, nil
 }
 
-func (p *parser) str(path string, raw json.RawMessage) (string, error) {
+// str reads a string; multiline text may hold newlines and tabs, and no
+// text any other control character (escape sequences, carriage returns,
+// bidirectional overrides), which would reach the terminal and the
+// handout.
+func (p *parser) str(path string, raw json.RawMessage, multiline bool) (string, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", p.fail(path, "must be a string")
 	}
+	if n, r, ok := badRune(s, multiline); ok {
+		allowed := "none is allowed here"
+		if multiline {
+			allowed = "only newline and tab are allowed"
+		}
+		return "", p.fail(path, "control character %U (%s) at character %d: %s", r, runeName(r), n, allowed)
+	}
 	return s, nil
 }
 
+// badRune finds the first control character of s that text may not hold:
+// its 1-based position and the character.
+func badRune(s string, multiline bool) (int, rune, bool) {
+	n := 0
+	for _, r := range s {
+		n++
+		if multiline && (r == '\n' || r == '\t') {
+			continue
+		}
+		if unicode.IsControl(r) || bidi(r) || r == '\u2028' || r == '\u2029' {
+			return n, r, true
+		}
+	}
+	return 0, 0, false
+}
+
+// bidi reports the bidirectional controls: marks, embeddings, overrides
+// and isolates, which reorder what a terminal or an editor shows.
+func bidi(r rune) bool {
+	return r == '\u061c' || r == '\u200e' || r == '\u200f' || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
+}
+
+// runeName names a refused character for people.
+func runeName(r rune) string {
+	switch {
+	case r == 0x1b:
+		return "escape"
+	case r == '\r':
+		return "carriage return"
+	case r == '\n':
+		return "newline"
+	case r == '\t':
+		return "tab"
+	case r < 0x20 || r == 0x7f:
+		return "C0 control"
+	case r >= 0x80 && r <= 0x9f:
+		return "C1 control"
+	case bidi(r):
+		return "bidirectional control"
+	}
+	return "line or paragraph separator"
+}
+
+// fieldName is a JSON key as an error shows it: quoted and cut short
+// unless it is a plain short name.
+func fieldName(k string) string {
+	plain := len(k) > 0 && len(k) <= 40
+	for _, r := range k {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			plain = false
+		}
+	}
+	if plain {
+		return k
+	}
+	if utf8.RuneCountInString(k) > 40 {
+		k = string([]rune(k)[:40]) + "…"
+	}
+	return strconv.Quote(k)
+}
+
+// shortJSON is a raw JSON value as an error quotes it: cut short.
+func shortJSON(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if len(s) <= 40 && strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r > '~' }) < 0 {
+		return s
+	}
+	if utf8.RuneCountInString(s) > 40 {
+		s = string([]rune(s)[:40]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
 func (p *parser) lesson() (*Lesson, error) {
-	top, err := p.object("", p.data, []string{"version", "name", "title", "slides"}, []string{"version", "title", "slides"})
+	top, err := p.object("", p.data, lessonKeys, []string{"version", "title", "slides"})
 	if err != nil {
 		return nil, err
 	}
 	var v int
 	if err := json.Unmarshal(top["version"], &v); err != nil || v != Version {
-		return nil, p.fail("version", "%s is not a lesson version this app reads (want %d)", strings.TrimSpace(string(top["version"])), Version)
+		return nil, p.fail("version", "%s is not a lesson version this app reads (want %d)", shortJSON(top["version"]), Version)
 	}
 	l := &Lesson{}
-	if l.Title, err = p.str("title", top["title"]); err != nil {
+	if l.Title, err = p.str("title", top["title"], false); err != nil {
 		return nil, err
 	}
 	if raw, ok := top["name"]; ok {
-		if l.Name, err = p.str("name", raw); err != nil {
+		if l.Name, err = p.str("name", raw, false); err != nil {
 			return nil, err
 		}
 	}
@@ -203,16 +307,17 @@ func (p *parser) lesson() (*Lesson, error) {
 
 func (p *parser) slide(path string, raw json.RawMessage, prev sim.Settings) (Slide, error) {
 	var s Slide
-	m, err := p.object(path, raw, []string{"title", "scenario", "run", "caption", "question", "answer"}, []string{"title", "run", "caption"})
+	m, err := p.object(path, raw, slideKeys, []string{"title", "run", "caption"})
 	if err != nil {
 		return s, err
 	}
 	for _, f := range []struct {
-		key string
-		dst *string
-	}{{"title", &s.Title}, {"caption", &s.Caption}, {"question", &s.Question}, {"answer", &s.Answer}} {
+		key       string
+		dst       *string
+		multiline bool
+	}{{"title", &s.Title, false}, {"caption", &s.Caption, true}, {"question", &s.Question, true}, {"answer", &s.Answer, true}} {
 		if raw, ok := m[f.key]; ok {
-			if *f.dst, err = p.str(join(path, f.key), raw); err != nil {
+			if *f.dst, err = p.str(join(path, f.key), raw, f.multiline); err != nil {
 				return s, err
 			}
 		}
@@ -241,10 +346,16 @@ func (p *parser) slide(path string, raw json.RawMessage, prev sim.Settings) (Sli
 	return s, nil
 }
 
-// scenarioKeys are a slide's scenario fields: those of a scenario file
-// (docs/maths.md and README), less version and t (the run sets the step).
-var scenarioKeys = []string{"split", "index", "corruption", "mask_fraction", "noise_sigma2", "seed", "toggled_patches",
-	"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async"}
+// The fields of a lesson, a slide, a slide's run and its scenario.
+// scenarioKeys are those of a scenario file (docs/maths.md and README),
+// less version and t (the run sets the step).
+var (
+	lessonKeys   = []string{"version", "name", "title", "slides"}
+	slideKeys    = []string{"title", "scenario", "run", "caption", "question", "answer"}
+	runKeys      = []string{"from", "to", "speed"}
+	scenarioKeys = []string{"split", "index", "corruption", "mask_fraction", "noise_sigma2", "seed", "toggled_patches",
+		"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async"}
+)
 
 func (p *parser) scenario(path string, raw json.RawMessage, prev sim.Settings) (sim.Settings, error) {
 	m, err := p.object(path, raw, scenarioKeys, nil)
@@ -254,6 +365,9 @@ func (p *parser) scenario(path string, raw json.RawMessage, prev sim.Settings) (
 	// The previous slide's scenario with this slide's fields written over
 	// it: each field is decoded alone so a wrong type names its field.
 	sc := sim.ScenarioOf(&sim.Snapshot{Settings: prev})
+	// Decoding a list reuses the slice it decodes into: these must not be
+	// the slide before's.
+	sc.Models, sc.Toggled = slices.Clone(sc.Models), slices.Clone(sc.Toggled)
 	if _, ok := m["toggled_patches"]; !ok {
 		if _, ok := m["mask_fraction"]; ok {
 			sc.Toggled = nil // a new mask forgets the old hand-made one
@@ -276,14 +390,44 @@ func (p *parser) scenario(path string, raw json.RawMessage, prev sim.Settings) (
 		return prev, p.fail(path+"."+fieldOf(err.Error(), m), "%s", err)
 	}
 	for _, name := range st.Lanes {
-		if !slices.Contains(p.lim.Models, name) {
-			return prev, p.fail(join(path, "models"), "model %q is not one of %s", name, strings.Join(p.lim.Models, ", "))
+		if p.lim.Model == nil {
+			return prev, p.fail(join(path, "models"), "model %q cannot run here: no model was loaded", name)
+		}
+		if _, err := p.lim.Model(name); err != nil {
+			return prev, p.fail(join(path, "models"), "model %q cannot run here: %v", name, err)
 		}
 	}
 	if n, ok := p.lim.Digits[st.Split]; ok && (st.Index < 0 || st.Index >= n) {
 		return prev, p.fail(join(path, "index"), "digit %d is out of range for the %s split (allowed 0 … %d)", st.Index, st.Split, n-1)
 	}
+	grid := p.maskGrid(st.Lanes)
+	_, own := m["toggled_patches"]
+	if !own && grid != p.maskGrid(prev.Lanes) {
+		// As in the window: hand-masked patches are numbered on the mask
+		// grid, and other models' grid has other patches.
+		st.Toggled = nil
+	}
+	if err := st.CheckMask(grid, sim.ViaName); err != nil {
+		if !own {
+			return prev, p.fail(join(path, "toggled_patches"), "%s (the patches are the slide before's: give this slide its own toggled_patches)", err)
+		}
+		return prev, p.fail(join(path, "toggled_patches"), "%s", err)
+	}
 	return st, nil
+}
+
+// maskGrid is the patch side the mask of models lanes is drawn on
+// (sim.MaskGrid, as the window draws it).
+func (p *parser) maskGrid(lanes []string) int {
+	var sides []int
+	for _, name := range lanes {
+		if p.lim.Model != nil {
+			if info, err := p.lim.Model(name); err == nil {
+				sides = append(sides, info.Patch)
+			}
+		}
+	}
+	return sim.MaskGrid(sides...)
 }
 
 // fieldOf finds which of the slide's fields an error from
@@ -324,7 +468,7 @@ func typeWant(k string) string {
 
 func (p *parser) run(path string, raw json.RawMessage) (Run, error) {
 	var r Run
-	m, err := p.object(path, raw, []string{"from", "to", "speed"}, []string{"to"})
+	m, err := p.object(path, raw, runKeys, []string{"to"})
 	if err != nil {
 		return r, err
 	}
@@ -388,14 +532,48 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// locate maps every JSON path of data (e.g. slides[2].scenario.index) to
-// the offset where its value starts.
+// shape is the part of a lesson's JSON whose places errors can name: the
+// fields of an object and the elements of a list. Values outside it are
+// checked as JSON but not indexed, so the index stays as small as the
+// file (indexing every nested value by its path grew with the square of
+// the nesting depth).
+type shape struct {
+	fields map[string]*shape // an object's known fields
+	elem   *shape            // a list's elements
+}
+
+func shapeOf(keys []string, sub map[string]*shape) *shape {
+	sh := &shape{fields: map[string]*shape{}}
+	for _, k := range keys {
+		sh.fields[k] = sub[k]
+		if sh.fields[k] == nil {
+			sh.fields[k] = &shape{}
+		}
+	}
+	return sh
+}
+
+var lessonShape = shapeOf(lessonKeys, map[string]*shape{
+	"slides": {elem: shapeOf(slideKeys, map[string]*shape{
+		"scenario": shapeOf(scenarioKeys, nil),
+		"run":      shapeOf(runKeys, nil),
+	})},
+})
+
+// locate maps the JSON paths of data that errors can name (e.g.
+// slides[2].scenario.index, or an unknown field's) to the offset where
+// each value starts, and refuses data nested deeper than MaxDepth.
 func locate(data []byte) (map[string]int64, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	idx := map[string]int64{}
-	var walk func(path string) error
-	walk = func(path string) error {
-		idx[path] = skipSpace(data, dec.InputOffset())
+	// path is the value's (when sh is not nil); depth counts the objects
+	// and lists it is in.
+	var walk func(path string, sh *shape, depth int) error
+	walk = func(path string, sh *shape, depth int) error {
+		start := skipSpace(data, dec.InputOffset())
+		if sh != nil {
+			idx[path] = start
+		}
 		tok, err := dec.Token()
 		if err != nil {
 			return err
@@ -403,6 +581,9 @@ func locate(data []byte) (map[string]int64, error) {
 		d, ok := tok.(json.Delim)
 		if !ok {
 			return nil
+		}
+		if depth >= MaxDepth {
+			return &depthError{start}
 		}
 		switch d {
 		case '{':
@@ -412,13 +593,29 @@ func locate(data []byte) (map[string]int64, error) {
 					return err
 				}
 				key, _ := kt.(string)
-				if err := walk(join(path, key)); err != nil {
+				var sub *shape
+				subPath := ""
+				if sh != nil {
+					if sub = sh.fields[key]; sub != nil {
+						subPath = join(path, key)
+					} else if sh.fields != nil {
+						// An unknown field: its place, for the error
+						// that refuses it, not its contents'.
+						idx[join(path, fieldName(key))] = skipSpace(data, dec.InputOffset())
+					}
+				}
+				if err := walk(subPath, sub, depth+1); err != nil {
 					return err
 				}
 			}
 		case '[':
 			for i := 0; dec.More(); i++ {
-				if err := walk(fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				var sub *shape
+				subPath := ""
+				if sh != nil && sh.elem != nil {
+					sub, subPath = sh.elem, fmt.Sprintf("%s[%d]", path, i)
+				}
+				if err := walk(subPath, sub, depth+1); err != nil {
 					return err
 				}
 			}
@@ -426,13 +623,20 @@ func locate(data []byte) (map[string]int64, error) {
 		_, err = dec.Token() // the closing delimiter
 		return err
 	}
-	if err := walk(""); err != nil {
+	if err := walk("", lessonShape, 0); err != nil {
 		return nil, err
 	}
 	if _, err := dec.Token(); err == nil {
 		return nil, &trailingError{dec.InputOffset()}
 	}
 	return idx, nil
+}
+
+// depthError is data nested deeper than MaxDepth.
+type depthError struct{ off int64 }
+
+func (e *depthError) Error() string {
+	return fmt.Sprintf("nested deeper than the limit of %d levels of objects and lists for a lesson file", MaxDepth)
 }
 
 // trailingError is data after the lesson's object.
