@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -382,6 +383,9 @@ func (p *parser) scenario(path string, raw json.RawMessage, prev sim.Settings) (
 		dec := json.NewDecoder(bytes.NewReader(one))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&sc); err != nil {
+			if msg := wholeOutOfRange(k, v); msg != "" {
+				return prev, p.fail(join(path, k), "%s", msg)
+			}
 			return prev, p.fail(join(path, k), "wrong type: %s", typeWant(k))
 		}
 	}
@@ -448,6 +452,31 @@ func fieldOf(msg string, m map[string]json.RawMessage) string {
 		return k
 	}
 	return ""
+}
+
+// wholeOutOfRange says what is wrong with a whole-number field holding a
+// whole number too large (or negative) for it — it is a number, so "wrong
+// type" would mislead — or "" when v is not such a number.
+func wholeOutOfRange(k string, v json.RawMessage) string {
+	var lim string
+	switch k {
+	case "seed":
+		lim = "0 … 18446744073709551615"
+	case "index":
+		lim = "0 … 9999, and below the split's number of digits"
+	case "hopfield_k":
+		lim = fmt.Sprintf("%g … %g", sim.StoredK.Min, sim.StoredK.Max)
+	default:
+		return ""
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return ""
+	}
+	if f != math.Trunc(f) && !math.IsInf(f, 0) {
+		return ""
+	}
+	return fmt.Sprintf("%s = %s is out of range (allowed %s)", k, v, lim)
 }
 
 func typeWant(k string) string {
