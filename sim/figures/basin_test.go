@@ -2,7 +2,10 @@ package figures
 
 import (
 	"image"
+	"io"
+	"math"
 	"testing"
+	"time"
 )
 
 // TestBasinMark: a marked cell is outlined in every panel and nothing
@@ -46,5 +49,47 @@ func TestBasinMark(t *testing.T) {
 	}
 	if seen[0] == 0 || seen[1] == 0 {
 		t.Fatalf("outline pixels per panel: %v, want both panels", seen)
+	}
+}
+
+// TestBasinExtremeValues: a basin map of extreme values (the largest
+// escape step, one value many orders above the rest, infinities, a span
+// wider than a float64 holds, every cell equal at a huge magnitude) is
+// drawn, never a panic or an endless tick loop (sweep merge panicked on
+// escape_step 2⁶³−1 and on -Inf).
+func TestBasinExtremeValues(t *testing.T) {
+	big := float64(math.MaxInt64)
+	for _, c := range []struct {
+		name string
+		z    [][]float64
+	}{
+		{"max int64", [][]float64{{big, big}}},
+		{"max int64 and one", [][]float64{{big, 1}}},
+		{"near equal huge", [][]float64{{1e18, 1e18 + 256}}},
+		{"-Inf", [][]float64{{math.Inf(-1), 0.1}}},
+		{"+Inf", [][]float64{{math.Inf(1), math.Inf(1)}}},
+		{"±max float", [][]float64{{-math.MaxFloat64, math.MaxFloat64}}},
+		{"max float equal", [][]float64{{math.MaxFloat64, math.MaxFloat64}}},
+		{"subnormal", [][]float64{{5e-324, 0}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := Basin{XLabel: "level", YLabel: "λ", X: []float64{0.1, 0.5}, Y: []float64{1},
+				Panels: []Heat{{Title: "a", Z: c.z}, {Title: "b", Z: c.z, Integer: true}}}
+			done := make(chan any, 1)
+			go func() {
+				defer func() { done <- recover() }()
+				if err := b.WritePNG(io.Discard, 600, 300); err != nil {
+					t.Errorf("error %v", err)
+				}
+			}()
+			select {
+			case r := <-done:
+				if r != nil {
+					t.Fatalf("panic: %v", r)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("drawing did not finish in 20 s")
+			}
+		})
 	}
 }
