@@ -225,10 +225,13 @@ func (b Basin) Render(plots []*plot.Plot, w, h int, dpi float64) (image.Image, C
 		top.Min.Y = split
 		bottom.Max.Y = split
 		// The bar spans the heatmap's width.
-		plots[2*k].Draw(top)
+		if !drawPlot(plots[2*k], top) {
+			areas = append(areas, area{}) // no cell here
+			continue
+		}
 		da := plots[2*k].DataCanvas(top)
 		bottom.Min.X, bottom.Max.X = da.Min.X, da.Max.X
-		plots[2*k+1].Draw(bottom)
+		drawPlot(plots[2*k+1], bottom)
 		tx, ty := plots[2*k].Transforms(&da)
 		x0, x1 := float64(tx(-0.5))*scale, float64(tx(float64(len(b.X))-0.5))*scale
 		yTop := float64(h) - float64(ty(float64(len(b.Y))-0.5))*scale
@@ -246,6 +249,22 @@ func (b Basin) Render(plots []*plot.Plot, w, h int, dpi float64) (image.Image, C
 		return 0, 0, 0, false
 	}
 	return c.Image(), cell
+}
+
+// drawPlot draws p into c, or leaves out what does not fit: gonum panics
+// on a canvas smaller than a plot's axes and labels (a small window), and
+// such a panel is left blank instead.
+func drawPlot(p *plot.Plot, c draw.Canvas) (ok bool) {
+	if !(c.Max.X > c.Min.X && c.Max.Y > c.Min.Y) {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	p.Draw(c)
+	return true
 }
 
 // WritePNG renders the basin map as a w×h PNG in gonum's default style.

@@ -93,3 +93,23 @@ func TestBasinExtremeValues(t *testing.T) {
 		})
 	}
 }
+
+// TestBasinTinySize: a basin map drawn smaller than its axes need (a
+// small window) is drawn without the panels that do not fit, never a
+// panic (gonum's colour bar panicked on a negative width).
+func TestBasinTinySize(t *testing.T) {
+	b := Basin{Title: "title", XLabel: "level", YLabel: "λ", X: []float64{0.1, 0.5}, Y: []float64{1, 2},
+		Panels: []Heat{{Title: "a", Z: [][]float64{{1, 2}, {3, 4}}}, {Title: "b", Z: [][]float64{{1, 2}, {3, 4}}, Integer: true}, {Title: "escape step", Z: [][]float64{{1, math.NaN()}, {3, 4}}, Integer: true, NaN: "never escapes"}}}
+	for _, sz := range [][2]int{{300, 120}, {120, 60}, {40, 400}, {400, 30}, {1, 1}} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("%d×%d: panic: %v", sz[0], sz[1], r)
+				}
+			}()
+			if err := b.WritePNG(io.Discard, sz[0], sz[1]); err != nil {
+				t.Fatalf("%d×%d: %v", sz[0], sz[1], err)
+			}
+		}()
+	}
+}
