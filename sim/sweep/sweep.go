@@ -264,6 +264,27 @@ func ownParam(model string, s sim.Settings) float64 {
 	return math.NaN()
 }
 
+// CellAt is Cells()[index] without the others (index in 0 … NumCells−1).
+func (c Config) CellAt(index int) Cell {
+	vals := c.values()
+	s := index % c.Seeds
+	rest := index / c.Seeds
+	v := rest % len(vals)
+	rest /= len(vals)
+	l := rest % len(c.Levels)
+	m := c.Models[rest/len(c.Levels)]
+	p := vals[v]
+	if c.Param == NoParam {
+		p = ownParam(m, c.Base)
+	}
+	return Cell{Index: index, Model: m, Level: c.Levels[l], Param: p, Seed: s}
+}
+
+// ShardLen is the count of cells of shard i of n: len(Shard(Cells(), i, n)).
+func (c Config) ShardLen(i, n int) int {
+	return (c.NumCells() - i + n - 1) / n
+}
+
 // Settings are the settings cell runs with.
 func (c Config) Settings(cell Cell) sim.Settings {
 	s := c.Base

@@ -36,6 +36,25 @@ func TestCellsAndShards(t *testing.T) {
 	if len(cells) != 2*2*2*2 || cfg.NumCells() != len(cells) {
 		t.Fatalf("%d cells", len(cells))
 	}
+	for _, c := range append([]Config{cfg, smallConfig()}, func() Config {
+		own := smallConfig()
+		own.Models, own.Param, own.Values, own.Seeds = []string{"block", "hopfield", "bsa-p4"}, NoParam, nil, 3
+		return own
+	}()) {
+		all := c.Cells()
+		for k, cell := range all {
+			if got := c.CellAt(k); got != cell && !(got.Index == cell.Index && got.Model == cell.Model && got.Seed == cell.Seed && got.Level == cell.Level && math.IsNaN(got.Param) && math.IsNaN(cell.Param)) {
+				t.Fatalf("CellAt(%d) = %+v, Cells()[%d] = %+v", k, got, k, cell)
+			}
+		}
+		for n := 1; n <= len(all); n++ {
+			for i := 0; i < n; i++ {
+				if got, want := c.ShardLen(i, n), len(Shard(all, i, n)); got != want {
+					t.Fatalf("ShardLen(%d, %d) = %d, want %d", i, n, got, want)
+				}
+			}
+		}
+	}
 	c := cells[5] // bsa-p2, level 1.5, λ 0.5, seed 1
 	if c.Model != "bsa-p2" || c.Level != 1.5 || c.Param != 0.5 || c.Seed != 1 || c.Index != 5 {
 		t.Fatalf("cell 5 is %+v", c)

@@ -369,7 +369,6 @@ func Merge(ctx context.Context, dirs []string) (Config, Manifest, []Result, erro
 	}
 	var first Manifest
 	var cfg Config
-	var cells []Cell
 	byShard := map[int]string{}
 	results := map[int]Result{}
 	for k, dir := range dirs {
@@ -385,7 +384,6 @@ func Merge(ctx context.Context, dirs []string) (Config, Manifest, []Result, erro
 			if cfg, err = m.Config(); err != nil {
 				return fail("%s: %w", filepath.Join(dir, ManifestName), err)
 			}
-			cells = cfg.Cells()
 		} else if d := differs(first, m); d != "" {
 			return fail("%s is from another sweep than %s: %s differs", dir, dirs[0], d)
 		}
@@ -394,8 +392,10 @@ func Merge(ctx context.Context, dirs []string) (Config, Manifest, []Result, erro
 		}
 		byShard[m.Shard] = dir
 		path := filepath.Join(dir, CSVName)
-		want := Shard(cells, m.Shard, m.Shards)
-		b, err := infile.ReadAll(path, "sweep part table", int64(len(want)+1)*maxRowBytes)
+		// The shard's cells are made as its rows are checked: memory
+		// follows the table read, not the grid a manifest claims.
+		want := cfg.ShardLen(m.Shard, m.Shards)
+		b, err := infile.ReadAll(path, "sweep part table", int64(want+1)*maxRowBytes)
 		if err != nil {
 			return fail("%w", err)
 		}
@@ -409,11 +409,11 @@ func Merge(ctx context.Context, dirs []string) (Config, Manifest, []Result, erro
 		if err != nil {
 			return fail("%w", err)
 		}
-		if len(rows) != len(want) {
-			return fail("%s has %d rows, shard %d of %d has %d cells", path, len(rows), m.Shard, m.Shards, len(want))
+		if len(rows) != want {
+			return fail("%s has %d rows, shard %d of %d has %d cells", path, len(rows), m.Shard, m.Shards, want)
 		}
 		for i, r := range rows {
-			c := want[i]
+			c := cfg.CellAt(m.Shard + i*m.Shards)
 			if r.Model != c.Model || r.Level != c.Level || r.Seed != c.Seed || !(r.Param == c.Param || math.IsNaN(r.Param) && math.IsNaN(c.Param)) {
 				return fail("%s line %d is %s level %s %s seed %d, shard %d of %d has %s level %s %s seed %d there",
 					path, i+2, r.Model, num(r.Level), num(r.Param), r.Seed, m.Shard, m.Shards, c.Model, num(c.Level), num(c.Param), c.Seed)
