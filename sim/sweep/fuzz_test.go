@@ -3,9 +3,8 @@ package sweep
 import (
 	"bytes"
 	"context"
-	"io"
+	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,21 +133,31 @@ func FuzzMerge(f *testing.F) {
 		f.Add(m, tb, []byte{}, []byte{})
 	}
 	f.Fuzz(func(t *testing.T, m0, t0, m1, t1 []byte) {
-		root := t.TempDir()
+		// The parts in memory (Merge's reading of files is infile's, and
+		// tested with files): "a/sweep.json", "a/sweep.csv", ….
+		files := map[string][]byte{}
 		var dirs []string
 		for k, p := range [][2][]byte{{m0, t0}, {m1, t1}} {
 			if len(p[0]) == 0 {
 				continue
 			}
-			d := filepath.Join(root, string(rune('a'+k)))
-			os.Mkdir(d, 0o755)
-			man := bytes.ReplaceAll(p[0], []byte(csvPlaceholder), []byte(Checksum(p[1])))
-			os.WriteFile(filepath.Join(d, ManifestName), man, 0o644)
-			os.WriteFile(filepath.Join(d, CSVName), p[1], 0o644)
+			d := string(rune('a' + k))
+			files[filepath.Join(d, ManifestName)] = bytes.ReplaceAll(p[0], []byte(csvPlaceholder), []byte(Checksum(p[1])))
+			files[filepath.Join(d, CSVName)] = p[1]
 			dirs = append(dirs, d)
 		}
-		cfg, whole, rs, err := Merge(context.Background(), dirs)
+		read := func(path string, max int64) ([]byte, error) {
+			b := files[path]
+			if int64(len(b)) > max {
+				return nil, fmt.Errorf("%s: too large", path)
+			}
+			return b, nil
+		}
+		cfg, whole, rs, err := merge(context.Background(), dirs, read)
 		if err != nil {
+			if !strings.Contains(err.Error(), "sweep merge: ") {
+				t.Fatalf("error %q", err)
+			}
 			return
 		}
 		if len(rs) != cfg.NumCells() || whole.Cells != len(rs) || whole.Shards != 1 {
@@ -160,10 +169,21 @@ func FuzzMerge(f *testing.F) {
 				t.Fatalf("result %d: %+v", k, r)
 			}
 		}
-		// What merges draws.
+		// What merges maps to values a basin map draws: MSE in [0, 1],
+		// steps within the run, or NaN (grey).
 		for _, m := range cfg.Models {
-			if err := Map(cfg, rs, m).WritePNG(io.Discard, 300, 120); err != nil {
-				t.Fatal(err)
+			for k, h := range Map(cfg, rs, m).Panels {
+				hi := 1.0
+				if k > 0 {
+					hi = float64(cfg.Steps)
+				}
+				for _, row := range h.Z {
+					for _, v := range row {
+						if !math.IsNaN(v) && !(v >= 0 && v <= hi) {
+							t.Fatalf("%s %s: %v", m, h.Title, v)
+						}
+					}
+				}
 			}
 		}
 	})

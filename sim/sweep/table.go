@@ -361,6 +361,17 @@ func differs(a, b Manifest) string {
 // and a part whose rows are not its shard's cells or hold values out of
 // range. A cancelled ctx stops it with ctx.Err().
 func Merge(ctx context.Context, dirs []string) (Config, Manifest, []Result, error) {
+	return merge(ctx, dirs, func(path string, max int64) ([]byte, error) {
+		what := "sweep part table"
+		if filepath.Base(path) == ManifestName {
+			what = "sweep part manifest"
+		}
+		return infile.ReadAll(path, what, max)
+	})
+}
+
+// merge is Merge reading each part's files with read (path, cap).
+func merge(ctx context.Context, dirs []string, read func(path string, max int64) ([]byte, error)) (Config, Manifest, []Result, error) {
 	fail := func(format string, a ...any) (Config, Manifest, []Result, error) {
 		return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: "+format, a...)
 	}
@@ -375,7 +386,12 @@ func Merge(ctx context.Context, dirs []string) (Config, Manifest, []Result, erro
 		if err := ctx.Err(); err != nil {
 			return Config{}, Manifest{}, nil, err
 		}
-		m, err := ReadManifest(dir)
+		mp := filepath.Join(dir, ManifestName)
+		mb, err := read(mp, MaxManifestBytes)
+		if err != nil {
+			return fail("%s is not a sweep part: %w", dir, err)
+		}
+		m, err := ParseManifest(mb, mp)
 		if err != nil {
 			return fail("%s is not a sweep part: %w", dir, err)
 		}
@@ -395,7 +411,7 @@ func Merge(ctx context.Context, dirs []string) (Config, Manifest, []Result, erro
 		// The shard's cells are made as its rows are checked: memory
 		// follows the table read, not the grid a manifest claims.
 		want := cfg.ShardLen(m.Shard, m.Shards)
-		b, err := infile.ReadAll(path, "sweep part table", int64(want+1)*maxRowBytes)
+		b, err := read(path, int64(want+1)*maxRowBytes)
 		if err != nil {
 			return fail("%w", err)
 		}
