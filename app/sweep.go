@@ -362,7 +362,11 @@ func runSweepMerge(ctx context.Context, args []string) error {
 	if err := o.Commit(); err != nil {
 		return err
 	}
-	fmt.Printf("merged %d parts (%d cells): wrote %s\n", len(dirs), len(rs), strings.Join(paths, ", "))
+	parts := "parts"
+	if len(dirs) == 1 {
+		parts = "part"
+	}
+	fmt.Printf("merged %d %s (%d cells): wrote %s\n", len(dirs), parts, len(rs), strings.Join(paths, ", "))
 	return nil
 }
 
