@@ -223,3 +223,22 @@ func TestMergeIrregularFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeCancelled: a cancelled merge stops with the context's error.
+func TestMergeCancelled(t *testing.T) {
+	cfg := smallConfig()
+	var rs []Result
+	for _, c := range cfg.Cells() {
+		rs = append(rs, Result{Cell: c, N: 6, TStar: 1, MSETStar: 0.1, MSE0: 0.5, Improves: true, MSEEnd: 0.6, Escape: -1})
+	}
+	dir := filepath.Join(t.TempDir(), "part")
+	writePart(t, dir, cfg, rs, 0, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, _, err := Merge(ctx, []string{dir}); err != context.Canceled {
+		t.Fatalf("cancelled merge: %v", err)
+	}
+	if _, _, _, err := Merge(context.Background(), []string{dir}); err != nil {
+		t.Fatal(err)
+	}
+}
