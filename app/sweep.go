@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"attractorlab/models/infile"
 	"attractorlab/sim"
 	"attractorlab/sim/mnist"
 	"attractorlab/sim/sweep"
@@ -111,7 +116,13 @@ func parseShard(flagVal string, shards int, getenv func(string) string) (shardSp
 		}
 		sp.n, sp.from = shards, "JOB_COMPLETION_INDEX"
 	default:
+		if shards != 0 {
+			return sp, fmt.Errorf("--shards %d: $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's index) is not set, so it is not known which shard to run: pass --shard i/%d, or run in an Indexed Job", shards, shards)
+		}
 		return shardSpec{i: 0, n: 1}, nil
+	}
+	if shards != 0 && sp.from != "JOB_COMPLETION_INDEX" && shards != sp.n {
+		return sp, fmt.Errorf("--shards %d contradicts %s (%d shards): give one", shards, sp.from, sp.n)
 	}
 	if sp.n < 1 || sp.i < 0 || sp.i >= sp.n {
 		return sp, fmt.Errorf("%s: shard %d of %d is out of range (allowed 0 … n−1 with n ≥ 1)", sp.from, sp.i, sp.n)
@@ -121,7 +132,7 @@ func parseShard(flagVal string, shards int, getenv func(string) string) (shardSp
 
 func runSweep(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "merge" {
-		return runSweepMerge(args[1:])
+		return runSweepMerge(ctx, args[1:])
 	}
 	fs := newFlags("sweep", sweepSynopsis)
 	model := fs.String("model", "bsa-p2", "models, comma-separated: "+strings.Join(sim.ModelNames, ", "))
@@ -183,6 +194,9 @@ func runSweep(ctx context.Context, args []string) error {
 	if err := sim.WorkerCount.CheckInt(*workers, sim.ViaFlag); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
+	if err := unusedFlags(fs, cfg.Models); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
@@ -203,8 +217,13 @@ func runSweep(ctx context.Context, args []string) error {
 		return fmt.Errorf("sweep: %w", err)
 	}
 	if *weights != "" {
-		if wfp, err = fileFingerprint(*weights); err != nil {
-			return fmt.Errorf("sweep: --weights: %w", err)
+		if wfp, err = fileFingerprint(*weights, "--weights", maxWeightsBytes); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
+	if *dataDir != "" {
+		if err := checkDataDir(*dataDir); err != nil {
+			return fmt.Errorf("sweep: %w", err)
 		}
 	}
 	// The outputs, before any work.
@@ -222,6 +241,12 @@ func runSweep(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if have := data.Test.Len(); cfg.N > have {
+		if strings.HasPrefix(data.Source, "embedded") {
+			return fmt.Errorf("sweep: --n %d: the embedded sample has %s test digits (allowed 1 … %d); fetch full MNIST (10,000 test digits) with `attractorlab data`, or name its directory with --data", cfg.N, thousands(have), have)
+		}
+		return fmt.Errorf("sweep: --n %d: %s has %d test digits (allowed 1 … %d)", cfg.N, data.Source, have, have)
+	}
 	cat := sim.NewCatalogue(data.Train, files)
 	for _, name := range cfg.Models {
 		if _, err := cat.Model(name, cfg.Settings(cells[0])); err != nil {
@@ -232,7 +257,7 @@ func runSweep(ctx context.Context, args []string) error {
 		}
 	}
 	mine := sweep.Shard(cells, sp.i, sp.n)
-	nd := min(cfg.N, data.Test.Len())
+	nd := cfg.N
 	what := fmt.Sprintf("%d cells", len(mine))
 	if sp.n > 1 {
 		what = fmt.Sprintf("shard %d of %d (from %s): %d of %d cells", sp.i, sp.n, sp.from, len(mine), len(cells))
@@ -271,7 +296,12 @@ func sweepPaths(dir string, cfg sweep.Config, whole bool) []string {
 }
 
 func writeSweep(o *outputs, dir string, cfg sweep.Config, man sweep.Manifest, rs []sweep.Result, whole bool) error {
-	if err := o.Write(filepath.Join(dir, sweep.CSVName), func(w io.Writer) error { return sweep.WriteCSV(w, cfg.Task, rs) }); err != nil {
+	var table bytes.Buffer
+	if err := sweep.WriteCSV(&table, cfg.Task, rs); err != nil {
+		return err
+	}
+	man.CSV = sweep.Checksum(table.Bytes()) // merge checks the table against it
+	if err := o.Write(filepath.Join(dir, sweep.CSVName), func(w io.Writer) error { _, err := w.Write(table.Bytes()); return err }); err != nil {
 		return err
 	}
 	if err := o.Write(filepath.Join(dir, sweep.ManifestName), func(w io.Writer) error { return sweep.WriteManifest(w, man) }); err != nil {
@@ -290,7 +320,7 @@ func writeSweep(o *outputs, dir string, cfg sweep.Config, man sweep.Manifest, rs
 	return nil
 }
 
-func runSweepMerge(args []string) error {
+func runSweepMerge(ctx context.Context, args []string) error {
 	fs := newFlags("sweep merge", "sweep merge PART_DIR… --out DIR [--force]")
 	out := fs.String("out", "", "output directory of the whole sweep (created)")
 	force := fs.Bool("force", false, "replace files already in --out")
@@ -311,7 +341,12 @@ func runSweepMerge(args []string) error {
 	if len(dirs) == 0 {
 		return fmt.Errorf("sweep merge: name the part directories (DIR/shard-*-of-N)")
 	}
-	cfg, man, rs, err := sweep.Merge(dirs)
+	for _, d := range dirs {
+		if err := outsidePart(*out, d); err != nil {
+			return fmt.Errorf("sweep merge: %w", err)
+		}
+	}
+	cfg, man, rs, err := sweep.Merge(ctx, dirs)
 	if err != nil {
 		return err
 	}
@@ -327,22 +362,118 @@ func runSweepMerge(args []string) error {
 	if err := o.Commit(); err != nil {
 		return err
 	}
-	fmt.Printf("merged %d parts (%d cells): wrote %s\n", len(dirs), len(rs), strings.Join(paths, ", "))
+	parts := "parts"
+	if len(dirs) == 1 {
+		parts = "part"
+	}
+	fmt.Printf("merged %d %s (%d cells): wrote %s\n", len(dirs), parts, len(rs), strings.Join(paths, ", "))
 	return nil
 }
 
-// fileFingerprint is "sha256:" and the hex digest of a file.
-func fileFingerprint(path string) (string, error) {
-	f, err := os.Open(path)
+// thousands writes n with a comma every three digits (1,000).
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// maxWeightsBytes caps a --weights file (the embedded ones are a few MB).
+const maxWeightsBytes = 1 * infile.GB
+
+// fileFingerprint is "sha256:" and the hex digest of a file: a regular
+// file of at most max bytes (what, a flag, names it in errors), so a FIFO
+// or /dev/zero is refused before a byte is read.
+func fileFingerprint(path, what string, max int64) (string, error) {
+	f, err := infile.Open(path, what, max)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// maxMNISTBytes caps an MNIST file of --data (the training images are
+// 47 MB uncompressed).
+const maxMNISTBytes = 100 * infile.MB
+
+// checkDataDir refuses an MNIST file in --data (plain or .gz) that is not
+// a regular file (a FIFO hung the load) or is too large, before it is
+// opened; missing files are left to the loader's own message.
+func checkDataDir(dir string) error {
+	for _, f := range mnist.MNISTFiles {
+		for _, p := range []string{filepath.Join(dir, f.Name), filepath.Join(dir, f.Name+".gz")} {
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if _, err := infile.Stat(p, "--data", maxMNISTBytes); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// unusedFlags refuses a flag of a model kind none of models is: the bare
+// self-attention's --gamma and --attn (the swept --lambda, --beta and
+// --k are Config.Validate's).
+func unusedFlags(fs *flag.FlagSet, models []string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil || (f.Name != "gamma" && f.Name != "attn") {
+			return
+		}
+		for _, m := range models {
+			if sweep.ParamOf(m) == sweep.Lambda {
+				return
+			}
+		}
+		err = fmt.Errorf("--%s is the bare self-attention's (bsa-p2, bsa-p4); --model %s does not use it", f.Name, strings.Join(models, ","))
+	})
+	return err
+}
+
+// outsidePart refuses a merge --out that is a part directory, inside one
+// or holds one: writing there would replace or mix with the part.
+func outsidePart(out, part string) error {
+	o, p := resolved(out), resolved(part)
+	rel := func(a, b string) bool { // a is b or inside it
+		r, err := filepath.Rel(b, a)
+		return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
+	}
+	switch {
+	case o == p:
+		return fmt.Errorf("--out %s is the part %s: choose another directory", out, part)
+	case rel(o, p):
+		return fmt.Errorf("--out %s is inside the part %s: choose a directory outside the parts", out, part)
+	case rel(p, o):
+		return fmt.Errorf("--out %s holds the part %s: choose a directory outside the parts", out, part)
+	}
+	return nil
+}
+
+// resolved is path made absolute with the symbolic links of its longest
+// existing ancestor resolved.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(dir) == dir {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // dataFingerprint identifies the first n test digits (pixels and labels),

@@ -38,32 +38,57 @@ type Basin struct {
 }
 
 // grid is one panel as gonum's GridXYZ, on cell indices (the levels need
-// not be evenly spaced; the ticks carry their values).
+// not be evenly spaced; the ticks carry their values). An infinite value
+// is drawn as a missing one (grey), and every value is kept within the
+// colour range, so extreme values cannot index past gonum's palette.
 type grid struct {
-	z    [][]float64
-	x, y int
+	z      [][]float64
+	x, y   int
+	lo, hi float64 // the colour range (span)
 }
 
-func (g grid) Dims() (int, int)   { return g.x, g.y }
-func (g grid) Z(c, r int) float64 { return g.z[r][c] }
-func (g grid) X(c int) float64    { return float64(c) }
-func (g grid) Y(r int) float64    { return float64(r) }
-func (g grid) Min() (lo float64)  { lo, _ = g.span(); return }
-func (g grid) Max() (hi float64)  { _, hi = g.span(); return }
-func (g grid) span() (lo, hi float64) {
+func newGrid(z [][]float64, x, y int) grid {
+	g := grid{z: z, x: x, y: y}
+	g.lo, g.hi = span(z)
+	return g
+}
+
+func (g grid) Dims() (int, int) { return g.x, g.y }
+func (g grid) Z(c, r int) float64 {
+	v := g.z[r][c]
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return math.NaN()
+	}
+	return min(max(v, g.lo), g.hi)
+}
+func (g grid) X(c int) float64   { return float64(c) }
+func (g grid) Y(r int) float64   { return float64(r) }
+func (g grid) Min() (lo float64) { return g.lo }
+func (g grid) Max() (hi float64) { return g.hi }
+
+// span is the colour range of z's finite values: never empty (a single
+// value is widened), never so narrow that its ticks cannot step at the
+// values' magnitude, never wider than a float64 holds.
+func span(z [][]float64) (lo, hi float64) {
+	const limit = math.MaxFloat64 / 4
 	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, row := range g.z {
+	for _, row := range z {
 		for _, v := range row {
-			if !math.IsNaN(v) {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
 				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
 		}
 	}
-	switch {
-	case lo > hi: // all NaN
+	if lo > hi { // nothing finite
 		return 0, 1
-	case lo == hi:
-		return lo - 0.5, hi + 0.5
+	}
+	lo, hi = max(lo, -limit), min(hi, limit)
+	// At least 0.5 either side of a single value, and at least a
+	// millionth of the magnitude across.
+	minSpan := max(1, math.Max(math.Abs(lo), math.Abs(hi))*0x1p-20)
+	if d := hi - lo; d < minSpan {
+		w := (minSpan - d) / 2
+		lo, hi = lo-w, hi+w
 	}
 	return lo, hi
 }
@@ -100,7 +125,7 @@ func (b Basin) Plots() ([]*plot.Plot, error) {
 				return nil, fmt.Errorf("basin map %q: a row of %d for %d values", h.Title, len(row), len(b.X))
 			}
 		}
-		g := grid{z: h.Z, x: len(b.X), y: len(b.Y)}
+		g := newGrid(h.Z, len(b.X), len(b.Y))
 		hm := plotter.NewHeatMap(g, viridisPalette{})
 		hm.NaN = NaNColor
 		p := plot.New()
@@ -118,7 +143,7 @@ func (b Basin) Plots() ([]*plot.Plot, error) {
 		p.Y.Min, p.Y.Max = -0.5, float64(len(b.Y))-0.5
 		out = append(out, p)
 
-		lo, hi := g.span()
+		lo, hi := g.lo, g.hi
 		bar := plot.New()
 		bar.HideY()
 		bar.X.Label.Text = h.Title
@@ -157,7 +182,7 @@ func (o cellOutline) Plot(c draw.Canvas, p *plot.Plot) {
 func hasNaN(z [][]float64) bool {
 	for _, row := range z {
 		for _, v := range row {
-			if math.IsNaN(v) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return true
 			}
 		}
@@ -200,10 +225,13 @@ func (b Basin) Render(plots []*plot.Plot, w, h int, dpi float64) (image.Image, C
 		top.Min.Y = split
 		bottom.Max.Y = split
 		// The bar spans the heatmap's width.
-		plots[2*k].Draw(top)
+		if !drawPlot(plots[2*k], top) {
+			areas = append(areas, area{}) // no cell here
+			continue
+		}
 		da := plots[2*k].DataCanvas(top)
 		bottom.Min.X, bottom.Max.X = da.Min.X, da.Max.X
-		plots[2*k+1].Draw(bottom)
+		drawPlot(plots[2*k+1], bottom)
 		tx, ty := plots[2*k].Transforms(&da)
 		x0, x1 := float64(tx(-0.5))*scale, float64(tx(float64(len(b.X))-0.5))*scale
 		yTop := float64(h) - float64(ty(float64(len(b.Y))-0.5))*scale
@@ -221,6 +249,22 @@ func (b Basin) Render(plots []*plot.Plot, w, h int, dpi float64) (image.Image, C
 		return 0, 0, 0, false
 	}
 	return c.Image(), cell
+}
+
+// drawPlot draws p into c, or leaves out what does not fit: gonum panics
+// on a canvas smaller than a plot's axes and labels (a small window), and
+// such a panel is left blank instead.
+func drawPlot(p *plot.Plot, c draw.Canvas) (ok bool) {
+	if !(c.Max.X > c.Min.X && c.Max.Y > c.Min.Y) {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	p.Draw(c)
+	return true
 }
 
 // WritePNG renders the basin map as a w×h PNG in gonum's default style.

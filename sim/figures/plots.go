@@ -480,6 +480,9 @@ type IntTicks struct{}
 // Ticks implements plot.Ticker.
 func (IntTicks) Ticks(lo, hi float64) []plot.Tick {
 	span := hi - lo
+	if !(span >= 0) || math.IsInf(span, 0) {
+		return nil
+	}
 	step, mult := 1.0, 1.0
 	for k := 0; span/step > 6; k++ {
 		step = []float64{2, 5, 10}[k%3] * mult
@@ -488,7 +491,7 @@ func (IntTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	var ts []plot.Tick
-	for v := math.Ceil(lo/step) * step; v <= hi+1e-9; v += step {
+	for v := math.Ceil(lo/step) * step; v <= hi+1e-9 && len(ts) <= 100; v += step {
 		ts = append(ts, plot.Tick{Value: v, Label: strconv.Itoa(int(math.Round(v)))})
 	}
 	return ts

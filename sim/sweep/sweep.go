@@ -66,6 +66,19 @@ func (p Param) Symbol() string {
 	return "parameter"
 }
 
+// Owner names the kind of model that has the parameter.
+func (p Param) Owner() string {
+	switch p {
+	case Lambda:
+		return "bare self-attention"
+	case Beta:
+		return "modern Hopfield network"
+	case K:
+		return "classical Hopfield network"
+	}
+	return "no model"
+}
+
 // ParamOf is the parameter model name has (NoParam for the transformers).
 func ParamOf(name string) Param {
 	switch name {
@@ -119,7 +132,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--model: %w", err)
 		}
 		if c.Param != NoParam && ParamOf(name) != c.Param {
-			return fmt.Errorf("--%s: model %s has no %s (it applies to %s)", c.Param, name, c.Param.Symbol(), strings.Join(modelsWith(c.Param), ", "))
+			return fmt.Errorf("--%s is the %s's (%s); --model %s does not use it", c.Param, c.Param.Owner(), strings.Join(modelsWith(c.Param), ", "), name)
 		}
 		for _, o := range c.Models[:k] {
 			if o == name {
@@ -184,12 +197,12 @@ func modelsWith(p Param) []string {
 }
 
 func distinct(flag string, vs []float64) error {
-	for i, v := range vs {
-		for _, w := range vs[:i] {
-			if v == w {
-				return fmt.Errorf("%s: %s is given twice", flag, strconv.FormatFloat(v, 'g', -1, 64))
-			}
+	seen := make(map[float64]bool, len(vs)) // 0 and −0 are one key, as they are equal
+	for _, v := range vs {
+		if seen[v] {
+			return fmt.Errorf("%s: %s is given twice", flag, strconv.FormatFloat(v, 'g', -1, 64))
 		}
+		seen[v] = true
 	}
 	return nil
 }
@@ -249,6 +262,27 @@ func ownParam(model string, s sim.Settings) float64 {
 		return float64(s.Hop.K)
 	}
 	return math.NaN()
+}
+
+// CellAt is Cells()[index] without the others (index in 0 … NumCells−1).
+func (c Config) CellAt(index int) Cell {
+	vals := c.values()
+	s := index % c.Seeds
+	rest := index / c.Seeds
+	v := rest % len(vals)
+	rest /= len(vals)
+	l := rest % len(c.Levels)
+	m := c.Models[rest/len(c.Levels)]
+	p := vals[v]
+	if c.Param == NoParam {
+		p = ownParam(m, c.Base)
+	}
+	return Cell{Index: index, Model: m, Level: c.Levels[l], Param: p, Seed: s}
+}
+
+// ShardLen is the count of cells of shard i of n: len(Shard(Cells(), i, n)).
+func (c Config) ShardLen(i, n int) int {
+	return (c.NumCells() - i + n - 1) / n
 }
 
 // Settings are the settings cell runs with.

@@ -36,6 +36,25 @@ func TestCellsAndShards(t *testing.T) {
 	if len(cells) != 2*2*2*2 || cfg.NumCells() != len(cells) {
 		t.Fatalf("%d cells", len(cells))
 	}
+	for _, c := range append([]Config{cfg, smallConfig()}, func() Config {
+		own := smallConfig()
+		own.Models, own.Param, own.Values, own.Seeds = []string{"block", "hopfield", "bsa-p4"}, NoParam, nil, 3
+		return own
+	}()) {
+		all := c.Cells()
+		for k, cell := range all {
+			if got := c.CellAt(k); got != cell && !(got.Index == cell.Index && got.Model == cell.Model && got.Seed == cell.Seed && got.Level == cell.Level && math.IsNaN(got.Param) && math.IsNaN(cell.Param)) {
+				t.Fatalf("CellAt(%d) = %+v, Cells()[%d] = %+v", k, got, k, cell)
+			}
+		}
+		for n := 1; n <= len(all); n++ {
+			for i := 0; i < n; i++ {
+				if got, want := c.ShardLen(i, n), len(Shard(all, i, n)); got != want {
+					t.Fatalf("ShardLen(%d, %d) = %d, want %d", i, n, got, want)
+				}
+			}
+		}
+	}
 	c := cells[5] // bsa-p2, level 1.5, λ 0.5, seed 1
 	if c.Model != "bsa-p2" || c.Level != 1.5 || c.Param != 0.5 || c.Seed != 1 || c.Index != 5 {
 		t.Fatalf("cell 5 is %+v", c)
@@ -160,7 +179,7 @@ func TestCellSummary(t *testing.T) {
 func TestCSVRoundTrip(t *testing.T) {
 	rs := []Result{
 		{Cell: Cell{Model: "bsa-p2", Level: 0.7, Param: 1, Seed: 0}, N: 200, TStar: 29, MSETStar: 0.058123456789, MSE0: 0.11, Improves: true, MSEEnd: 0.16, Escape: 47},
-		{Cell: Cell{Model: "block", Level: 0.1, Param: math.NaN(), Seed: 3}, N: 5, TStar: 1, MSETStar: 1e-300, MSE0: 0.2, MSEEnd: 0.2, Escape: -1},
+		{Cell: Cell{Model: "block", Level: 0.1, Param: math.NaN(), Seed: 3}, N: 5, TStar: 1, MSETStar: 1e-300, MSE0: 0.2, Improves: true, MSEEnd: 0.2, Escape: -1},
 	}
 	var a bytes.Buffer
 	if err := WriteCSV(&a, sim.Noise, rs); err != nil {
@@ -175,7 +194,7 @@ func TestCSVRoundTrip(t *testing.T) {
 	if a.String() != b.String() {
 		t.Fatalf("round trip:\n%s\n%s", a.String(), b.String())
 	}
-	if !strings.Contains(a.String(), "block,noise,0.1,,3,5,1,1e-300,0.2,false,0.2,\n") {
+	if !strings.Contains(a.String(), "block,noise,0.1,,3,5,1,1e-300,0.2,true,0.2,\n") {
 		t.Fatalf("missing values are not empty fields:\n%s", a.String())
 	}
 	if _, err := ReadCSV(strings.NewReader(strings.Join(Columns, ",")+"\nbsa-p2,noise,x,1,0,1,1,1,1,true,1,\n"), "bad.csv"); err == nil || !strings.Contains(err.Error(), "bad.csv line 2: level") {
@@ -190,8 +209,10 @@ func writePart(t *testing.T, dir string, cfg Config, rs []Result, shard, shards 
 	var b bytes.Buffer
 	WriteCSV(&b, cfg.Task, rs)
 	os.WriteFile(filepath.Join(dir, CSVName), b.Bytes(), 0o644)
+	m := NewManifest(cfg, "data", "", shard, shards)
+	m.CSV = Checksum(b.Bytes())
 	b.Reset()
-	WriteManifest(&b, NewManifest(cfg, "data", "", shard, shards))
+	WriteManifest(&b, m)
 	os.WriteFile(filepath.Join(dir, ManifestName), b.Bytes(), 0o644)
 }
 
@@ -214,7 +235,7 @@ func TestMergeRefuses(t *testing.T) {
 		writePart(t, d, cfg, fake(Shard(cells, i, 3)), i, 3)
 		dirs = append(dirs, d)
 	}
-	_, man, rs, err := Merge([]string{dirs[2], dirs[0], dirs[1]})
+	_, man, rs, err := Merge(context.Background(), []string{dirs[2], dirs[0], dirs[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +263,7 @@ func TestMergeRefuses(t *testing.T) {
 		{[]string{dirs[0], altered, dirs[2]}, []string{altered, "line 2", "seed 7"}},
 		{[]string{dirs[0], filepath.Join(root, "nowhere")}, []string{"nowhere", "not a sweep part"}},
 	} {
-		_, _, _, err := Merge(c.dirs)
+		_, _, _, err := Merge(context.Background(), c.dirs)
 		if err == nil {
 			t.Errorf("merged %v", c.dirs)
 			continue

@@ -2,18 +2,22 @@ package sweep
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
+	"attractorlab/models/infile"
 	"attractorlab/sim"
 )
 
@@ -57,10 +61,27 @@ func WriteCSV(w io.Writer, task sim.Kind, rs []Result) error {
 }
 
 // ReadCSV reads a sweep.csv (file names it in errors). Results carry no
-// curve and no per-digit bests.
+// curve and no per-digit bests. Every value is checked on its own (see
+// readCSV); Merge also checks them against the part's manifest.
 func ReadCSV(r io.Reader, file string) ([]Result, error) {
+	return readCSV(context.Background(), r, file, nil)
+}
+
+// MSERange is the range of an MSE in sweep.csv: the mean squared
+// difference of pixel values in [0, 1].
+var MSERange = sim.Range{Name: "MSE", Min: 0, Max: 1}
+
+// readCSV reads a sweep.csv, refusing, by file, line and column: a value
+// that is not a number (NaN and ±Inf included: a missing one is an empty
+// field, where the sweep writes one), a model or task that does not exist,
+// n outside 1 … 10000, t_star outside 0 … 1000, an MSE outside [0, 1],
+// t_star 0 with an MSE(t*) or t_star ≥ 1 without one, improves that is not
+// MSE(t*) < MSE(0), and an escape step not after t*. With a manifest, the
+// task, n and the steps must be the manifest's too.
+func readCSV(ctx context.Context, r io.Reader, file string, man *Manifest) ([]Result, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = len(Columns)
+	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -68,8 +89,15 @@ func ReadCSV(r io.Reader, file string) ([]Result, error) {
 	if !reflect.DeepEqual(head, Columns) {
 		return nil, fmt.Errorf("%s: header %q, want %q", file, strings.Join(head, ","), strings.Join(Columns, ","))
 	}
+	maxSteps := int(sim.Steps.Max)
+	if man != nil {
+		maxSteps = man.Steps
+	}
 	var out []Result
 	for line := 2; ; line++ {
+		if line%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		rec, err := cr.Read()
 		if err == io.EOF {
 			return out, nil
@@ -79,37 +107,91 @@ func ReadCSV(r io.Reader, file string) ([]Result, error) {
 		}
 		var res Result
 		var perr error
-		f := func(col int) float64 {
+		bad := func(col int, format string, a ...any) {
+			if perr == nil {
+				perr = fmt.Errorf("%s line %d: %s = %q %s", file, line, Columns[col], rec[col], fmt.Sprintf(format, a...))
+			}
+		}
+		f := func(col int, empty bool) float64 {
 			if rec[col] == "" {
+				if !empty {
+					bad(col, "is missing")
+				}
 				return math.NaN()
 			}
 			v, err := strconv.ParseFloat(rec[col], 64)
-			if err != nil && perr == nil {
-				perr = fmt.Errorf("%s line %d: %s = %q is not a number", file, line, Columns[col], rec[col])
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				bad(col, "is not a number")
 			}
 			return v
 		}
-		i := func(col int) int {
+		i := func(col int, r sim.Range, empty bool) int {
+			if rec[col] == "" && empty {
+				return -1
+			}
 			v, err := strconv.Atoi(rec[col])
-			if err != nil && perr == nil {
-				perr = fmt.Errorf("%s line %d: %s = %q is not a whole number", file, line, Columns[col], rec[col])
+			if err != nil {
+				bad(col, "is not a whole number")
+			} else if !(float64(v) >= r.Min && float64(v) <= r.Max) {
+				bad(col, "is out of range (allowed %s)", r.Allowed())
+			}
+			return v
+		}
+		mse := func(col int, empty bool) float64 {
+			v := f(col, empty)
+			if !math.IsNaN(v) && !(v >= MSERange.Min && v <= MSERange.Max) {
+				bad(col, "is out of range (an MSE of pixel values in [0, 1] is within %s)", MSERange.Allowed())
 			}
 			return v
 		}
 		res.Model = rec[0]
-		res.Level, res.Param = f(2), f(3)
-		res.Seed, res.N, res.TStar = i(4), i(5), i(6)
-		res.MSETStar, res.MSE0, res.MSEEnd = f(7), f(8), f(10)
-		res.Improves = rec[9] == "true"
-		res.Escape = -1
-		if rec[11] != "" {
-			res.Escape = i(11)
+		if _, err := sim.ParseModel(rec[0]); err != nil {
+			bad(0, "is not a model (%s)", strings.Join(sim.ModelNames, ", "))
+		}
+		if _, err := sim.ParseKind(rec[1]); err != nil {
+			bad(1, "is not a task (%s)", strings.Join(sim.Tasks, ", "))
+		} else if man != nil && rec[1] != man.Task {
+			bad(1, "is not the sweep's task (%s)", man.Task)
+		}
+		res.Level, res.Param = f(2, false), f(3, true)
+		res.Seed = i(4, sim.Range{Min: 0, Max: Seeds.Max - 1}, false)
+		res.N = i(5, sim.Digits, false)
+		if man != nil && perr == nil && res.N != man.N {
+			bad(5, "is not the sweep's n (%d test digits per cell)", man.N)
+		}
+		res.TStar = i(6, sim.Range{Min: 0, Max: float64(maxSteps)}, false)
+		res.MSETStar, res.MSE0, res.MSEEnd = mse(7, true), mse(8, false), mse(10, true)
+		switch rec[9] {
+		case "true", "false":
+			res.Improves = rec[9] == "true"
+		default:
+			bad(9, "is not true or false")
+		}
+		res.Escape = i(11, sim.Range{Min: 2, Max: float64(maxSteps)}, true)
+		if perr == nil {
+			switch {
+			case res.TStar == 0 && !math.IsNaN(res.MSETStar):
+				bad(6, "has an MSE(t*) (t* ≥ 1; 0 is a run without one, with mse_t_star empty)")
+			case res.TStar > 0 && math.IsNaN(res.MSETStar):
+				bad(7, "is missing (t_star = %d)", res.TStar)
+			case res.Improves != (res.MSETStar < res.MSE0):
+				bad(9, "does not agree with mse_t_star %s < mse_0 %s", rec[7], rec[8])
+			case res.Escape >= 0 && res.Escape <= res.TStar:
+				bad(11, "is not after t_star = %d", res.TStar)
+			}
 		}
 		if perr != nil {
 			return nil, perr
 		}
 		out = append(out, res)
 	}
+}
+
+// Checksum is "sha256:" and the hex digest of b: a manifest's record of
+// its sweep.csv.
+func Checksum(b []byte) string {
+	h := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(h[:])
 }
 
 // Manifest records what a sweep directory holds: the grid, the data and
@@ -136,10 +218,20 @@ type Manifest struct {
 	Cells     int       `json:"cells"`
 	Shard     int       `json:"shard"`
 	Shards    int       `json:"shards"`
+	CSV       string    `json:"csv"` // Checksum of the directory's sweep.csv
 }
 
-// ManifestVersion is the version this code writes and reads.
-const ManifestVersion = 1
+// ManifestVersion is the version this code writes and reads (2 added the
+// table's checksum).
+const ManifestVersion = 2
+
+// MaxManifestBytes caps a sweep.json: a grid of MaxCells cells fits many
+// times over.
+const MaxManifestBytes = 16 * infile.MB
+
+// maxRowBytes bounds one line of sweep.csv (its longest is under 250
+// bytes), so a part's table is capped by its count of cells.
+const maxRowBytes = 512
 
 // NewManifest describes cfg run on data (fingerprint) with weights.
 func NewManifest(cfg Config, data, weights string, shard, shards int) Manifest {
@@ -190,24 +282,56 @@ func WriteManifest(w io.Writer, m Manifest) error {
 	return err
 }
 
-// ReadManifest reads dir's sweep.json.
+// ReadManifest reads dir's sweep.json (a regular file of at most
+// MaxManifestBytes).
 func ReadManifest(dir string) (Manifest, error) {
 	path := filepath.Join(dir, ManifestName)
-	b, err := os.ReadFile(path)
+	b, err := infile.ReadAll(path, "sweep part manifest", MaxManifestBytes)
 	if err != nil {
 		return Manifest{}, err
 	}
+	return ParseManifest(b, path)
+}
+
+// ParseManifest decodes and checks a sweep.json (path names it in
+// errors): its version, a grid that Validate accepts, the cells it
+// records, a shard of at most one shard per cell, the table's checksum,
+// and fingerprints of printable text.
+func ParseManifest(b []byte, path string) (Manifest, error) {
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return Manifest{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if m.Version != ManifestVersion {
-		return Manifest{}, fmt.Errorf("%s: version %d, this program reads version %d", path, m.Version, ManifestVersion)
+	if dec.More() {
+		return Manifest{}, fmt.Errorf("%s: more than one JSON value", path)
 	}
-	if !(m.Shards >= 1 && m.Shard >= 0 && m.Shard < m.Shards) {
-		return Manifest{}, fmt.Errorf("%s: shard %d of %d is not a shard (allowed 0 … shards−1, shards ≥ 1)", path, m.Shard, m.Shards)
+	if m.Version != ManifestVersion {
+		return Manifest{}, fmt.Errorf("%s: version %d, this program reads version %d (run the sweep again with this version)", path, m.Version, ManifestVersion)
+	}
+	if !(m.Shards >= 1 && m.Shards <= MaxCells && m.Shard >= 0 && m.Shard < m.Shards) {
+		return Manifest{}, fmt.Errorf("%s: shard %d of shards %d is not a shard (allowed shards 1 … %d, shard 0 … shards−1)", path, m.Shard, m.Shards, MaxCells)
+	}
+	for _, f := range []struct{ name, v string }{{"data", m.Data}, {"weights", m.Weights}, {"csv", m.CSV}} {
+		if len(f.v) > 200 || strings.ContainsFunc(f.v, unicode.IsControl) {
+			return Manifest{}, fmt.Errorf("%s: %s is not a fingerprint (at most 200 printable characters)", path, f.name)
+		}
+	}
+	if m.CSV != "" {
+		if h, ok := strings.CutPrefix(m.CSV, "sha256:"); !ok || len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+			return Manifest{}, fmt.Errorf("%s: csv = %q is not a checksum (sha256: and 64 hex digits)", path, m.CSV)
+		}
+	}
+	cfg, err := m.Config()
+	if err != nil {
+		return Manifest{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if n := cfg.NumCells(); m.Cells != n {
+		return Manifest{}, fmt.Errorf("%s: cells = %d, the grid has %d", path, m.Cells, n)
+	}
+	if m.Shards > m.Cells {
+		return Manifest{}, fmt.Errorf("%s: shards = %d for %d cells (at most one shard per cell)", path, m.Shards, m.Cells)
 	}
 	return m, nil
 }
@@ -216,6 +340,7 @@ func ReadManifest(dir string) (Manifest, error) {
 // the shard ("" when equal).
 func differs(a, b Manifest) string {
 	a.Shard, b.Shard = 0, 0
+	a.CSV, b.CSV = "", ""
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	for k := 0; k < va.NumField(); k++ {
 		if !reflect.DeepEqual(va.Field(k).Interface(), vb.Field(k).Interface()) {
@@ -227,72 +352,104 @@ func differs(a, b Manifest) string {
 }
 
 // Merge reads the parts in dirs (each a sweep directory of one shard) and
-// returns their common configuration, the manifest of the whole and every
-// result in cell order. It refuses, naming the directory: a part that is
-// not a sweep directory, parts of different sweeps, a shard given twice,
-// a shard missing, and a part whose rows are not its shard's cells.
-func Merge(dirs []string) (Config, Manifest, []Result, error) {
+// returns their common configuration, the manifest of the whole (without
+// a checksum: its table is written after) and every result in cell order.
+// It refuses, naming the file: a part that is not a sweep directory (a
+// sweep.json or sweep.csv that is not a regular file, too large, or
+// invalid), parts of different sweeps, a shard given twice, a shard
+// missing, a table whose checksum is not the one its manifest records,
+// and a part whose rows are not its shard's cells or hold values out of
+// range. A cancelled ctx stops it with ctx.Err().
+func Merge(ctx context.Context, dirs []string) (Config, Manifest, []Result, error) {
+	return merge(ctx, dirs, func(path string, max int64) ([]byte, error) {
+		what := "sweep part table"
+		if filepath.Base(path) == ManifestName {
+			what = "sweep part manifest"
+		}
+		return infile.ReadAll(path, what, max)
+	})
+}
+
+// merge is Merge reading each part's files with read (path, cap).
+func merge(ctx context.Context, dirs []string, read func(path string, max int64) ([]byte, error)) (Config, Manifest, []Result, error) {
+	fail := func(format string, a ...any) (Config, Manifest, []Result, error) {
+		return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: "+format, a...)
+	}
 	if len(dirs) == 0 {
-		return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: no part directory given")
+		return fail("no part directory given")
 	}
 	var first Manifest
 	var cfg Config
-	var cells []Cell
 	byShard := map[int]string{}
 	results := map[int]Result{}
 	for k, dir := range dirs {
-		m, err := ReadManifest(dir)
+		if err := ctx.Err(); err != nil {
+			return Config{}, Manifest{}, nil, err
+		}
+		mp := filepath.Join(dir, ManifestName)
+		mb, err := read(mp, MaxManifestBytes)
 		if err != nil {
-			return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: %s is not a sweep part: %w", dir, err)
+			return fail("%s is not a sweep part: %w", dir, err)
+		}
+		m, err := ParseManifest(mb, mp)
+		if err != nil {
+			return fail("%s is not a sweep part: %w", dir, err)
 		}
 		if k == 0 {
 			first = m
 			if cfg, err = m.Config(); err != nil {
-				return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: %s: %w", filepath.Join(dir, ManifestName), err)
-			}
-			cells = cfg.Cells()
-			if len(cells) != m.Cells {
-				return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: %s: %d cells recorded, the grid has %d", filepath.Join(dir, ManifestName), m.Cells, len(cells))
+				return fail("%s: %w", filepath.Join(dir, ManifestName), err)
 			}
 		} else if d := differs(first, m); d != "" {
-			return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: %s is from another sweep than %s: %s differs", dir, dirs[0], d)
+			return fail("%s is from another sweep than %s: %s differs", dir, dirs[0], d)
 		}
 		if prev, ok := byShard[m.Shard]; ok {
-			return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: shard %d of %d is given twice: %s and %s", m.Shard, m.Shards, prev, dir)
+			return fail("shard %d of %d is given twice: %s and %s", m.Shard, m.Shards, prev, dir)
 		}
 		byShard[m.Shard] = dir
 		path := filepath.Join(dir, CSVName)
-		f, err := os.Open(path)
+		// The shard's cells are made as its rows are checked: memory
+		// follows the table read, not the grid a manifest claims.
+		want := cfg.ShardLen(m.Shard, m.Shards)
+		b, err := read(path, int64(want+1)*maxRowBytes)
 		if err != nil {
-			return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: %w", err)
+			return fail("%w", err)
 		}
-		rows, err := ReadCSV(f, path)
-		f.Close()
+		if m.CSV == "" {
+			return fail("%s records no checksum of %s: run the part again", filepath.Join(dir, ManifestName), path)
+		}
+		if sum := Checksum(b); sum != m.CSV {
+			return fail("%s: checksum %s, %s records %s: the table was changed after the sweep wrote it", path, sum, filepath.Join(dir, ManifestName), m.CSV)
+		}
+		rows, err := readCSV(ctx, bytes.NewReader(b), path, &m)
 		if err != nil {
-			return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: %w", err)
+			return fail("%w", err)
 		}
-		want := Shard(cells, m.Shard, m.Shards)
-		if len(rows) != len(want) {
-			return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: %s has %d rows, shard %d of %d has %d cells", path, len(rows), m.Shard, m.Shards, len(want))
+		if len(rows) != want {
+			return fail("%s has %d rows, shard %d of %d has %d cells", path, len(rows), m.Shard, m.Shards, want)
 		}
 		for i, r := range rows {
-			c := want[i]
+			c := cfg.CellAt(m.Shard + i*m.Shards)
 			if r.Model != c.Model || r.Level != c.Level || r.Seed != c.Seed || !(r.Param == c.Param || math.IsNaN(r.Param) && math.IsNaN(c.Param)) {
-				return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: %s line %d is %s level %s %s seed %d, shard %d of %d has %s level %s %s seed %d there",
+				return fail("%s line %d is %s level %s %s seed %d, shard %d of %d has %s level %s %s seed %d there",
 					path, i+2, r.Model, num(r.Level), num(r.Param), r.Seed, m.Shard, m.Shards, c.Model, num(c.Level), num(c.Param), c.Seed)
 			}
 			r.Cell = c
 			results[c.Index] = r
 		}
 	}
-	var missing []string
-	for s := 0; s < first.Shards; s++ {
-		if _, ok := byShard[s]; !ok {
-			missing = append(missing, strconv.Itoa(s))
+	if len(byShard) < first.Shards {
+		var missing []string
+		for s := 0; s < first.Shards && len(missing) < 10; s++ {
+			if _, ok := byShard[s]; !ok {
+				missing = append(missing, strconv.Itoa(s))
+			}
 		}
-	}
-	if len(missing) > 0 {
-		return Config{}, Manifest{}, nil, fmt.Errorf("sweep merge: shard %s of %d missing (given: %s)", strings.Join(missing, ", "), first.Shards, strings.Join(dirs, ", "))
+		list := strings.Join(missing, ", ")
+		if n := first.Shards - len(byShard); n > len(missing) {
+			list += fmt.Sprintf(" … (%d in all)", n)
+		}
+		return fail("shard %s of %d missing (given: %s)", list, first.Shards, strings.Join(dirs, ", "))
 	}
 	out := make([]Result, 0, len(results))
 	for _, r := range results {
@@ -300,6 +457,6 @@ func Merge(dirs []string) (Config, Manifest, []Result, error) {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Index < out[b].Index })
 	whole := first
-	whole.Shard, whole.Shards = 0, 1
+	whole.Shard, whole.Shards, whole.CSV = 0, 1, ""
 	return cfg, whole, out, nil
 }
