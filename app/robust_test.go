@@ -121,9 +121,9 @@ func TestFlagsNeverIgnored(t *testing.T) {
 		want string
 	}{
 		{[]string{"reproduce", "--model", "bsa-p2", "--patch", "4"}, "--patch 4 contradicts --model bsa-p2"},
-		{[]string{"reproduce", "--model", "hopfield", "--lambda", "3"}, "--lambda is a parameter of bsa-p2 and bsa-p4; --model hopfield does not use it"},
-		{[]string{"reproduce", "--model", "hopfield", "--k", "30"}, "--k is a parameter of hopfield-classic; --model hopfield does not use it"},
-		{[]string{"reproduce", "--model", "vit", "--beta", "2"}, "--beta is a parameter of hopfield"},
+		{[]string{"reproduce", "--model", "hopfield", "--lambda", "3"}, "--lambda is the bare self-attention's (bsa-p2, bsa-p4); --model hopfield does not use it"},
+		{[]string{"reproduce", "--model", "hopfield", "--k", "30"}, "--k is the classical Hopfield network's (hopfield-classic); --model hopfield does not use it"},
+		{[]string{"reproduce", "--model", "vit", "--beta", "2"}, "--beta is the modern Hopfield network's (hopfield); --model vit does not use it"},
 		{[]string{"reproduce", "--n", "5000"}, "--n = 5000 is out of range for the data in use, the embedded sample (1,000 test digits) (allowed 1 … 1000"},
 		{[]string{"train", "--lr", "1e-320"}, "--lr = 1e-320 is out of range (allowed 1e-08 ≤ --lr ≤ 1)"},
 		{[]string{"train", "--images", "20000"}, "--images = 20000 is out of range (allowed 100 … 10000)"},
@@ -320,7 +320,9 @@ func TestReplotRefusesIrregular(t *testing.T) {
 		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- run(context.Background(), []string{"reproduce", "--model", "all", "--replot", "--out", dir}) }()
+	go func() {
+		done <- run(context.Background(), []string{"reproduce", "--model", "all", "--replot", "--out", dir})
+	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), "bsa-p2/curve.csv") {

@@ -154,7 +154,7 @@ func runSweep(ctx context.Context, args []string) error {
 	shardFlag := fs.String("shard", "", "run part i of n (0-based, e.g. 0/3); default: $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT, or $JOB_COMPLETION_INDEX of --shards")
 	shards := fs.Int("shards", 0, "shards of a Kubernetes Indexed Job (its completions), read with $JOB_COMPLETION_INDEX")
 	workers := fs.Int("workers", 0, "goroutines (0: every core): "+sim.WorkerCount.Allowed())
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -326,7 +326,7 @@ func runSweepMerge(ctx context.Context, args []string) error {
 	force := fs.Bool("force", false, "replace files already in --out")
 	var dirs []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {
@@ -419,23 +419,12 @@ func checkDataDir(dir string) error {
 	return nil
 }
 
-// unusedFlags refuses a flag of a model kind none of models is: the bare
-// self-attention's --gamma and --attn (the swept --lambda, --beta and
-// --k are Config.Validate's).
+// unusedFlags refuses a model parameter none of models uses (the swept
+// --lambda, --beta and --k are also Config.Validate's).
 func unusedFlags(fs *flag.FlagSet, models []string) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err != nil || (f.Name != "gamma" && f.Name != "attn") {
-			return
-		}
-		for _, m := range models {
-			if sweep.ParamOf(m) == sweep.Lambda {
-				return
-			}
-		}
-		err = fmt.Errorf("--%s is the bare self-attention's (bsa-p2, bsa-p4); --model %s does not use it", f.Name, strings.Join(models, ","))
-	})
-	return err
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return sim.CheckModelFlags(models, given)
 }
 
 // outsidePart refuses a merge --out that is a part directory, inside one

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,40 +47,39 @@ func ParseModelPatch(name string, patch int, patchGiven bool) (string, error) {
 	return n, err
 }
 
-// modelFlags are the command-line flags of each model's own parameters;
-// a flag not listed here (the corruption, --n, --steps, …) serves every
-// model.
-var modelFlags = map[string][]string{
-	"bsa-p2":           {"lambda", "gamma", "attn"},
-	"bsa-p4":           {"lambda", "gamma", "attn"},
-	"hopfield":         {"beta"},
-	"hopfield-classic": {"k", "async"},
+// modelFlags are the command-line flags of each model kind's own
+// parameters, with the kind's name and its models; a flag not listed here
+// (the corruption, --n, --steps, …) serves every model.
+var modelFlags = []struct {
+	kind   string
+	models []string
+	flags  []string
+}{
+	{"bare self-attention", []string{"bsa-p2", "bsa-p4"}, []string{"lambda", "gamma", "attn"}},
+	{"modern Hopfield network", []string{"hopfield"}, []string{"beta"}},
+	{"classical Hopfield network", []string{"hopfield-classic"}, []string{"k", "async"}},
 }
 
 // CheckModelFlags refuses a model parameter given on the command line
 // (given holds the flags set, by name) that none of the models run uses:
-// a flag silently ignored would look like a result.
+// a flag silently ignored would look like a result. The message reads
+// "--k is the classical Hopfield network's (hopfield-classic); --model
+// bsa-p2 does not use it".
 func CheckModelFlags(names []string, given map[string]bool) error {
-	owners := map[string][]string{}
-	for _, m := range ModelNames {
-		for _, f := range modelFlags[m] {
-			owners[f] = append(owners[f], m)
-		}
-	}
-	used := map[string]bool{}
-	for _, n := range names {
-		for _, f := range modelFlags[n] {
-			used[f] = true
-		}
-	}
 	var errs []string
-	for _, f := range []string{"lambda", "gamma", "attn", "beta", "k", "async"} {
-		if given[f] && !used[f] {
-			errs = append(errs, fmt.Sprintf("--%s is a parameter of %s; --model %s does not use it", f, strings.Join(owners[f], " and "), strings.Join(names, ",")))
+	for _, mf := range modelFlags {
+		used := false
+		for _, n := range names {
+			used = used || slices.Contains(mf.models, n)
+		}
+		for _, f := range mf.flags {
+			if given[f] && !used {
+				errs = append(errs, fmt.Sprintf("--%s is the %s's (%s); --model %s does not use it", f, mf.kind, strings.Join(mf.models, ", "), strings.Join(names, ",")))
+			}
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
+		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
 }
