@@ -108,6 +108,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseSafetensors -fuzztime 2m ./models
 	$(GO) test -run '^$$' -fuzz FuzzParseBSA -fuzztime 2m ./models
 	$(GO) test -run '^$$' -fuzz FuzzParseTransformer -fuzztime 2m ./models
+	$(GO) test -run '^$$' -fuzz FuzzParseLesson -fuzztime 2m ./sim/lesson
+	$(GO) test -run '^$$' -fuzz FuzzReadSweepCSV -fuzztime 2m ./sim/sweep
+	$(GO) test -run '^$$' -fuzz FuzzReadManifest -fuzztime 2m ./sim/sweep
+	$(GO) test -run '^$$' -fuzz FuzzMerge -fuzztime 2m ./sim/sweep
 
 generate:
 	$(GO) generate ./sim/mnist
