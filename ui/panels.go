@@ -115,7 +115,11 @@ func (m *Main) layoutCenter(n int) {
 }
 
 func (m *Main) selectQuery(lane, i int) {
-	if m.query == i && m.lane == lane {
+	if info := m.lanes(lane); i < 0 || i >= info.Tokens {
+		// No such patch on this model (a pixel model has none): nothing
+		// is selected.
+		m.query = -1
+	} else if m.query == i && m.lane == lane {
 		m.query = -1
 	} else {
 		m.query, m.lane = i, lane
@@ -225,12 +229,32 @@ func (m *Main) hoverState(lane, q int) {
 	}
 	l := sn.Lanes[lane]
 	f := l.At(sn.T)
+	if f == nil || q >= len(f.Image) {
+		m.hover("")
+		return
+	}
 	txt := describe(l.Info.Label+" state", f.Image, q)
-	if pt := l.Grid; m.query >= 0 && lane == m.lane && f.Attn != nil && pt != nil {
-		j := pt.Token(q)
-		txt += fmt.Sprintf("   patch %d → patch %d: α = %.4f", m.query, j, m.shownAttention(f, l.Info)[m.query*pt.N+j])
+	if a, ok := m.selectedWeight(l, f, lane, q); ok {
+		txt += a
 	}
 	m.hover(txt)
+}
+
+// selectedWeight is the hover text of the attention the selected patch
+// pays to the patch under pixel q of lane's state; false when nothing is
+// selected on that lane or the indices are not the model's (every index is
+// bounded by the model's own sizes, whatever the selection was made on).
+func (m *Main) selectedWeight(l sim.Lane, f *sim.Frame, lane, q int) (string, bool) {
+	pt := l.Grid
+	if m.query < 0 || lane != m.lane || f.Attn == nil || pt == nil || m.query >= pt.N || q < 0 || q >= sim.Pixels {
+		return "", false
+	}
+	j := pt.Token(q)
+	attn := m.shownAttention(f, l.Info)
+	if j < 0 || j >= pt.N || m.query*pt.N+j >= len(attn) {
+		return "", false
+	}
+	return fmt.Sprintf("   patch %d → patch %d: α = %.4f", m.query, j, attn[m.query*pt.N+j]), true
 }
 
 func (m *Main) hoverHeat(lane, r, c int) {

@@ -392,11 +392,17 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	}
 	m.timeline.SetValue(float64(sn.T))
 
+	if prev == nil || !sameModels(prev, sn) {
+		// A selected patch is a patch of the model it was made on:
+		// another model (or patch size, or set of lanes) has other
+		// patches, and the selection ends with it.
+		m.query, m.lane = -1, 0
+	}
 	if prev == nil || !slices.Equal(prev.Settings.Lanes, sn.Settings.Lanes) || len(m.states) != len(sn.Lanes) {
 		m.layoutCenter(len(sn.Lanes))
 	}
 	if m.lane >= len(sn.Lanes) {
-		m.lane = 0
+		m.query, m.lane = -1, 0
 	}
 	m.redrawImages()
 	m.drawPlots(sn)
@@ -408,6 +414,21 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	case m.statusErr && prev != nil && !reflect.DeepEqual(prev.Settings, sn.Settings):
 		m.setStatus("") // an accepted change ends the last problem
 	}
+}
+
+// sameModels reports whether a and b show the same models in the same
+// lanes, with the same tokens (a selection made on a stays valid on b).
+func sameModels(a, b *sim.Snapshot) bool {
+	if len(a.Lanes) != len(b.Lanes) {
+		return false
+	}
+	for k := range a.Lanes {
+		x, y := a.Lanes[k].Info, b.Lanes[k].Info
+		if x.Name != y.Name || x.Patch != y.Patch || x.Tokens != y.Tokens {
+			return false
+		}
+	}
+	return true
 }
 
 // writePNG encodes an image (used by exports).
