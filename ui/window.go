@@ -78,6 +78,7 @@ type Main struct {
 	answers      *fyne.Container // compare mode: a row per model (drawAnswers)
 	hist         *Histogram
 	center       *fyne.Container
+	body         *fyne.Container // the lesson bar above the panels
 
 	playBtn   *keyButton
 	transport *fyne.Container
@@ -206,7 +207,8 @@ func (m *Main) build() {
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
 	m.bar = newLessonBar()
-	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, container.NewBorder(m.bar.box, nil, nil, nil, m.center))
+	m.body = container.NewBorder(m.bar.box, nil, nil, nil, m.center)
+	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, m.body)
 	m.win.Canvas().SetOnTypedKey(m.typedKey)
 	m.win.SetMainMenu(m.menu())
 }
