@@ -13,6 +13,9 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
@@ -42,7 +45,7 @@ func newTitle(s string) *widget.Label {
 // input, one state per lane, nearest memory), analysis below (attention
 // per lane, MSE, energy for a single model, variance histogram).
 func (m *Main) layoutCenter(n int) {
-	m.answers = nil
+	m.answers, m.answersWidth = nil, 0
 	m.states = m.states[:0]
 	m.patterns = map[int]*PatternsView{}
 	m.stateTitles = m.stateTitles[:0]
@@ -88,6 +91,10 @@ func (m *Main) layoutCenter(n int) {
 		}
 	}
 	top = append(top, container.NewBorder(newTitle("nearest\nmemory"), m.nearestLbl, nil, nil, m.nearest))
+	if m.presentation {
+		m.layoutFocus(n, top)
+		return
+	}
 	m.mseLegend = container.NewGridWithColumns(2)
 	m.energyNote = canvas.NewText("○ t = 0: masked keys left out", figures.ReferenceColor)
 	m.energyNote.TextSize = theme.CaptionTextSize()
@@ -112,6 +119,101 @@ func (m *Main) layoutCenter(n int) {
 	}
 	m.center.Refresh()
 	m.lastPlotKey = ""
+}
+
+// layoutFocus is presentation mode's arrangement, made to be read from
+// the back of a lecture hall on a 1280×800 projector with one to four
+// models: the images in a row (the clean digit, the input, one state per
+// model; the nearest memory beside a single model), then one large MSE
+// plot, with each model's t* marked, beside the table of every model's
+// answer. The attention maps, the energy and the histogram stay outside
+// presentation mode.
+func (m *Main) layoutFocus(n int, top []fyne.CanvasObject) {
+	imgs := top
+	if n > 1 {
+		imgs = top[:len(top)-1] // the table names each model's nearest memory
+	}
+	m.mseLegend = container.NewGridWithColumns(3)
+	var lower fyne.CanvasObject = container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot)
+	if n > 1 {
+		// No scrolling: every row is in sight, sized to what it holds.
+		m.answers = container.New(answerLayout{})
+		table := container.NewBorder(newTitle("each model's answer"), nil, nil, nil, m.answers)
+		lower = container.New(plotAndTable{answers: m.answers}, lower, table)
+	}
+	m.center.Objects = []fyne.CanvasObject{container.New(focusRows{cols: len(imgs)},
+		container.NewGridWithColumns(len(imgs), imgs...), lower)}
+	m.center.Refresh()
+	m.lastPlotKey = ""
+}
+
+// focusRows lays out presentation mode's two rows: the images (as tall as
+// a square image and its title need, so no more than their width) and the
+// plot below, which is given at least focusPlotHeight when the images can
+// shrink to make room.
+type focusRows struct{ cols int }
+
+// focusPlotHeight is the height presentation mode keeps for the MSE plot,
+// its legend and the table when it can.
+const focusPlotHeight = 330
+
+func (f focusRows) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	if len(objs) != 2 {
+		return
+	}
+	pad := theme.Padding()
+	top, lower := objs[0], objs[1]
+	title := top.MinSize().Height - pixelViewMin // the titles (and captions) above and below an image
+	cell := (s.Width - pad*float32(max(f.cols-1, 0))) / float32(max(f.cols, 1))
+	h := min(title+cell, s.Height-pad-max(lower.MinSize().Height, focusPlotHeight))
+	h = max(h, top.MinSize().Height)
+	top.Move(fyne.NewPos(0, 0))
+	top.Resize(fyne.NewSize(s.Width, h))
+	lower.Move(fyne.NewPos(0, h+pad))
+	lower.Resize(fyne.NewSize(s.Width, max(s.Height-h-pad, 0)))
+}
+
+func (f focusRows) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var sz fyne.Size
+	for _, o := range objs {
+		sz.Width = max(sz.Width, o.MinSize().Width)
+		sz.Height += o.MinSize().Height
+	}
+	sz.Height += theme.Padding() * float32(max(len(objs)-1, 0))
+	return sz
+}
+
+// plotAndTable lays out the plot and, on its right, the table at the width
+// its columns need (at most half the row); the plot takes the rest.
+type plotAndTable struct{ answers *fyne.Container }
+
+func (p plotAndTable) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	if len(objs) != 2 {
+		return
+	}
+	pad := theme.Padding()
+	tw := min(max(sum(answerNatural(p.answers.Objects)), objs[1].MinSize().Width), s.Width/2)
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(fyne.NewSize(s.Width-tw-pad, s.Height))
+	objs[1].Move(fyne.NewPos(s.Width-tw, 0))
+	objs[1].Resize(fyne.NewSize(tw, s.Height))
+}
+
+func (p plotAndTable) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var sz fyne.Size
+	for _, o := range objs {
+		sz.Width += o.MinSize().Width
+		sz.Height = max(sz.Height, o.MinSize().Height)
+	}
+	return sz.AddWidthHeight(theme.Padding(), 0)
+}
+
+func sum(v []float32) float32 {
+	var t float32
+	for _, x := range v {
+		t += x
+	}
+	return t
 }
 
 func (m *Main) selectQuery(lane, i int) {
@@ -309,8 +411,8 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 			return energyPlot(sn, figures.TrajectoryOptions{Now: -1, Best: -1, Upto: upto})
 		})
 	}
-	// t* marked for a single model; in compare mode each model's t* is
-	// in the table (one line could not say whose it is).
+	// t* marked for a single model; in compare mode msePlot marks each
+	// model's t* in its colour (one line could not say whose it is).
 	best := -1.0
 	if len(sn.Lanes) == 1 && !sn.Settings.NothingToRepair() && !m.ahead(sn, sn.Lanes[0]) {
 		best = float64(sn.Lanes[0].Best)
@@ -466,22 +568,45 @@ func (answerLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 	for _, w := range answerWeights {
 		total += w
 	}
+	// Each column as wide as its widest cell when they all fit, the
+	// room left shared by the weights; else the weights share it all.
+	nat := answerNatural(objs)
+	width := make([]float32, len(answerWeights))
+	for c, w := range answerWeights {
+		width[c] = s.Width * w / total
+		if need := sum(nat); need <= s.Width {
+			width[c] = nat[c] + (s.Width-need)*w/total
+		}
+	}
 	y := float32(0)
 	for r := 0; r*len(answerWeights) < len(objs); r++ {
 		x, h := float32(0), float32(0)
-		for c, w := range answerWeights {
+		for c := range answerWeights {
 			k := r*len(answerWeights) + c
 			if k >= len(objs) {
 				break
 			}
 			h = max(h, objs[k].MinSize().Height)
-			cw := s.Width * w / total
+			cw := width[c]
 			objs[k].Move(fyne.NewPos(x, y))
 			objs[k].Resize(fyne.NewSize(cw, objs[k].MinSize().Height))
 			x += cw
 		}
 		y += h
 	}
+}
+
+// answerNatural is the width each column of the table needs to show its
+// cells whole.
+func answerNatural(objs []fyne.CanvasObject) []float32 {
+	nat := make([]float32, len(answerWeights))
+	for k, o := range objs {
+		if l, ok := o.(*widget.Label); ok {
+			w := fyne.MeasureText(l.Text, theme.TextSize(), l.TextStyle).Width + 2*theme.InnerPadding() + 1
+			nat[k%len(nat)] = max(nat[k%len(nat)], w)
+		}
+	}
+	return nat
 }
 
 func (answerLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
@@ -540,6 +665,13 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		cell(fmt.Sprintf("%.4f", f.MSE), false)
 		cell(fmt.Sprintf("#%d: %d, %.2f", f.NearIdx, f.NearLbl, f.NearCorr), false)
 	}
+	// A label's new text does not lay out its row again: when a column
+	// needs another width ("not yet" became "30"), the table and the plot
+	// beside it are laid out anew.
+	if w := sum(answerNatural(m.answers.Objects)); w != m.answersWidth {
+		m.answersWidth = w
+		m.center.Refresh()
+	}
 }
 
 // msePlot draws each model's MSE against t (one model: all, masked and
@@ -570,7 +702,50 @@ func msePlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) 
 		ref[t] = in
 	}
 	ss = append(ss, figures.Series{Name: "input (t = 0)", Values: ref, Reference: true})
-	return figures.TrajectoryPlot("MSE vs t", "MSE", ss, o)
+	p, err := figures.TrajectoryPlot("MSE vs t", "MSE", ss, o)
+	if err != nil {
+		return nil, err
+	}
+	marks, err := tStarMarks(sn, o, p.Y.Min)
+	if err != nil {
+		return nil, err
+	}
+	p.Add(marks...)
+	return p, nil
+}
+
+// tStarMarks are compare mode's t* markers: for each model, in its colour,
+// a dot at its best error and a dashed drop to the bottom of the plot (y0);
+// one marker line for all could not say whose it is. A model whose t* a
+// lesson has not reached yet, or that no step improves, has none.
+func tStarMarks(sn *sim.Snapshot, o figures.TrajectoryOptions, y0 float64) ([]plot.Plotter, error) {
+	if len(sn.Lanes) < 2 || sn.Settings.NothingToRepair() {
+		return nil, nil
+	}
+	var out []plot.Plotter
+	for k, l := range sn.Lanes {
+		if l.Best < 1 || len(l.Frames) == 0 || !sim.Improves(l.BestMSE, l.Frames[0].MSE) || (o.Upto > 0 && l.Best >= o.Upto) ||
+			math.IsNaN(l.BestMSE) || math.IsInf(l.BestMSE, 0) || (o.LogY && l.BestMSE <= 0) {
+			continue
+		}
+		c := figures.Palette[k%len(figures.Palette)]
+		x := float64(l.Best)
+		drop, err := plotter.NewLine(plotter.XYs{{X: x, Y: y0}, {X: x, Y: l.BestMSE}})
+		if err != nil {
+			return nil, err
+		}
+		drop.Color, drop.Width = c, vg.Points(1.2)
+		drop.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		dot, err := plotter.NewScatter(plotter.XYs{{X: x, Y: l.BestMSE}})
+		if err != nil {
+			return nil, err
+		}
+		dot.GlyphStyle.Shape = draw.CircleGlyph{}
+		dot.GlyphStyle.Radius = vg.Points(4)
+		dot.GlyphStyle.Color = c
+		out = append(out, drop, dot)
+	}
+	return out, nil
 }
 
 // energyPlot draws one line per model that has an energy, in the model's

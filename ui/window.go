@@ -76,6 +76,7 @@ type Main struct {
 	energyPlot   *PlotView
 	energyNote   *canvas.Text    // says E(X₀) of a masking run is measured apart
 	answers      *fyne.Container // compare mode: a row per model (drawAnswers)
+	answersWidth float32         // the width the table's text needs (answerNatural)
 	hist         *Histogram
 	center       *fyne.Container
 	body         *fyne.Container // the lesson bar above the panels
