@@ -37,6 +37,7 @@ type lessonBar struct {
 	bg      *canvas.Rectangle
 	title   *widget.Label
 	counter *widget.Label
+	head    *fyne.Container // the title and, on its right, the counter
 	caption *widget.RichText
 }
 
@@ -51,8 +52,8 @@ func newLessonBar() *lessonBar {
 	b.bg = canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))
 	b.bg.CornerRadius = theme.InputRadiusSize()
 	// The labels pad their text: no padding around them.
-	b.box = container.NewStack(b.bg, container.NewBorder(
-		container.NewBorder(nil, nil, nil, b.counter, b.title), nil, nil, nil, b.caption))
+	b.head = container.NewBorder(nil, nil, nil, b.counter, b.title)
+	b.box = container.NewStack(b.bg, container.NewBorder(b.head, nil, nil, nil, b.caption))
 	b.box.Hide()
 	return b
 }
@@ -107,6 +108,12 @@ func (m *Main) LeaveLesson() {
 	m.lesson = nil
 	m.bar.box.Hide()
 	m.body.Refresh() // the panels take the bar's room back
+	if m.snap != nil {
+		// What the lesson hid (the curves after t, each t*) is shown.
+		m.lastPlotKey = ""
+		m.drawPlots(m.snap)
+		m.drawText(m.snap)
+	}
 	m.setStatus("left the lesson: the models stay as the last slide left them")
 	m.refreshMenu()
 }
@@ -238,7 +245,10 @@ func (m *Main) drawLesson() {
 	if s.Question != "" && !lr.revealed {
 		counter = "→ the answer    " + counter
 	}
-	setText(m.bar.counter, counter)
+	if counter != m.bar.counter.Text {
+		m.bar.counter.SetText(counter)
+		m.bar.head.Refresh() // the counter's new width
+	}
 	md := slideText(s, m.snap, lr)
 	if md != m.barText {
 		m.barText = md
@@ -318,13 +328,21 @@ func slideText(s lesson.Slide, sn *sim.Snapshot, lr *lessonRun) string {
 		if sn.CueDone {
 			return lesson.Fill(text, sn)
 		}
-		return placeholder.ReplaceAllString(text, "…")
+		return placeholder.ReplaceAllStringFunc(text, func(p string) string {
+			if strings.HasPrefix(p, "{mse_input") { // the input's: known from t = 0
+				return lesson.Fill(p, sn)
+			}
+			return "…"
+		})
 	}
 	out := fill(s.Caption)
 	if s.Question != "" {
 		out += "\n**" + fill(s.Question) + "**"
 		switch {
-		case !lr.revealed: // the counter says → shows the answer
+		case !lr.revealed:
+			// The counter says → shows the answer; its line is kept
+			// so the panels do not move when it comes.
+			out += "\n "
 		case sn.CueDone:
 			out += "\n" + fill(s.Answer)
 		default:

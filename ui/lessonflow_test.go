@@ -243,6 +243,16 @@ func TestEscLeavesNoBand(t *testing.T) {
 		if pres != m.presentation {
 			t.Fatal("the Esc that left the lesson also left presentation mode")
 		}
+		// Left at a question: what the lesson hid (t*) is shown at once.
+		m.StartLesson(ls[0])
+		typeKey(w, fyne.KeyRight)
+		if m.msePlot.TStar >= 0 {
+			t.Fatal("the question shows t*")
+		}
+		typeKey(w, fyne.KeyEscape)
+		if m.msePlot.TStar < 0 || strings.Contains(m.tLabel.Text, "not reached") {
+			t.Fatalf("presentation %v: after Esc t* stays hidden (%v, %q)", pres, m.msePlot.TStar, m.tLabel.Text)
+		}
 	}
 }
 

@@ -133,7 +133,12 @@ func (m *Main) layoutFocus(n int, top []fyne.CanvasObject) {
 	if n > 1 {
 		imgs = top[:len(top)-1] // the table names each model's nearest memory
 	}
-	m.mseLegend = container.NewGridWithColumns(3)
+	// The legend in one row when it fits (a line per model and the
+	// input's; a single model's all, masked and unmasked pixels).
+	m.mseLegend = container.NewGridWithColumns(min(n+1, 4))
+	if n == 1 {
+		m.mseLegend = container.NewGridWithColumns(4)
+	}
 	var lower fyne.CanvasObject = container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot)
 	if n > 1 {
 		// No scrolling: every row is in sight, sized to what it holds.
@@ -494,15 +499,19 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 			txt += "   (γ = 0: no attention signal, the state stays the input)"
 		}
 	} else {
-		txt += fmt.Sprintf("%d models in lockstep: each one's t* and error are in the table", len(sn.Lanes))
+		txt += fmt.Sprintf("%d models: their t* and errors are in the table", len(sn.Lanes))
 		for _, l := range sn.Lanes {
 			if !repair && !sim.Improves(l.BestMSE, l.Frames[0].MSE) && !m.ahead(sn, l) {
-				txt += " (t* none: no step improves on the input)"
+				txt += " (none: no step beats the input)"
 				break
 			}
 		}
 	}
 	setText(m.tLabel, txt)
+	if w := readoutWidth(m.tLabel); w != m.readoutW {
+		m.readoutW = w // a new text's width: the row is laid out again
+		m.readout.Refresh()
+	}
 	l := sn.Lanes[min(m.lane, len(sn.Lanes)-1)]
 	f := l.At(sn.T)
 	if mem := m.deps.Memories; mem != nil {

@@ -67,6 +67,9 @@ func checkFocus(t *testing.T, m *Main, what string) {
 			t.Errorf("%s: state %d is %v", what, k, s)
 		}
 	}
+	if need := readoutWidth(m.tLabel); m.tLabel.Size().Width+0.5 < need {
+		t.Errorf("%s: the readout %q is cut (%v of %v)", what, m.tLabel.Text, m.tLabel.Size().Width, need)
+	}
 	n := len(m.snap.Lanes)
 	if n < 2 {
 		return

@@ -88,6 +88,8 @@ type Main struct {
 	timeline  *keySlider
 	tLabel    *widget.Label
 	status    *widget.Label
+	readout   *fyne.Container // tLabel and status side by side (readoutRow)
+	readoutW  float32         // the width tLabel's text needs, as last laid out
 
 	updating bool // true while apply sets widget values (their callbacks must not send commands)
 
@@ -204,7 +206,8 @@ func (m *Main) build() {
 		container.NewHBox(reset, back, play, step, best), speedBox,
 		container.NewBorder(nil, nil, widget.NewLabel("t"), nil, m.timeline))
 	m.tLabel.Truncation = fyne.TextTruncateEllipsis
-	bottom := container.NewVBox(m.transport, container.NewGridWithColumns(2, m.tLabel, m.status))
+	m.readout = container.New(readoutRow{}, m.tLabel, m.status)
+	bottom := container.NewVBox(m.transport, m.readout)
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
 	m.bar = newLessonBar()
@@ -231,12 +234,25 @@ func (m *Main) send(f func(*sim.Settings)) {
 
 // setStatus shows information; setError a problem, which stays until the
 // next change the engine accepts.
-func (m *Main) setStatus(s string) { m.statusErr = false; m.status.SetText(s) }
-func (m *Main) setError(s string)  { m.statusErr = true; m.status.SetText(s) }
+func (m *Main) setStatus(s string) { m.statusErr = false; m.setStatusText(s) }
+func (m *Main) setError(s string)  { m.statusErr = true; m.setStatusText(s) }
 
 func (m *Main) hover(s string) {
 	m.hoverText = s
+	m.setStatusText(s)
+}
+
+// setStatusText shows s on the status line, laying the readout row out
+// again when the status line's width changes (readoutRow).
+func (m *Main) setStatusText(s string) {
+	if m.status.Text == s {
+		return
+	}
+	old := readoutWidth(m.status)
 	m.status.SetText(s)
+	if m.readout != nil && readoutWidth(m.status) != old {
+		m.readout.Refresh()
+	}
 }
 
 // typedKey receives the keys typed while nothing has the focus.
@@ -342,6 +358,9 @@ func (m *Main) togglePresentation() {
 	m.app.Settings().SetTheme(newTheme(m.themeChoice, m.presentation))
 	if m.presentation {
 		m.win.SetMainMenu(nil)
+		// Fyne's window keeps the content below where the menu bar was
+		// (an empty band at the top) until the content is set again.
+		m.win.SetContent(m.root)
 	} else {
 		m.refreshMenu()
 	}
@@ -464,6 +483,45 @@ func (m *Main) showError(err error) {
 	d.Resize(fyne.NewSize(min(560, m.win.Canvas().Size().Width-40), d.MinSize().Height+
 		fyne.MeasureText(err.Error(), theme.TextSize(), fyne.TextStyle{}).Width/480*theme.TextSize()*1.5))
 	d.Show()
+}
+
+// readoutRow lays out the readout (t and each model's answer) at the
+// width its text needs, leaving the status line what its text needs up to
+// readoutStatusMin (two equal halves cut the readout with "…" while the
+// status line was empty).
+type readoutRow struct{}
+
+func (readoutRow) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	if len(objs) != 2 {
+		return
+	}
+	w := min(max(readoutWidth(objs[0]), s.Width/2), s.Width-min(readoutWidth(objs[1]), readoutStatusMin))
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(fyne.NewSize(w, s.Height))
+	objs[1].Move(fyne.NewPos(w, 0))
+	objs[1].Resize(fyne.NewSize(s.Width-w, s.Height))
+}
+
+func (readoutRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var sz fyne.Size
+	for _, o := range objs {
+		sz.Width += o.MinSize().Width
+		sz.Height = max(sz.Height, o.MinSize().Height)
+	}
+	return sz
+}
+
+// readoutStatusMin is the width the status line keeps beside a long
+// readout (the status line's text is cut, the readout's is not).
+const readoutStatusMin = 150
+
+// readoutWidth is the width a label needs to show its text whole.
+func readoutWidth(o fyne.CanvasObject) float32 {
+	l, ok := o.(*widget.Label)
+	if !ok {
+		return o.MinSize().Width
+	}
+	return fyne.MeasureText(l.Text, theme.TextSize(), l.TextStyle).Width + 2*theme.InnerPadding() + 1
 }
 
 // fixedWidth lays out its objects at a fixed width and the full height.
