@@ -12,7 +12,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"attractorlab/sim"
 	"attractorlab/sim/figures"
 	"attractorlab/sim/lesson"
 )
@@ -255,5 +254,3 @@ func TestEscLeavesNoBand(t *testing.T) {
 		}
 	}
 }
-
-var _ = sim.Pixels
