@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -36,6 +37,7 @@ type lessonBar struct {
 	bg      *canvas.Rectangle
 	title   *widget.Label
 	counter *widget.Label
+	head    *fyne.Container // the title and, on its right, the counter
 	caption *widget.RichText
 }
 
@@ -50,8 +52,8 @@ func newLessonBar() *lessonBar {
 	b.bg = canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))
 	b.bg.CornerRadius = theme.InputRadiusSize()
 	// The labels pad their text: no padding around them.
-	b.box = container.NewStack(b.bg, container.NewBorder(
-		container.NewBorder(nil, nil, nil, b.counter, b.title), nil, nil, nil, b.caption))
+	b.head = container.NewBorder(nil, nil, nil, b.counter, b.title)
+	b.box = container.NewStack(b.bg, container.NewBorder(b.head, nil, nil, nil, b.caption))
 	b.box.Hide()
 	return b
 }
@@ -99,6 +101,7 @@ func (m *Main) openLesson() { m.openJSON(m.OpenLessonFile) }
 func (m *Main) StartLesson(l *lesson.Lesson) {
 	m.lesson = &lessonRun{l: l}
 	m.bar.box.Show()
+	m.body.Refresh() // the panels make room for the bar
 	m.openSlide(0, false)
 	m.setStatus(fmt.Sprintf("lesson %q: → next, ← back, Esc leaves the lesson", l.Title))
 	m.refreshMenu()
@@ -112,6 +115,13 @@ func (m *Main) LeaveLesson() {
 	m.reportLesson("left the lesson " + m.lesson.l.Name)
 	m.lesson = nil
 	m.bar.box.Hide()
+	m.body.Refresh() // the panels take the bar's room back
+	if m.snap != nil {
+		// What the lesson hid (the curves after t, each t*) is shown.
+		m.lastPlotKey = ""
+		m.drawPlots(m.snap)
+		m.drawText(m.snap)
+	}
 	m.setStatus("left the lesson: the models stay as the last slide left them")
 	m.refreshMenu()
 }
@@ -160,11 +170,17 @@ func (m *Main) reportLesson(what string) {
 	}
 }
 
-// lessonNext reveals the answer, or goes to the next slide (→, PageDown).
+// lessonNext reveals the answer, or goes to the next slide (→, PageDown);
+// while the slide's run (or a reveal) still plays, it finishes the run at
+// once, so no answer is skipped.
 func (m *Main) lessonNext() {
 	lr := m.lesson
 	s := lr.l.Slides[lr.slide]
 	switch {
+	case (s.Question == "" || lr.revealed) && !m.runDone():
+		to := mark(s.Run.To, s.Run.ToBest)
+		lr.ticket = m.Engine.Cue(nil, to, to, 0)
+		m.drawLesson()
 	case s.Question != "" && !lr.revealed:
 		lr.revealed = true
 		lr.ticket = m.Engine.Cue(nil, mark(s.Run.From, s.Run.FromBest), mark(s.Run.To, s.Run.ToBest), s.Run.Speed)
@@ -175,6 +191,12 @@ func (m *Main) lessonNext() {
 	default:
 		m.setStatus("the last slide: Esc leaves the lesson (the models stay), ← goes back")
 	}
+}
+
+// runDone reports whether the engine shows the end of the lesson's last
+// cue (a cue not yet taken, or still playing, is not done).
+func (m *Main) runDone() bool {
+	return m.snap != nil && m.snap.Cue == m.lesson.ticket && m.snap.CueDone
 }
 
 // lessonBack undoes lessonNext (←, PageUp).
@@ -231,7 +253,10 @@ func (m *Main) drawLesson() {
 	if s.Question != "" && !lr.revealed {
 		counter = "→ the answer    " + counter
 	}
-	setText(m.bar.counter, counter)
+	if counter != m.bar.counter.Text {
+		m.bar.counter.SetText(counter)
+		m.bar.head.Refresh() // the counter's new width
+	}
 	md := slideText(s, m.snap, lr)
 	if md != m.barText {
 		m.barText = md
@@ -305,26 +330,46 @@ func slideText(s lesson.Slide, sn *sim.Snapshot, lr *lessonRun) string {
 		}
 		return "…"
 	}
-	out := lesson.Fill(s.Caption, sn)
+	// A sentence's numbers are those of the step it speaks of: while the
+	// run plays towards it they are not known yet ("…").
+	fill := func(text string) string {
+		if sn.CueDone {
+			return lesson.Fill(text, sn)
+		}
+		return placeholder.ReplaceAllStringFunc(text, func(p string) string {
+			if strings.HasPrefix(p, "{mse_input") { // the input's: known from t = 0
+				return lesson.Fill(p, sn)
+			}
+			return "…"
+		})
+	}
+	out := fill(s.Caption)
 	if s.Question != "" {
-		out += "\n**" + lesson.Fill(s.Question, sn) + "**"
+		out += "\n**" + fill(s.Question) + "**"
 		switch {
-		case !lr.revealed: // the counter says → shows the answer
+		case !lr.revealed:
+			// The counter says → shows the answer; its line is kept
+			// so the panels do not move when it comes.
+			out += "\n "
 		case sn.CueDone:
-			out += "\n" + lesson.Fill(s.Answer, sn)
+			out += "\n" + fill(s.Answer)
 		default:
-			out += fmt.Sprintf("\n*running to t = %s …*", target(s.Run))
+			// Plain text: the '*' of t* is no emphasis.
+			out += fmt.Sprintf("\nrunning to %s …", target(s.Run))
 		}
 	}
 	return out
 }
+
+// placeholder is a lesson text's {name} or {name:model} (lesson.Fill).
+var placeholder = regexp.MustCompile(`\{[a-z_]+(?::[a-z0-9-]+)?\}`)
 
 // target names a run's last step.
 func target(r lesson.Run) string {
 	if r.ToBest {
 		return "t*"
 	}
-	return fmt.Sprint(r.To)
+	return fmt.Sprintf("t = %d", r.To)
 }
 
 // refreshMenu rebuilds the menu bar (Leave lesson follows the lesson),

@@ -13,6 +13,9 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
@@ -42,7 +45,7 @@ func newTitle(s string) *widget.Label {
 // input, one state per lane, nearest memory), analysis below (attention
 // per lane, MSE, energy for a single model, variance histogram).
 func (m *Main) layoutCenter(n int) {
-	m.answers = nil
+	m.answers, m.answersWidth = nil, 0
 	m.states = m.states[:0]
 	m.patterns = map[int]*PatternsView{}
 	m.stateTitles = m.stateTitles[:0]
@@ -88,6 +91,10 @@ func (m *Main) layoutCenter(n int) {
 		}
 	}
 	top = append(top, container.NewBorder(newTitle("nearest\nmemory"), m.nearestLbl, nil, nil, m.nearest))
+	if m.presentation {
+		m.layoutFocus(n, top)
+		return
+	}
 	m.mseLegend = container.NewGridWithColumns(2)
 	m.energyNote = canvas.NewText("○ t = 0: masked keys left out", figures.ReferenceColor)
 	m.energyNote.TextSize = theme.CaptionTextSize()
@@ -114,8 +121,112 @@ func (m *Main) layoutCenter(n int) {
 	m.lastPlotKey = ""
 }
 
+// layoutFocus is presentation mode's arrangement, made to be read from
+// the back of a lecture hall on a 1280×800 projector with one to four
+// models: the images in a row (the clean digit, the input, one state per
+// model; the nearest memory beside a single model), then one large MSE
+// plot, with each model's t* marked, beside the table of every model's
+// answer. The attention maps, the energy and the histogram stay outside
+// presentation mode.
+func (m *Main) layoutFocus(n int, top []fyne.CanvasObject) {
+	imgs := top
+	if n > 1 {
+		imgs = top[:len(top)-1] // the table names each model's nearest memory
+	}
+	// The legend in one row when it fits (a line per model and the
+	// input's; a single model's all, masked and unmasked pixels).
+	m.mseLegend = container.NewGridWithColumns(min(n+1, 4))
+	if n == 1 {
+		m.mseLegend = container.NewGridWithColumns(4)
+	}
+	var lower fyne.CanvasObject = container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot)
+	if n > 1 {
+		// No scrolling: every row is in sight, sized to what it holds.
+		m.answers = container.New(answerLayout{})
+		table := container.NewBorder(newTitle("each model's answer"), nil, nil, nil, m.answers)
+		lower = container.New(plotAndTable{answers: m.answers}, lower, table)
+	}
+	m.center.Objects = []fyne.CanvasObject{container.New(focusRows{cols: len(imgs)},
+		container.NewGridWithColumns(len(imgs), imgs...), lower)}
+	m.center.Refresh()
+	m.lastPlotKey = ""
+}
+
+// focusRows lays out presentation mode's two rows: the images (as tall as
+// a square image and its title need, so no more than their width) and the
+// plot below, which is given at least focusPlotHeight when the images can
+// shrink to make room.
+type focusRows struct{ cols int }
+
+// focusPlotHeight is the height presentation mode keeps for the MSE plot,
+// its legend and the table when it can.
+const focusPlotHeight = 330
+
+func (f focusRows) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	if len(objs) != 2 {
+		return
+	}
+	pad := theme.Padding()
+	top, lower := objs[0], objs[1]
+	title := top.MinSize().Height - pixelViewMin // the titles (and captions) above and below an image
+	cell := (s.Width - pad*float32(max(f.cols-1, 0))) / float32(max(f.cols, 1))
+	h := min(title+cell, s.Height-pad-max(lower.MinSize().Height, focusPlotHeight))
+	h = max(h, top.MinSize().Height)
+	top.Move(fyne.NewPos(0, 0))
+	top.Resize(fyne.NewSize(s.Width, h))
+	lower.Move(fyne.NewPos(0, h+pad))
+	lower.Resize(fyne.NewSize(s.Width, max(s.Height-h-pad, 0)))
+}
+
+func (f focusRows) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var sz fyne.Size
+	for _, o := range objs {
+		sz.Width = max(sz.Width, o.MinSize().Width)
+		sz.Height += o.MinSize().Height
+	}
+	sz.Height += theme.Padding() * float32(max(len(objs)-1, 0))
+	return sz
+}
+
+// plotAndTable lays out the plot and, on its right, the table at the width
+// its columns need (at most half the row); the plot takes the rest.
+type plotAndTable struct{ answers *fyne.Container }
+
+func (p plotAndTable) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	if len(objs) != 2 {
+		return
+	}
+	pad := theme.Padding()
+	tw := min(max(sum(answerNatural(p.answers.Objects)), objs[1].MinSize().Width), s.Width/2)
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(fyne.NewSize(s.Width-tw-pad, s.Height))
+	objs[1].Move(fyne.NewPos(s.Width-tw, 0))
+	objs[1].Resize(fyne.NewSize(tw, s.Height))
+}
+
+func (p plotAndTable) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var sz fyne.Size
+	for _, o := range objs {
+		sz.Width += o.MinSize().Width
+		sz.Height = max(sz.Height, o.MinSize().Height)
+	}
+	return sz.AddWidthHeight(theme.Padding(), 0)
+}
+
+func sum(v []float32) float32 {
+	var t float32
+	for _, x := range v {
+		t += x
+	}
+	return t
+}
+
 func (m *Main) selectQuery(lane, i int) {
-	if m.query == i && m.lane == lane {
+	if info := m.lanes(lane); i < 0 || i >= info.Tokens {
+		// No such patch on this model (a pixel model has none): nothing
+		// is selected.
+		m.query = -1
+	} else if m.query == i && m.lane == lane {
 		m.query = -1
 	} else {
 		m.query, m.lane = i, lane
@@ -225,12 +336,32 @@ func (m *Main) hoverState(lane, q int) {
 	}
 	l := sn.Lanes[lane]
 	f := l.At(sn.T)
+	if f == nil || q >= len(f.Image) {
+		m.hover("")
+		return
+	}
 	txt := describe(l.Info.Label+" state", f.Image, q)
-	if pt := l.Grid; m.query >= 0 && lane == m.lane && f.Attn != nil && pt != nil {
-		j := pt.Token(q)
-		txt += fmt.Sprintf("   patch %d → patch %d: α = %.4f", m.query, j, m.shownAttention(f, l.Info)[m.query*pt.N+j])
+	if a, ok := m.selectedWeight(l, f, lane, q); ok {
+		txt += a
 	}
 	m.hover(txt)
+}
+
+// selectedWeight is the hover text of the attention the selected patch
+// pays to the patch under pixel q of lane's state; false when nothing is
+// selected on that lane or the indices are not the model's (every index is
+// bounded by the model's own sizes, whatever the selection was made on).
+func (m *Main) selectedWeight(l sim.Lane, f *sim.Frame, lane, q int) (string, bool) {
+	pt := l.Grid
+	if m.query < 0 || lane != m.lane || f.Attn == nil || pt == nil || m.query >= pt.N || q < 0 || q >= sim.Pixels {
+		return "", false
+	}
+	j := pt.Token(q)
+	attn := m.shownAttention(f, l.Info)
+	if j < 0 || j >= pt.N || m.query*pt.N+j >= len(attn) {
+		return "", false
+	}
+	return fmt.Sprintf("   patch %d → patch %d: α = %.4f", m.query, j, attn[m.query*pt.N+j]), true
 }
 
 func (m *Main) hoverHeat(lane, r, c int) {
@@ -285,8 +416,8 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 			return energyPlot(sn, figures.TrajectoryOptions{Now: -1, Best: -1, Upto: upto})
 		})
 	}
-	// t* marked for a single model; in compare mode each model's t* is
-	// in the table (one line could not say whose it is).
+	// t* marked for a single model; in compare mode msePlot marks each
+	// model's t* in its colour (one line could not say whose it is).
 	best := -1.0
 	if len(sn.Lanes) == 1 && !sn.Settings.NothingToRepair() && !m.ahead(sn, sn.Lanes[0]) {
 		best = float64(sn.Lanes[0].Best)
@@ -368,15 +499,19 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 			txt += "   (γ = 0: no attention signal, the state stays the input)"
 		}
 	} else {
-		txt += fmt.Sprintf("%d models in lockstep: each one's t* and error are in the table", len(sn.Lanes))
+		txt += fmt.Sprintf("%d models: their t* and errors are in the table", len(sn.Lanes))
 		for _, l := range sn.Lanes {
 			if !repair && !sim.Improves(l.BestMSE, l.Frames[0].MSE) && !m.ahead(sn, l) {
-				txt += " (t* none: no step improves on the input)"
+				txt += " (none: no step beats the input)"
 				break
 			}
 		}
 	}
 	setText(m.tLabel, txt)
+	if w := readoutWidth(m.tLabel); w != m.readoutW {
+		m.readoutW = w // a new text's width: the row is laid out again
+		m.readout.Refresh()
+	}
 	l := sn.Lanes[min(m.lane, len(sn.Lanes)-1)]
 	f := l.At(sn.T)
 	if mem := m.deps.Memories; mem != nil {
@@ -442,22 +577,45 @@ func (answerLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 	for _, w := range answerWeights {
 		total += w
 	}
+	// Each column as wide as its widest cell when they all fit, the
+	// room left shared by the weights; else the weights share it all.
+	nat := answerNatural(objs)
+	width := make([]float32, len(answerWeights))
+	for c, w := range answerWeights {
+		width[c] = s.Width * w / total
+		if need := sum(nat); need <= s.Width {
+			width[c] = nat[c] + (s.Width-need)*w/total
+		}
+	}
 	y := float32(0)
 	for r := 0; r*len(answerWeights) < len(objs); r++ {
 		x, h := float32(0), float32(0)
-		for c, w := range answerWeights {
+		for c := range answerWeights {
 			k := r*len(answerWeights) + c
 			if k >= len(objs) {
 				break
 			}
 			h = max(h, objs[k].MinSize().Height)
-			cw := s.Width * w / total
+			cw := width[c]
 			objs[k].Move(fyne.NewPos(x, y))
 			objs[k].Resize(fyne.NewSize(cw, objs[k].MinSize().Height))
 			x += cw
 		}
 		y += h
 	}
+}
+
+// answerNatural is the width each column of the table needs to show its
+// cells whole.
+func answerNatural(objs []fyne.CanvasObject) []float32 {
+	nat := make([]float32, len(answerWeights))
+	for k, o := range objs {
+		if l, ok := o.(*widget.Label); ok {
+			w := fyne.MeasureText(l.Text, theme.TextSize(), l.TextStyle).Width + 2*theme.InnerPadding() + 1
+			nat[k%len(nat)] = max(nat[k%len(nat)], w)
+		}
+	}
+	return nat
 }
 
 func (answerLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
@@ -516,6 +674,13 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		cell(fmt.Sprintf("%.4f", f.MSE), false)
 		cell(fmt.Sprintf("#%d: %d, %.2f", f.NearIdx, f.NearLbl, f.NearCorr), false)
 	}
+	// A label's new text does not lay out its row again: when a column
+	// needs another width ("not yet" became "30"), the table and the plot
+	// beside it are laid out anew.
+	if w := sum(answerNatural(m.answers.Objects)); w != m.answersWidth {
+		m.answersWidth = w
+		m.center.Refresh()
+	}
 }
 
 // msePlot draws each model's MSE against t (one model: all, masked and
@@ -546,7 +711,50 @@ func msePlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) 
 		ref[t] = in
 	}
 	ss = append(ss, figures.Series{Name: "input (t = 0)", Values: ref, Reference: true})
-	return figures.TrajectoryPlot("MSE vs t", "MSE", ss, o)
+	p, err := figures.TrajectoryPlot("MSE vs t", "MSE", ss, o)
+	if err != nil {
+		return nil, err
+	}
+	marks, err := tStarMarks(sn, o, p.Y.Min)
+	if err != nil {
+		return nil, err
+	}
+	p.Add(marks...)
+	return p, nil
+}
+
+// tStarMarks are compare mode's t* markers: for each model, in its colour,
+// a dot at its best error and a dashed drop to the bottom of the plot (y0);
+// one marker line for all could not say whose it is. A model whose t* a
+// lesson has not reached yet, or that no step improves, has none.
+func tStarMarks(sn *sim.Snapshot, o figures.TrajectoryOptions, y0 float64) ([]plot.Plotter, error) {
+	if len(sn.Lanes) < 2 || sn.Settings.NothingToRepair() {
+		return nil, nil
+	}
+	var out []plot.Plotter
+	for k, l := range sn.Lanes {
+		if l.Best < 1 || len(l.Frames) == 0 || !sim.Improves(l.BestMSE, l.Frames[0].MSE) || (o.Upto > 0 && l.Best >= o.Upto) ||
+			math.IsNaN(l.BestMSE) || math.IsInf(l.BestMSE, 0) || (o.LogY && l.BestMSE <= 0) {
+			continue
+		}
+		c := figures.Palette[k%len(figures.Palette)]
+		x := float64(l.Best)
+		drop, err := plotter.NewLine(plotter.XYs{{X: x, Y: y0}, {X: x, Y: l.BestMSE}})
+		if err != nil {
+			return nil, err
+		}
+		drop.Color, drop.Width = c, vg.Points(1.2)
+		drop.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		dot, err := plotter.NewScatter(plotter.XYs{{X: x, Y: l.BestMSE}})
+		if err != nil {
+			return nil, err
+		}
+		dot.GlyphStyle.Shape = draw.CircleGlyph{}
+		dot.GlyphStyle.Radius = vg.Points(4)
+		dot.GlyphStyle.Color = c
+		out = append(out, drop, dot)
+	}
+	return out, nil
 }
 
 // energyPlot draws one line per model that has an energy, in the model's

@@ -48,8 +48,11 @@ func (v *PixelView) CreateRenderer() fyne.WidgetRenderer {
 
 type pixelRenderer struct{ v *PixelView }
 
+// pixelViewMin is a PixelView's smallest side.
+const pixelViewMin = 96
+
 func (r *pixelRenderer) Layout(s fyne.Size)           { r.v.raster.Resize(s) }
-func (r *pixelRenderer) MinSize() fyne.Size           { return fyne.NewSize(96, 96) }
+func (r *pixelRenderer) MinSize() fyne.Size           { return fyne.NewSize(pixelViewMin, pixelViewMin) }
 func (r *pixelRenderer) Refresh()                     { r.v.raster.Refresh() }
 func (r *pixelRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasObject{r.v.raster} }
 func (r *pixelRenderer) Destroy()                     {}

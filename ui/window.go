@@ -76,8 +76,10 @@ type Main struct {
 	energyPlot   *PlotView
 	energyNote   *canvas.Text    // says E(X₀) of a masking run is measured apart
 	answers      *fyne.Container // compare mode: a row per model (drawAnswers)
+	answersWidth float32         // the width the table's text needs (answerNatural)
 	hist         *Histogram
 	center       *fyne.Container
+	body         *fyne.Container // the lesson bar above the panels
 
 	playBtn   *keyButton
 	transport *fyne.Container
@@ -86,6 +88,8 @@ type Main struct {
 	timeline  *keySlider
 	tLabel    *widget.Label
 	status    *widget.Label
+	readout   *fyne.Container // tLabel and status side by side (readoutRow)
+	readoutW  float32         // the width tLabel's text needs, as last laid out
 
 	updating bool // true while apply sets widget values (their callbacks must not send commands)
 
@@ -202,11 +206,13 @@ func (m *Main) build() {
 		container.NewHBox(reset, back, play, step, best), speedBox,
 		container.NewBorder(nil, nil, widget.NewLabel("t"), nil, m.timeline))
 	m.tLabel.Truncation = fyne.TextTruncateEllipsis
-	bottom := container.NewVBox(m.transport, container.NewGridWithColumns(2, m.tLabel, m.status))
+	m.readout = container.New(readoutRow{}, m.tLabel, m.status)
+	bottom := container.NewVBox(m.transport, m.readout)
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
 	m.bar = newLessonBar()
-	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, container.NewBorder(m.bar.box, nil, nil, nil, m.center))
+	m.body = container.NewBorder(m.bar.box, nil, nil, nil, m.center)
+	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, m.body)
 	m.win.Canvas().SetOnTypedKey(m.typedKey)
 	m.win.SetMainMenu(m.menu())
 }
@@ -228,12 +234,25 @@ func (m *Main) send(f func(*sim.Settings)) {
 
 // setStatus shows information; setError a problem, which stays until the
 // next change the engine accepts.
-func (m *Main) setStatus(s string) { m.statusErr = false; m.status.SetText(s) }
-func (m *Main) setError(s string)  { m.statusErr = true; m.status.SetText(s) }
+func (m *Main) setStatus(s string) { m.statusErr = false; m.setStatusText(s) }
+func (m *Main) setError(s string)  { m.statusErr = true; m.setStatusText(s) }
 
 func (m *Main) hover(s string) {
 	m.hoverText = s
+	m.setStatusText(s)
+}
+
+// setStatusText shows s on the status line, laying the readout row out
+// again when the status line's width changes (readoutRow).
+func (m *Main) setStatusText(s string) {
+	if m.status.Text == s {
+		return
+	}
+	old := readoutWidth(m.status)
 	m.status.SetText(s)
+	if m.readout != nil && readoutWidth(m.status) != old {
+		m.readout.Refresh()
+	}
 }
 
 // typedKey receives the keys typed while nothing has the focus.
@@ -339,6 +358,9 @@ func (m *Main) togglePresentation() {
 	m.app.Settings().SetTheme(newTheme(m.themeChoice, m.presentation))
 	if m.presentation {
 		m.win.SetMainMenu(nil)
+		// Fyne's window keeps the content below where the menu bar was
+		// (an empty band at the top) until the content is set again.
+		m.win.SetContent(m.root)
 	} else {
 		m.refreshMenu()
 	}
@@ -392,11 +414,17 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	}
 	m.timeline.SetValue(float64(sn.T))
 
+	if prev == nil || !sameModels(prev, sn) {
+		// A selected patch is a patch of the model it was made on:
+		// another model (or patch size, or set of lanes) has other
+		// patches, and the selection ends with it.
+		m.query, m.lane = -1, 0
+	}
 	if prev == nil || !slices.Equal(prev.Settings.Lanes, sn.Settings.Lanes) || len(m.states) != len(sn.Lanes) {
 		m.layoutCenter(len(sn.Lanes))
 	}
 	if m.lane >= len(sn.Lanes) {
-		m.lane = 0
+		m.query, m.lane = -1, 0
 	}
 	m.redrawImages()
 	m.drawPlots(sn)
@@ -408,6 +436,21 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	case m.statusErr && prev != nil && !reflect.DeepEqual(prev.Settings, sn.Settings):
 		m.setStatus("") // an accepted change ends the last problem
 	}
+}
+
+// sameModels reports whether a and b show the same models in the same
+// lanes, with the same tokens (a selection made on a stays valid on b).
+func sameModels(a, b *sim.Snapshot) bool {
+	if len(a.Lanes) != len(b.Lanes) {
+		return false
+	}
+	for k := range a.Lanes {
+		x, y := a.Lanes[k].Info, b.Lanes[k].Info
+		if x.Name != y.Name || x.Patch != y.Patch || x.Tokens != y.Tokens {
+			return false
+		}
+	}
+	return true
 }
 
 // writePNG encodes an image (used by exports).
@@ -440,6 +483,45 @@ func (m *Main) showError(err error) {
 	d.Resize(fyne.NewSize(min(560, m.win.Canvas().Size().Width-40), d.MinSize().Height+
 		fyne.MeasureText(err.Error(), theme.TextSize(), fyne.TextStyle{}).Width/480*theme.TextSize()*1.5))
 	d.Show()
+}
+
+// readoutRow lays out the readout (t and each model's answer) at the
+// width its text needs, leaving the status line what its text needs up to
+// readoutStatusMin (two equal halves cut the readout with "…" while the
+// status line was empty).
+type readoutRow struct{}
+
+func (readoutRow) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	if len(objs) != 2 {
+		return
+	}
+	w := min(max(readoutWidth(objs[0]), s.Width/2), s.Width-min(readoutWidth(objs[1]), readoutStatusMin))
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(fyne.NewSize(w, s.Height))
+	objs[1].Move(fyne.NewPos(w, 0))
+	objs[1].Resize(fyne.NewSize(s.Width-w, s.Height))
+}
+
+func (readoutRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var sz fyne.Size
+	for _, o := range objs {
+		sz.Width += o.MinSize().Width
+		sz.Height = max(sz.Height, o.MinSize().Height)
+	}
+	return sz
+}
+
+// readoutStatusMin is the width the status line keeps beside a long
+// readout (the status line's text is cut, the readout's is not).
+const readoutStatusMin = 150
+
+// readoutWidth is the width a label needs to show its text whole.
+func readoutWidth(o fyne.CanvasObject) float32 {
+	l, ok := o.(*widget.Label)
+	if !ok {
+		return o.MinSize().Width
+	}
+	return fyne.MeasureText(l.Text, theme.TextSize(), l.TextStyle).Width + 2*theme.InnerPadding() + 1
 }
 
 // fixedWidth lays out its objects at a fixed width and the full height.

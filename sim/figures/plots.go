@@ -398,7 +398,9 @@ func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) 
 				continue
 			}
 			if !math.IsNaN(v) && !math.IsInf(v, 0) && (!o.LogY || v > 0) {
-				if o.Upto <= 0 || t < o.Upto {
+				// A reference (the input's MSE) is known from t = 0:
+				// Upto does not cut it.
+				if o.Upto <= 0 || t < o.Upto || s.Reference {
 					xy = append(xy, plotter.XY{X: float64(t), Y: v})
 				}
 				lo, hi, maxT = math.Min(lo, v), math.Max(hi, v), max(maxT, t)
