@@ -131,7 +131,7 @@ func NewMainSync(a fyne.App, w fyne.Window, deps Deps, settings sim.Settings) *M
 
 // usePlotFont draws the plots in the theme's text font, as the controls.
 func (m *Main) usePlotFont() {
-	if err := figures.UseFont("theme", theme.TextFont().Content()); err != nil {
+	if err := figures.UseFont("DejaVu Sans", textFont.Content()); err != nil {
 		fyne.LogError("plots keep gonum's font", err) // the window works on
 	}
 }

@@ -1,0 +1,211 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+	"golang.org/x/image/font/sfnt"
+	"golang.org/x/image/math/fixed"
+
+	"attractorlab/sim"
+)
+
+// drawnTexts collects every canvas.Text drawn under o (widgets through
+// their renderers), as the painter will shape them.
+func drawnTexts(o fyne.CanvasObject, out *[]*canvas.Text) {
+	if o == nil {
+		return
+	}
+	switch v := o.(type) {
+	case *canvas.Text:
+		*out = append(*out, v)
+		return
+	case *fyne.Container:
+		for _, c := range v.Objects {
+			drawnTexts(c, out)
+		}
+		return
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(v).Objects() {
+			drawnTexts(c, out)
+		}
+	}
+}
+
+// windowTexts is every text of w: its content, its overlays (dialogs,
+// pop-ups) and its menu.
+func windowTexts(w fyne.Window) []*canvas.Text {
+	var out []*canvas.Text
+	drawnTexts(w.Canvas().Content(), &out)
+	for _, o := range w.Canvas().Overlays().List() {
+		drawnTexts(o, &out)
+	}
+	if mm := w.MainMenu(); mm != nil {
+		for _, menu := range mm.Items {
+			out = append(out, canvas.NewText(menu.Label, nil))
+			for _, it := range menu.Items {
+				out = append(out, canvas.NewText(it.Label, nil))
+			}
+		}
+	}
+	return out
+}
+
+// missingGlyphs lists the runes of s the font draws as nothing or as its
+// "missing" box: no entry in its cmap, or a glyph with no outline.
+func missingGlyphs(t *testing.T, font fyne.Resource, s string) string {
+	t.Helper()
+	f, err := sfnt.Parse(font.Content())
+	if err != nil {
+		t.Fatalf("font %s: %v", font.Name(), err)
+	}
+	var buf sfnt.Buffer
+	miss := ""
+	for _, r := range s {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			continue
+		}
+		g, err := f.GlyphIndex(&buf, r)
+		if err == nil && g != 0 {
+			segs, err := f.LoadGlyph(&buf, g, fixed.I(12), nil)
+			if err == nil && len(segs) > 0 {
+				continue
+			}
+		}
+		if !strings.ContainsRune(miss, r) {
+			miss += string(r)
+		}
+	}
+	return miss
+}
+
+// checkGlyphs fails for a text the window's theme cannot draw.
+func checkGlyphs(t *testing.T, where string, texts []*canvas.Text) {
+	t.Helper()
+	th := newTheme("Light", false)
+	seen := map[string]bool{}
+	for _, tx := range texts {
+		key := tx.Text + "|" + string(rune('0'+btoi(tx.TextStyle.Bold)))
+		if tx.Text == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		if miss := missingGlyphs(t, th.Font(tx.TextStyle), tx.Text); miss != "" {
+			t.Errorf("%s: %q: the theme's font %s has no glyph for %q", where, tx.Text, th.Font(tx.TextStyle).Name(), miss)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Every text the window shows (controls, titles, tables, status and
+// readouts, menus, Help → Keys, tooltips, the population windows) draws
+// with glyphs the theme's font has: no boxes, no blanks.
+func TestEveryGlyphDraws(t *testing.T) {
+	m, w := newTestMain(t)
+	check := func(where string) {
+		t.Helper()
+		checkGlyphs(t, where, windowTexts(w))
+	}
+	check("single model")
+	typeKey(w, fyne.KeyRight)
+	m.selectQuery(0, 3)
+	check("a step, a patch selected")
+	m.PaperDemo()
+	check("paper demo")
+	m.Engine.Update(func(st *sim.Settings) { st.Lanes = []string{"bsa-p2", "bsa-p4", "hopfield", "hopfield-classic"} })
+	typeKey(w, fyne.KeyRight)
+	check("compare mode")
+	m.showKeys()
+	check("Help → Keys")
+	for _, o := range w.Canvas().Overlays().List() {
+		w.Canvas().Overlays().Remove(o)
+	}
+	m.showExport()
+	check("Export")
+	for _, o := range w.Canvas().Overlays().List() {
+		w.Canvas().Overlays().Remove(o)
+	}
+	m.showEnsemble()
+	checkGlyphs(t, "Ensemble", windowTexts(m.ens.w))
+	m.showBasin()
+	checkGlyphs(t, "Basin map", windowTexts(m.basin.w))
+	// The texts written outside widgets' trees.
+	var extra []*canvas.Text
+	for _, r := range keysHelp {
+		extra = append(extra, canvas.NewText(r.keys, nil), canvas.NewText(r.action, nil))
+	}
+	for _, s := range []string{checkMark(true), checkMark(false), describeCorruption(sim.Corruption{Kind: sim.Noise, Sigma2: 0.7}), escapeText(-1)} {
+		extra = append(extra, canvas.NewText(s, nil))
+	}
+	checkGlyphs(t, "help and readouts", extra)
+}
+
+// Help → Keys is a grid: each key in a cell of its own, its action in the
+// cell beside it, every action starting at the same x, right of every key.
+func TestKeysHelpIsAGrid(t *testing.T) {
+	m, w := newTestMain(t)
+	m.showKeys()
+	var labels []*widget.Label
+	var find func(o fyne.CanvasObject)
+	find = func(o fyne.CanvasObject) {
+		switch v := o.(type) {
+		case *widget.Label:
+			labels = append(labels, v)
+		case *fyne.Container:
+			for _, c := range v.Objects {
+				find(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(v).Objects() {
+				find(c)
+			}
+		}
+	}
+	for _, o := range w.Canvas().Overlays().List() {
+		find(o)
+	}
+	pos := func(text string) []*widget.Label {
+		var out []*widget.Label
+		for _, l := range labels {
+			if strings.Contains(l.Text, "\t") {
+				t.Fatalf("label %q has a tab: Fyne draws it as nothing", l.Text)
+			}
+			if l.Text == text {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	abs := func(o fyne.CanvasObject) fyne.Position {
+		return fyne.CurrentApp().Driver().AbsolutePositionForObject(o)
+	}
+	var actionX float32 = -1
+	for _, r := range keysHelp {
+		if r.keys == "" {
+			continue
+		}
+		ks, as := pos(r.keys), pos(r.action)
+		if len(ks) == 0 || len(as) == 0 {
+			t.Fatalf("no label of its own for %q or %q", r.keys, r.action)
+		}
+		k, a := ks[0], as[0]
+		if abs(a).X < abs(k).X+k.MinSize().Width-1 {
+			t.Errorf("%q (x %v) overlaps its key %q (x %v, width %v)", r.action, abs(a).X, r.keys, abs(k).X, k.MinSize().Width)
+		}
+		if actionX >= 0 && abs(a).X != actionX {
+			t.Errorf("%q starts at x %v, the actions above at %v", r.action, abs(a).X, actionX)
+		}
+		actionX = abs(a).X
+	}
+}
