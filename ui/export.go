@@ -116,7 +116,7 @@ func (m *Main) showExport() {
 	}
 	d = dialog.NewCustom("Export", "Cancel", container.NewVScroll(list), m.win)
 	d.Resize(fyne.NewSize(420, min(list.MinSize().Height+120, m.win.Canvas().Size().Height-40)))
-	d.Show()
+	m.showDialog(d)
 }
 
 // saveAs asks where to write data, offering the last folder used and the
@@ -127,9 +127,9 @@ func (m *Main) showExport() {
 func (m *Main) saveAs(file string, data []byte) {
 	home, _ := os.UserHomeDir()
 	dir := m.app.Preferences().StringWithFallback("exportDir", home)
-	entry := widget.NewEntry()
-	entry.SetText(filepath.Join(dir, file))
 	var d dialog.Dialog
+	entry := newKeyEntry(func() { d.Hide() })
+	entry.SetText(filepath.Join(dir, file))
 	browse := widget.NewButton("Browse…", func() {
 		d.Hide()
 		m.browseSave(file, data)
@@ -141,7 +141,7 @@ func (m *Main) saveAs(file string, data []byte) {
 		}
 		switch {
 		case errors.Is(err, errExists):
-			dialog.ShowConfirm("Replace?", path+" exists. Replace it?", func(ok bool) {
+			m.showDialog(dialog.NewConfirm("Replace?", path+" exists. Replace it?", func(ok bool) {
 				if ok {
 					if err := saveFile(path, data, true); err != nil {
 						m.showError(err)
@@ -149,7 +149,7 @@ func (m *Main) saveAs(file string, data []byte) {
 					}
 					m.saved(d, path)
 				}
-			}, m.win)
+			}, m.win))
 		case err != nil:
 			m.showError(err)
 		default:
@@ -164,7 +164,7 @@ func (m *Main) saveAs(file string, data []byte) {
 		}
 	}, m.win)
 	d.Resize(fyne.NewSize(640, d.MinSize().Height))
-	d.Show()
+	m.showDialog(d)
 	m.win.Canvas().Focus(entry)
 }
 
@@ -197,7 +197,7 @@ func (m *Main) browseSave(file string, data []byte) {
 		m.setStatus("saved " + w.URI().Path())
 	}, m.win)
 	d.SetFileName(file)
-	d.Show()
+	m.showDialog(d)
 }
 
 var errExists = errors.New("exists")
@@ -306,7 +306,7 @@ func (m *Main) openJSON(open func(r io.Reader, name string) error) {
 		}
 	}, m.win)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".json"}))
-	d.Show()
+	m.showDialog(d)
 }
 
 // OpenScenario applies a scenario read from r (name is used in errors).

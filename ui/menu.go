@@ -117,8 +117,7 @@ func keysGrid() fyne.CanvasObject {
 }
 
 func (m *Main) showKeys() {
-	d := dialog.NewCustom("Keys", "Close", keysGrid(), m.win)
-	d.Show()
+	m.showDialog(dialog.NewCustom("Keys", "Close", keysGrid(), m.win))
 }
 
 func (m *Main) showAbout() {
@@ -126,9 +125,9 @@ func (m *Main) showAbout() {
 	if v == "" {
 		v = "(development build)"
 	}
-	dialog.ShowInformation("About Attractor Lab", fmt.Sprintf(
+	m.showDialog(dialog.NewInformation("About Attractor Lab", fmt.Sprintf(
 		"Attractor Lab %s\n\nWatch self-attention behave as an attractor network on MNIST digits:\n"+
 			"a transient memory, then the fall toward a global attractor.\n\n"+
 			"After D'Amico & Negri, \"Self-attention as an attractor network:\n"+
-			"transient memories without backpropagation\".", v), m.win)
+			"transient memories without backpropagation\".", v), m.win))
 }

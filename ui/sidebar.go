@@ -22,12 +22,12 @@ import (
 // controls are the sidebar's widgets.
 type controls struct {
 	split      *keySelect
-	index      *widget.Entry
+	index      *keyEntry
 	labelSel   *keySelect
 	kind       *choice
 	level      *keySlider
 	levelLabel *widget.Label
-	seed       *widget.Entry
+	seed       *keyEntry
 	modelCheck []*keyCheck // one per model of the catalogue, in menu order
 	lambda     *keySlider
 	lambdaLbl  *widget.Label
@@ -36,7 +36,7 @@ type controls struct {
 	attn       *choice
 	beta       *keySlider
 	betaLbl    *widget.Label
-	kEntry     *widget.Entry
+	kEntry     *keyEntry
 	async      *keyCheck
 	gridCheck  *keyCheck
 	logCheck   *keyCheck  // the MSE plot's log y axis
@@ -56,7 +56,12 @@ func (m *Main) digitControls() fyne.CanvasObject {
 		}
 		m.send(func(st *sim.Settings) { st.Split, st.Index = sp, 0 })
 	}, m.handleKey)
-	m.side.index = widget.NewEntry()
+	m.side.index = newKeyEntry(func() {
+		m.win.Canvas().Unfocus()
+		if m.snap != nil {
+			m.side.index.SetText(strconv.Itoa(m.snap.Settings.Index))
+		}
+	})
 	m.side.index.OnSubmitted = func(s string) {
 		// The field shows the digit the engine has, after this change or
 		// after refusing it (the status says why).
@@ -108,7 +113,12 @@ func (m *Main) corruptionControls() fyne.CanvasObject {
 		})
 	}
 	m.side.level.OnChanged = func(v float64) { m.showLevel(v) }
-	m.side.seed = widget.NewEntry()
+	m.side.seed = newKeyEntry(func() {
+		m.win.Canvas().Unfocus()
+		if m.snap != nil {
+			m.side.seed.SetText(strconv.FormatUint(m.snap.Settings.Corruption.Seed, 10))
+		}
+	})
 	m.side.seed.OnSubmitted = func(s string) {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -195,7 +205,12 @@ func (m *Main) hopfieldControls() fyne.CanvasObject {
 	m.side.beta.OnChangeEnded = func(v float64) {
 		m.send(func(st *sim.Settings) { st.Hop.Beta = float32(math.Pow(10, v)) })
 	}
-	m.side.kEntry = widget.NewEntry()
+	m.side.kEntry = newKeyEntry(func() {
+		m.win.Canvas().Unfocus()
+		if m.snap != nil {
+			m.side.kEntry.SetText(strconv.Itoa(m.snap.Settings.Hop.K))
+		}
+	})
 	m.side.kEntry.OnSubmitted = func(s string) {
 		k, err := strconv.Atoi(s)
 		if err == nil {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -207,5 +208,43 @@ func TestKeysHelpIsAGrid(t *testing.T) {
 			t.Errorf("%q starts at x %v, the actions above at %v", r.action, abs(a).X, actionX)
 		}
 		actionX = abs(a).X
+	}
+}
+
+// Esc leaves the digit index field (what was typed is dropped, the
+// window's keys work again) and closes the Gallery and the other dialogs.
+func TestEscLeavesFieldAndClosesGallery(t *testing.T) {
+	m, w := newTestMain(t)
+	c := w.Canvas()
+	idx := m.snap.Settings.Index
+	c.Focus(m.side.index)
+	test.Type(m.side.index, "77")
+	c.Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if c.Focused() != nil {
+		t.Fatalf("after Esc the index field still has the focus")
+	}
+	if m.side.index.Text != strconv.Itoa(idx) {
+		t.Fatalf("after Esc the field shows %q, the digit is %d", m.side.index.Text, idx)
+	}
+	typeKey(w, fyne.KeyRight)
+	if m.snap.T != 1 {
+		t.Fatalf("→ after Esc: t = %d, want 1", m.snap.T)
+	}
+
+	m.showGallery()
+	if c.Overlays().Top() == nil {
+		t.Fatal("the Gallery did not open")
+	}
+	typeKey(w, fyne.KeyEscape)
+	if top := c.Overlays().Top(); top != nil && top.Visible() {
+		t.Fatal("Esc did not close the Gallery")
+	}
+	m.showKeys()
+	typeKey(w, fyne.KeyEscape)
+	if top := c.Overlays().Top(); top != nil && top.Visible() {
+		t.Fatal("Esc did not close Help → Keys")
+	}
+	if len(m.dialogs) != 0 {
+		t.Fatalf("%d dialogs still counted as open", len(m.dialogs))
 	}
 }

@@ -89,6 +89,8 @@ type Main struct {
 
 	updating bool // true while apply sets widget values (their callbacks must not send commands)
 
+	dialogs []dialog.Dialog // the dialogs open, the last shown last (Esc closes it)
+
 	// population windows (population.go): nil when closed
 	ens   *ensembleWin
 	basin *basinWin
@@ -242,6 +244,9 @@ func (m *Main) typedKey(k *fyne.KeyEvent) { m.handleKey(k) }
 // handleKey implements the window's keys, whatever control has the focus
 // (keys.go), and reports whether k is one of them.
 func (m *Main) handleKey(k *fyne.KeyEvent) bool {
+	if k.Name == fyne.KeyEscape && m.closeDialog() {
+		return true
+	}
 	if m.lessonKey(k) {
 		return true
 	}
@@ -439,7 +444,7 @@ func (m *Main) showError(err error) {
 	d := dialog.NewCustom("Error", "Close", l, m.win)
 	d.Resize(fyne.NewSize(min(560, m.win.Canvas().Size().Width-40), d.MinSize().Height+
 		fyne.MeasureText(err.Error(), theme.TextSize(), fyne.TextStyle{}).Width/480*theme.TextSize()*1.5))
-	d.Show()
+	m.showDialog(d)
 }
 
 // fixedWidth lays out its objects at a fixed width and the full height.
