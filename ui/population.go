@@ -99,6 +99,18 @@ const ensembleSteps = 100
 // EnsembleDigits are the choices of the ensemble's size.
 var EnsembleDigits = []string{"50", "200", "500", "1000", "2000", "5000", "10000"}
 
+// ensembleChoices are the sizes an ensemble can have on data with have
+// test digits: the choices up to have, and have itself (all of them).
+func ensembleChoices(have int) []string {
+	var out []string
+	for _, s := range EnsembleDigits {
+		if n, _ := strconv.Atoi(s); n < have {
+			out = append(out, s)
+		}
+	}
+	return append(out, strconv.Itoa(have))
+}
+
 // ensembleWin is the Population → Ensemble window: for the main window's
 // corruption and models, the median MSE over N test digits with its
 // interquartile band, and the histogram of the digits' own t*.
@@ -121,8 +133,9 @@ func (m *Main) showEnsemble() {
 		return
 	}
 	e := &ensembleWin{m: m, w: m.app.NewWindow("Ensemble — Attractor Lab")}
-	e.n = widget.NewSelect(EnsembleDigits, nil)
-	e.n.SetSelected("200")
+	have := m.deps.Data.Test.Len()
+	e.n = widget.NewSelect(ensembleChoices(have), nil)
+	e.n.SetSelected(e.n.Options[min(1, len(e.n.Options)-1)])
 	e.job = newJob("Run", e.start)
 	e.band = NewPlotView()
 	e.band.HideT = true
@@ -130,7 +143,10 @@ func (m *Main) showEnsemble() {
 	e.hist.HideT = true
 	e.hist.OnSeek = e.loadDigit
 	e.job.status.SetText("Runs the main window's models and corruption on the first N test digits for 100 steps.")
-	top := container.NewVBox(container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("test digits"), e.n), nil, e.job.bar()), e.job.status)
+	// The data decide how many digits there are: the embedded sample has
+	// 1,000 test digits, the full MNIST 10,000.
+	top := container.NewVBox(container.NewBorder(nil, nil,
+		container.NewHBox(widget.NewLabel(fmt.Sprintf("test digits (of %d loaded)", have)), e.n), nil, e.job.bar()), e.job.status)
 	e.w.SetContent(container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)))
 	e.w.Resize(fyne.NewSize(1100, 520))
 	e.w.SetOnClosed(func() {
@@ -387,6 +403,9 @@ func (b *basinWin) config() (sweep.Config, error) {
 	}
 	if cfg.N, err = strconv.Atoi(strings.TrimSpace(b.n.Text)); err != nil {
 		return cfg, fmt.Errorf("test digits: %q is not a whole number (allowed %s)", b.n.Text, sim.Digits.Allowed())
+	}
+	if have := b.m.deps.Data.Test.Len(); cfg.N > have {
+		return cfg, fmt.Errorf("test digits: %d, but the loaded data has %d test digits (allowed 1 to %d here)", cfg.N, have, have)
 	}
 	if cfg.Seeds, err = strconv.Atoi(strings.TrimSpace(b.seeds.Text)); err != nil {
 		return cfg, fmt.Errorf("seeds: %q is not a whole number (allowed %s)", b.seeds.Text, sweep.Seeds.Allowed())

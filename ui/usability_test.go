@@ -248,3 +248,25 @@ func TestEscLeavesFieldAndClosesGallery(t *testing.T) {
 		t.Fatalf("%d dialogs still counted as open", len(m.dialogs))
 	}
 }
+
+// The ensemble's size offers only what the loaded data hold (the embedded
+// sample: 1,000 test digits), and the basin map refuses more by name.
+func TestEnsembleOffersWhatExists(t *testing.T) {
+	m, _ := newTestMain(t)
+	have := m.deps.Data.Test.Len()
+	m.showEnsemble()
+	for _, o := range m.ens.n.Options {
+		n, err := strconv.Atoi(o)
+		if err != nil || n > have || n < 1 {
+			t.Errorf("the N list offers %q; the data have %d test digits", o, have)
+		}
+	}
+	if last := m.ens.n.Options[len(m.ens.n.Options)-1]; last != strconv.Itoa(have) {
+		t.Errorf("the N list ends at %s, not at all %d digits", last, have)
+	}
+	m.showBasin()
+	m.basin.n.SetText(strconv.Itoa(have + 1))
+	if _, err := m.basin.config(); err == nil || !strings.Contains(err.Error(), "test digits") {
+		t.Errorf("basin map with %d of %d digits: %v", have+1, have, err)
+	}
+}
