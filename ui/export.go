@@ -287,26 +287,78 @@ func (m *Main) windowImage() image.Image {
 
 // openScenario restores a saved scenario; a bad file is reported by name
 // and nothing changes.
-func (m *Main) openScenario() { m.openJSON(m.OpenScenario) }
+func (m *Main) openScenario() { m.openJSON("scenario", m.OpenScenario) }
 
-// openJSON asks for a .json file and hands it to open; a file open refuses
-// is reported by name and nothing changes.
-func (m *Main) openJSON(open func(r io.Reader, name string) error) {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+// openJSON asks for a .json file, what (a scenario, a lesson), and hands
+// it to open: a path typed in the field (absolute, ~/…, or relative to
+// the folder shown) or one chosen with Browse…. Either is read through
+// the one bounded reader (a FIFO, a device or a file over 1 MB is refused
+// by name before a byte is read); a file open refuses is reported by name,
+// nothing changes and the dialog stays to correct the path.
+func (m *Main) openJSON(what string, open func(r io.Reader, name string) error) {
+	home, _ := os.UserHomeDir()
+	dir := m.app.Preferences().StringWithFallback("openDir", home)
+	var d dialog.Dialog
+	entry := newKeyEntry(func() { d.Hide() })
+	entry.SetText(dir + string(filepath.Separator))
+	entry.SetPlaceHolder("path of the " + what + " (.json)")
+	try := func(path string) {
+		if err := m.openPath(path, what, open); err != nil {
+			m.showError(err)
+			return
+		}
+		d.Hide()
+	}
+	typed := func() {
+		path, err := resolvePath(entry.Text, dir, home)
 		if err != nil {
-			m.showError(err)
+			m.showError(fmt.Errorf("%s: %w", what, err))
 			return
 		}
-		if r == nil {
-			return
-		}
-		defer r.Close()
-		if err := open(r, r.URI().Path()); err != nil {
-			m.showError(err)
-		}
-	}, m.win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".json"}))
+		try(path)
+	}
+	browse := widget.NewButton("Browse…", func() {
+		fd := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+			if err != nil {
+				m.showError(err)
+				return
+			}
+			if r == nil {
+				return
+			}
+			path := r.URI().Path()
+			r.Close()
+			entry.SetText(path)
+			try(path)
+		}, m.win)
+		fd.SetFilter(storage.NewExtensionFileFilter([]string{".json"}))
+		m.showDialog(fd)
+	})
+	entry.OnSubmitted = func(string) { typed() }
+	body := container.NewVBox(widget.NewLabel("Type the path of a "+what+" file, or browse for it:"),
+		container.NewBorder(nil, nil, nil, browse, entry))
+	d = dialog.NewCustomWithoutButtons("Open "+what, body, m.win)
+	open_ := widget.NewButton("Open", typed)
+	open_.Importance = widget.HighImportance
+	d.(*dialog.CustomDialog).SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { d.Hide() }), open_})
+	d.Resize(fyne.NewSize(640, d.MinSize().Height))
 	m.showDialog(d)
+	m.win.Canvas().Focus(entry)
+}
+
+// openPath reads the file at path (a regular file of at most
+// sim.JSONMax bytes) and hands it to open.
+func (m *Main) openPath(path, what string, open func(r io.Reader, name string) error) error {
+	f, err := sim.OpenInput(path, what, sim.JSONMax)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := open(f, path); err != nil {
+		return err
+	}
+	m.app.Preferences().SetString("openDir", filepath.Dir(path))
+	return nil
 }
 
 // OpenScenario applies a scenario read from r (name is used in errors).

@@ -85,7 +85,7 @@ func (m *Main) OpenLesson(r io.Reader, name string) error {
 }
 
 // openLesson asks for a lesson file (Lessons → Open lesson…).
-func (m *Main) openLesson() { m.openJSON(m.OpenLesson) }
+func (m *Main) openLesson() { m.openJSON("lesson", m.OpenLesson) }
 
 // StartLesson presents l from its first slide.
 func (m *Main) StartLesson(l *lesson.Lesson) {

@@ -265,7 +265,8 @@ func (m *Main) viewControls() fyne.CanvasObject {
 	m.side.scaleSel.SetSelected(attnScaleNames[m.attnScale])
 	present := newKeyButton("Presentation (F11)", theme.ViewFullScreenIcon(), m.togglePresentation, m.handleKey)
 	demo := newKeyButton("Paper demo", theme.MediaPlayIcon(), m.PaperDemo, m.handleKey)
-	view := container.NewVBox(heading("View"), container.NewGridWithColumns(2, m.side.gridCheck, m.side.themeSel),
+	view := container.NewVBox(heading("View"),
+		container.NewBorder(nil, nil, widget.NewLabel("theme"), nil, m.side.themeSel), m.side.gridCheck,
 		m.side.logCheck,
 		container.NewBorder(nil, nil, widget.NewLabel("attention colour (A)"), nil, m.side.scaleSel),
 		demo, present, hint("File menu: open, save and export (Ctrl+O, Ctrl+S, Ctrl+E)"))

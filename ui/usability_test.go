@@ -1,8 +1,12 @@
 package ui
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode"
 
@@ -268,5 +272,117 @@ func TestEnsembleOffersWhatExists(t *testing.T) {
 	m.basin.n.SetText(strconv.Itoa(have + 1))
 	if _, err := m.basin.config(); err == nil || !strings.Contains(err.Error(), "test digits") {
 		t.Errorf("basin map with %d of %d digits: %v", have+1, have, err)
+	}
+}
+
+// labelBeside finds the label sharing a container with o (its caption).
+func labelBeside(root fyne.CanvasObject, o fyne.CanvasObject) string {
+	c, ok := root.(*fyne.Container)
+	if !ok {
+		return ""
+	}
+	has := false
+	txt := ""
+	for _, x := range c.Objects {
+		if x == o {
+			has = true
+		}
+		if l, ok := x.(*widget.Label); ok {
+			txt = l.Text
+		}
+	}
+	if has {
+		return txt
+	}
+	for _, x := range c.Objects {
+		if s := labelBeside(x, o); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// The theme's drop-down says what it is.
+func TestThemeControlLabelled(t *testing.T) {
+	m, _ := newTestMain(t)
+	if got := labelBeside(m.sideScroll.Content, m.side.themeSel); !strings.Contains(strings.ToLower(got), "theme") {
+		t.Fatalf("the theme drop-down's caption is %q", got)
+	}
+}
+
+// File → Open scenario takes a typed path, read through the bounded
+// reader: a scenario file opens, and /dev/zero, a FIFO, a folder and a
+// missing file are refused by name with nothing changed.
+func TestOpenScenarioTypedPath(t *testing.T) {
+	m, w := newTestMain(t)
+	dir := t.TempDir()
+	want := m.snap.Settings
+	want.Index = 42
+	var buf bytes.Buffer
+	sn := *m.snap
+	sn.Settings = want
+	if err := sim.WriteScenario(&buf, &sn); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "s.json")
+	if err := os.WriteFile(good, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entry := func() *keyEntry {
+		for _, o := range w.Canvas().Overlays().List() {
+			var found *keyEntry
+			var walk func(fyne.CanvasObject)
+			walk = func(o fyne.CanvasObject) {
+				switch v := o.(type) {
+				case *keyEntry:
+					found = v
+				case *fyne.Container:
+					for _, c := range v.Objects {
+						walk(c)
+					}
+				case fyne.Widget:
+					for _, c := range test.WidgetRenderer(v).Objects() {
+						walk(c)
+					}
+				}
+			}
+			walk(o)
+			if found != nil {
+				return found
+			}
+		}
+		return nil
+	}
+	for _, bad := range []string{"/dev/zero", fifo, dir, filepath.Join(dir, "missing.json")} {
+		m.openScenario()
+		e := entry()
+		if e == nil {
+			t.Fatal("Open scenario has no field for a path")
+		}
+		e.SetText(bad)
+		e.OnSubmitted(bad)
+		if m.snap.Settings.Index == 42 {
+			t.Fatalf("%s changed the digit", bad)
+		}
+		if len(m.dialogs) < 2 {
+			t.Fatalf("%s: no error shown", bad)
+		}
+		for m.closeDialog() {
+		}
+	}
+	m.openScenario()
+	e := entry()
+	e.SetText(good)
+	e.OnSubmitted(good)
+	m.Engine.Settle()
+	if got := m.Engine.Snapshot().Settings.Index; got != 42 {
+		t.Fatalf("opened %s: index %d, want 42", good, got)
+	}
+	if len(m.dialogs) != 0 {
+		t.Fatalf("%d dialogs left open after a good file", len(m.dialogs))
 	}
 }
