@@ -107,7 +107,7 @@ func (r *histRenderer) Refresh() {
 	}
 	h.ytop.Text = ""
 	if _, peak := h.shares(); peak > 0 {
-		h.ytop.Text = fmt.Sprintf("top: %.0f%% of patches", 100*peak)
+		h.ytop.Text = fmt.Sprintf("tallest bar: %.0f%% of the patches", 100*peak)
 	}
 	if len(h.Sets) == 0 {
 		h.means.Text = "no patches: the chosen models work on pixels"

@@ -87,7 +87,8 @@ func (m *Main) layoutCenter(n int) {
 			bottom = append(bottom, titledPanel(ht, h))
 		}
 	}
-	top = append(top, container.NewBorder(newTitle("nearest\nmemory"), m.nearestLbl, nil, nil, m.nearest))
+	top = append(top, container.NewBorder(container.NewBorder(nil, nil, nil, newInfoTip(nearestTip), newTitle("nearest\nmemory")),
+		m.nearestLbl, nil, nil, m.nearest))
 	m.mseLegend = container.NewGridWithColumns(2)
 	m.energyNote = canvas.NewText("○ t = 0: masked keys left out", figures.ReferenceColor)
 	m.energyNote.TextSize = theme.CaptionTextSize()

@@ -354,7 +354,13 @@ func (m *Main) showBasin() {
 		widget.NewFormItem("test digits", b.n),
 		widget.NewFormItem("seeds", b.seeds),
 	)
-	top := container.NewVBox(b.form, b.job.bar(), b.job.status)
+	// The three maps' names, in words.
+	legend := widget.NewLabel("MSE(t*): the cell's lowest mean error · t*: its step · escape step: the first step after t* " +
+		"where the mean error is worse than the input's again (grey: never within the run)")
+	legend.Wrapping = fyne.TextWrapWord
+	legend.Importance = widget.LowImportance
+	top := container.NewVBox(b.form, b.job.bar(), b.job.status,
+		container.NewBorder(nil, nil, nil, newInfoTip(escapeTip), legend))
 	b.w.SetContent(container.NewBorder(top, nil, nil, nil, b.view))
 	b.w.Resize(fyne.NewSize(1280, 800))
 	b.w.SetOnClosed(func() {
@@ -475,17 +481,19 @@ func (b *basinWin) loadCell(col, row int) {
 		if b.cfg.Param != sweep.NoParam {
 			what = fmt.Sprintf(", %s %s", b.cfg.Param.Symbol(), strconv.FormatFloat(param, 'g', 4, 64))
 		}
-		b.job.status.SetText(fmt.Sprintf("loaded %s at %s %s%s on test digit %d (cell t* %d, MSE(t*) %.4f, escape %s)",
+		b.job.status.SetText(fmt.Sprintf("loaded %s at %s %s%s on test digit %d (cell t* %d, MSE(t*) %.4f, %s)",
 			r.Model, sweep.LevelRange(b.cfg.Task).Name, strconv.FormatFloat(level, 'g', 4, 64), what, set.Index, r.TStar, r.MSETStar, escapeText(r.Escape)))
 		return
 	}
 }
 
+// escapeText says when a cell's mean error became worse than the input's
+// again after t* (the escape step).
 func escapeText(e int) string {
 	if e < 0 {
-		return "never"
+		return "never worse than the input again"
 	}
-	return "at t = " + strconv.Itoa(e)
+	return "worse than the input again from t = " + strconv.Itoa(e)
 }
 
 // basinView draws a basin map at its size and reports clicks on cells.

@@ -386,3 +386,75 @@ func TestOpenScenarioTypedPath(t *testing.T) {
 		t.Fatalf("%d dialogs left open after a good file", len(m.dialogs))
 	}
 }
+
+// tipsUnder lists the explanations (info icons) under o.
+func tipsUnder(o fyne.CanvasObject, out *[]*infoTip) {
+	switch v := o.(type) {
+	case *infoTip:
+		*out = append(*out, v)
+	case *fyne.Container:
+		for _, c := range v.Objects {
+			tipsUnder(c, out)
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(v).Objects() {
+			tipsUnder(c, out)
+		}
+	}
+}
+
+// explained reports whether a text shown in w, or an explanation one tap
+// away, contains every one of words.
+func explained(w fyne.Window, words ...string) bool {
+	var all []string
+	for _, tx := range windowTexts(w) {
+		all = append(all, tx.Text)
+	}
+	var tips []*infoTip
+	tipsUnder(w.Content(), &tips)
+	for _, tp := range tips {
+		test.Tap(tp)
+		for _, o := range w.Canvas().Overlays().List() {
+			var txs []*canvas.Text
+			drawnTexts(o, &txs)
+			var s []string
+			for _, tx := range txs {
+				s = append(s, tx.Text)
+			}
+			all = append(all, strings.Join(s, " "))
+		}
+		test.Tap(tp)
+	}
+	for _, s := range all {
+		ok := true
+		for _, wd := range words {
+			ok = ok && strings.Contains(s, wd)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// The terse readouts are explained: the nearest memory's ✓/✗, the
+// histogram's top, and the basin map's escape step.
+func TestTerseReadoutsExplained(t *testing.T) {
+	m, w := newTestMain(t)
+	m.PaperDemo()
+	if !strings.ContainsAny(m.nearestLbl.Text, "✓✗") {
+		t.Fatalf("nearest %q has no mark to explain", m.nearestLbl.Text)
+	}
+	if !explained(w, "✗", "label") {
+		t.Error("nothing says what ✗ beside the nearest memory means")
+	}
+	for _, tx := range windowTexts(w) {
+		if strings.HasPrefix(tx.Text, "top:") {
+			t.Errorf("the histogram says %q: the top of what?", tx.Text)
+		}
+	}
+	m.showBasin()
+	if !explained(m.basin.w, "escape step", "after t*", "input") {
+		t.Error("the basin window does not say what the escape step is")
+	}
+}
