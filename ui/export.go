@@ -72,7 +72,7 @@ func (m *Main) plotPNG(build func(*sim.Snapshot, figures.TrajectoryOptions) (*pl
 		if err != nil {
 			return err
 		}
-		return writePNG(w, figures.Render(pl, 1200, 700, 120))
+		return writePNG(w, figures.RenderLegendRight(pl, 1200, 700, 120))
 	}
 }
 

@@ -2,6 +2,9 @@ package ui
 
 import (
 	"bytes"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -456,5 +459,83 @@ func TestTerseReadoutsExplained(t *testing.T) {
 	m.showBasin()
 	if !explained(m.basin.w, "escape step", "after t*", "input") {
 		t.Error("the basin window does not say what the escape step is")
+	}
+}
+
+// greyish reports a grey pixel darker than lim (0…0xffff).
+func greyish(c color.Color, lim uint32) bool {
+	r, g, b, _ := c.RGBA()
+	return r < lim && g < lim && b < lim && max(r, g, b)-min(r, g, b) < 0x1000
+}
+
+// dataArea finds an exported plot's data area: the x axis is the lowest
+// grey line running across 40% of the width, the y axis the leftmost
+// running down 40% of the height.
+func dataArea(img image.Image) image.Rectangle {
+	bd := img.Bounds()
+	axis := func(c color.Color) bool { return greyish(c, 0xa000) }
+	da := image.Rect(-1, -1, -1, -1)
+	for y := bd.Max.Y - 1; y >= bd.Min.Y && da.Max.Y < 0; y-- {
+		for x := bd.Min.X; x < bd.Max.X; {
+			s := x
+			for x < bd.Max.X && axis(img.At(x, y)) {
+				x++
+			}
+			if x-s > bd.Dx()*4/10 {
+				da.Max.Y, da.Max.X = y, x
+				break
+			}
+			x++
+		}
+	}
+	for x := bd.Min.X; x < bd.Max.X && da.Min.X < 0; x++ {
+		for y := bd.Min.Y; y < bd.Max.Y; {
+			s := y
+			for y < bd.Max.Y && axis(img.At(x, y)) {
+				y++
+			}
+			if y-s > bd.Dy()*4/10 {
+				da.Min.X, da.Min.Y = x, s
+				break
+			}
+			y++
+		}
+	}
+	return da
+}
+
+// The exported MSE plot's legend covers no curve: nothing dark (legend
+// text) is drawn inside the data area, alone or comparing four models.
+func TestExportedLegendOutsideData(t *testing.T) {
+	m, w := newTestMain(t)
+	for _, lanes := range [][]string{{"bsa-p2"}, {"bsa-p2", "bsa-p4", "hopfield", "hopfield-classic"}} {
+		m.Engine.Update(func(st *sim.Settings) { st.Lanes = lanes })
+		for range 3 {
+			typeKey(w, fyne.KeyRight)
+		}
+		m.Engine.Settle()
+		var b bytes.Buffer
+		if err := m.plotPNG(msePlot, false)(&b); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		da := dataArea(img)
+		if da.Dx() < 400 || da.Dy() < 300 {
+			t.Fatalf("%v: data area %v of %v", lanes, da, img.Bounds())
+		}
+		in := 0
+		for y := da.Min.Y + 4; y < da.Max.Y-4; y++ {
+			for x := da.Min.X + 4; x < da.Max.X-4; x++ {
+				if greyish(img.At(x, y), 0x5000) {
+					in++
+				}
+			}
+		}
+		if in > 0 {
+			t.Errorf("%v: %d dark (legend) pixels inside the data area %v", lanes, in, da)
+		}
 	}
 }

@@ -536,3 +536,31 @@ func (PlainTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ts
 }
+
+// RenderLegendRight draws p into a w×h image with its legend in a column
+// of its own on the right, outside the data area, so no entry covers a
+// curve (an exported plot; a plot without legend entries is drawn as
+// Render draws it).
+func RenderLegendRight(p *plot.Plot, w, h int, dpi float64) image.Image {
+	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)))
+	dc := draw.New(c)
+	leg := p.Legend
+	r := leg.Rectangle(dc)
+	lw := r.Max.X - r.Min.X
+	if lw <= 0 {
+		p.Draw(dc)
+		return c.Image()
+	}
+	gap := vg.Points(10)
+	right := dc.Max.X - lw - gap
+	p.Legend = plot.NewLegend()
+	p.Legend.TextStyle = leg.TextStyle
+	p.Draw(draw.Crop(dc, 0, right-dc.Max.X, 0, 0))
+	p.Legend = leg
+	lc := draw.Crop(dc, right-dc.Min.X+gap/2, 0, 0, 0)
+	leg.Top, leg.Left, leg.XOffs = true, true, 0
+	// Level with the top of the data area, below the title.
+	leg.YOffs = -(p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding)
+	leg.Draw(lc)
+	return c.Image()
+}
