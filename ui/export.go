@@ -99,23 +99,44 @@ func (m *Main) showExport() {
 	if m.snap == nil {
 		return
 	}
+	m.exportFrom(m.win, m.exports())
+}
+
+// exportFrom shows the Export dialog of items in window win (the main
+// window, the ensemble's, the basin map's): one path for every export.
+func (m *Main) exportFrom(win fyne.Window, items []exportItem) {
 	var d dialog.Dialog
 	list := container.NewVBox()
-	for _, it := range m.exports() {
+	for _, it := range items {
 		b := widget.NewButton(it.label, func() {
 			d.Hide()
 			var buf bytes.Buffer
 			if err := it.write(&buf); err != nil {
-				m.showError(fmt.Errorf("%s: %w", it.label, err))
+				m.showErrorIn(win, fmt.Errorf("%s: %w", it.label, err))
 				return
 			}
-			m.saveAs(it.file, buf.Bytes())
+			m.saveAsIn(win, it.file, buf.Bytes())
 		})
 		b.Alignment = widget.ButtonAlignLeading
 		list.Add(b)
 	}
-	d = dialog.NewCustom("Export", "Cancel", container.NewVScroll(list), m.win)
-	d.Resize(fyne.NewSize(420, min(list.MinSize().Height+120, m.win.Canvas().Size().Height-40)))
+	d = dialog.NewCustom("Export", "Cancel", container.NewVScroll(list), win)
+	d.Resize(fyne.NewSize(420, min(list.MinSize().Height+120, win.Canvas().Size().Height-40)))
+	m.showDialog(d)
+}
+
+// showErrorIn shows a problem in win: the main window's error dialog, or
+// the same in a population window.
+func (m *Main) showErrorIn(win fyne.Window, err error) {
+	if win == m.win {
+		m.showError(err)
+		return
+	}
+	l := widget.NewLabel(err.Error())
+	l.Wrapping = fyne.TextWrapWord
+	d := dialog.NewCustom("Error", "Close", l, win)
+	d.Resize(fyne.NewSize(min(560, win.Canvas().Size().Width-40), d.MinSize().Height+
+		fyne.MeasureText(err.Error(), theme.TextSize(), fyne.TextStyle{}).Width/480*theme.TextSize()*1.5))
 	m.showDialog(d)
 }
 
@@ -124,7 +145,10 @@ func (m *Main) showExport() {
 // relative to the folder shown. An existing file is replaced only after
 // asking; the file appears whole or not at all. Browse… opens Fyne's file
 // chooser instead.
-func (m *Main) saveAs(file string, data []byte) {
+func (m *Main) saveAs(file string, data []byte) { m.saveAsIn(m.win, file, data) }
+
+// saveAsIn is saveAs in window win.
+func (m *Main) saveAsIn(win fyne.Window, file string, data []byte) {
 	home, _ := os.UserHomeDir()
 	dir := m.app.Preferences().StringWithFallback("exportDir", home)
 	var d dialog.Dialog
@@ -132,7 +156,7 @@ func (m *Main) saveAs(file string, data []byte) {
 	entry.SetText(filepath.Join(dir, file))
 	browse := widget.NewButton("Browse…", func() {
 		d.Hide()
-		m.browseSave(file, data)
+		m.browseSave(win, file, data)
 	})
 	save := func(replace bool) {
 		path, err := resolvePath(entry.Text, dir, home)
@@ -144,14 +168,14 @@ func (m *Main) saveAs(file string, data []byte) {
 			m.showDialog(dialog.NewConfirm("Replace?", path+" exists. Replace it?", func(ok bool) {
 				if ok {
 					if err := saveFile(path, data, true); err != nil {
-						m.showError(err)
+						m.showErrorIn(win, err)
 						return
 					}
 					m.saved(d, path)
 				}
-			}, m.win))
+			}, win))
 		case err != nil:
-			m.showError(err)
+			m.showErrorIn(win, err)
 		default:
 			m.saved(d, path)
 		}
@@ -162,10 +186,10 @@ func (m *Main) saveAs(file string, data []byte) {
 		if ok {
 			save(false)
 		}
-	}, m.win)
+	}, win)
 	d.Resize(fyne.NewSize(640, d.MinSize().Height))
 	m.showDialog(d)
-	m.win.Canvas().Focus(entry)
+	win.Canvas().Focus(entry)
 }
 
 func (m *Main) saved(d dialog.Dialog, path string) {
@@ -175,10 +199,10 @@ func (m *Main) saved(d dialog.Dialog, path string) {
 }
 
 // browseSave is Fyne's own save dialog (it asks before replacing a file).
-func (m *Main) browseSave(file string, data []byte) {
+func (m *Main) browseSave(win fyne.Window, file string, data []byte) {
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil {
-			m.showError(err)
+			m.showErrorIn(win, err)
 			return
 		}
 		if w == nil {
@@ -190,12 +214,12 @@ func (m *Main) browseSave(file string, data []byte) {
 			werr = cerr
 		}
 		if werr != nil {
-			m.showError(fmt.Errorf("%s: %w", w.URI().Path(), werr))
+			m.showErrorIn(win, fmt.Errorf("%s: %w", w.URI().Path(), werr))
 			return
 		}
 		m.app.Preferences().SetString("exportDir", filepath.Dir(w.URI().Path()))
 		m.setStatus("saved " + w.URI().Path())
-	}, m.win)
+	}, win)
 	d.SetFileName(file)
 	m.showDialog(d)
 }

@@ -539,3 +539,115 @@ func TestExportedLegendOutsideData(t *testing.T) {
 		}
 	}
 }
+
+// findButton finds a button of w (content and dialogs) whose text starts
+// with prefix.
+func findButton(w fyne.Window, prefix string) *widget.Button {
+	var found *widget.Button
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		if found != nil || o == nil {
+			return
+		}
+		switch v := o.(type) {
+		case *widget.Button:
+			if strings.HasPrefix(v.Text, prefix) {
+				found = v
+			}
+		case *fyne.Container:
+			for _, c := range v.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(v).Objects() {
+				walk(c)
+			}
+		}
+	}
+	for _, o := range w.Canvas().Overlays().List() {
+		walk(o)
+	}
+	walk(w.Content())
+	return found
+}
+
+// exportTo presses Export… in w, the item named item, types path in the
+// Save as dialog and saves.
+func exportTo(t *testing.T, w fyne.Window, item, path string) {
+	t.Helper()
+	b := findButton(w, "Export")
+	if b == nil {
+		t.Fatalf("%s has no Export button", w.Title())
+	}
+	test.Tap(b)
+	it := findButton(w, item)
+	if it == nil {
+		t.Fatalf("%s: Export offers no %q", w.Title(), item)
+	}
+	test.Tap(it)
+	e, ok := w.Canvas().Focused().(*keyEntry)
+	if !ok {
+		t.Fatalf("%s: no path field focused after choosing %q", w.Title(), item)
+	}
+	e.SetText(path)
+	e.OnSubmitted(path)
+}
+
+// The Ensemble and Basin map windows export their figures (PNG) and their
+// numbers (CSV) through the main window's path: typed path, and an
+// existing file is not replaced without asking.
+func TestPopulationWindowsExport(t *testing.T) {
+	m, _ := newTestMain(t)
+	dir := t.TempDir()
+	m.Engine.Update(func(s *sim.Settings) { s.Corruption = sim.DefaultNoise })
+	m.showEnsemble()
+	e := m.ens
+	e.n.SetSelected("50")
+	waitJob(t, e.job, e.start)
+	bandCSV := filepath.Join(dir, "band.csv")
+	exportTo(t, e.w, "MSE band (CSV", bandCSV)
+	data, err := os.ReadFile(bandCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(data), "\n"); lines != 1+101 || !strings.HasPrefix(string(data), "model,task,level,seed,n,t,mse_q25,mse_median,mse_q75\n") {
+		t.Fatalf("band CSV: %d lines, starts %q", lines, string(data[:min(80, len(data))]))
+	}
+	bandPNG := filepath.Join(dir, "band.png")
+	exportTo(t, e.w, "MSE band (PNG", bandPNG)
+	if f, err := os.Open(bandPNG); err != nil {
+		t.Fatal(err)
+	} else if _, err := png.Decode(f); err != nil {
+		t.Fatalf("%s: %v", bandPNG, err)
+	}
+	// Again to the same file: asked first, the file untouched meanwhile.
+	os.WriteFile(bandCSV, []byte("mine"), 0o644)
+	exportTo(t, e.w, "MSE band (CSV", bandCSV)
+	if b := findButton(e.w, "Yes"); b == nil {
+		t.Fatal("no Replace? question for an existing file")
+	}
+	if got, _ := os.ReadFile(bandCSV); string(got) != "mine" {
+		t.Fatalf("the existing file was replaced unasked: %q", got)
+	}
+	for m.closeDialog() {
+	}
+
+	m.showBasin()
+	b := m.basin
+	b.levels.SetText("0.2, 0.5")
+	b.values.SetText("0.5, 2")
+	b.n.SetText("8")
+	waitJob(t, b.job, b.start)
+	sweepCSV := filepath.Join(dir, "basin.csv")
+	exportTo(t, b.w, "Sweep table (CSV", sweepCSV)
+	if data, err := os.ReadFile(sweepCSV); err != nil || strings.Count(string(data), "\n") != 1+4 {
+		t.Fatalf("basin CSV: %v, %q", err, data)
+	}
+	mapPNG := filepath.Join(dir, "basin.png")
+	exportTo(t, b.w, "Basin map (PNG", mapPNG)
+	if f, err := os.Open(mapPNG); err != nil {
+		t.Fatal(err)
+	} else if _, err := png.Decode(f); err != nil {
+		t.Fatalf("%s: %v", mapPNG, err)
+	}
+}
