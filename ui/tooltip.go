@@ -1,7 +1,11 @@
 package ui
 
 import (
+	"image/color"
+
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -85,3 +89,15 @@ const (
 		"escape step: the first step after t* where the mean error is again worse than the input's " +
 		"(the memory is lost); grey when that does not happen within the run."
 )
+
+// twoLines makes l wrap at word breaks and keeps the height of two lines
+// for it (a wrapping label asks its container for one line only), so a
+// long status or readout shows whole instead of cut with "…".
+func twoLines(l *widget.Label) fyne.CanvasObject {
+	l.Wrapping = fyne.TextWrapWord
+	l.Truncation = fyne.TextTruncateOff
+	h := fyne.MeasureText("Ag", theme.TextSize(), l.TextStyle).Height
+	reserve := canvas.NewRectangle(color.Transparent)
+	reserve.SetMinSize(fyne.NewSize(0, 2*h+theme.LineSpacing()+2*theme.InnerPadding()))
+	return container.NewStack(reserve, l)
+}

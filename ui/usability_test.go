@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"golang.org/x/image/math/fixed"
 
 	"attractorlab/sim"
+	"attractorlab/sim/figures"
 )
 
 // drawnTexts collects every canvas.Text drawn under o (widgets through
@@ -649,5 +651,176 @@ func TestPopulationWindowsExport(t *testing.T) {
 		t.Fatal(err)
 	} else if _, err := png.Decode(f); err != nil {
 		t.Fatalf("%s: %v", mapPNG, err)
+	}
+}
+
+// cellText is the text of a compare table's cell (a model's name is a
+// swatchLabel).
+func cellText(o fyne.CanvasObject) string {
+	if s, ok := o.(*swatchLabel); ok {
+		return s.Text
+	}
+	return o.(*widget.Label).Text
+}
+
+// A model keeps one colour, whichever others it is compared with: its
+// line and legend entry in the MSE plot, its state's frame, its row of
+// the table.
+func TestOneColourPerModel(t *testing.T) {
+	m, w := newTestMain(t)
+	want := color.RGBAModel.Convert(figures.ModelColor("hopfield")).(color.RGBA)
+	for _, lanes := range [][]string{{"bsa-p2", "bsa-p4", "hopfield"}, {"bsa-p2", "hopfield"}, {"hopfield", "hopfield-classic"}} {
+		m.Engine.Update(func(st *sim.Settings) { st.Lanes = lanes })
+		typeKey(w, fyne.KeyRight)
+		m.Engine.Settle()
+		k := slices.Index(lanes, "hopfield")
+		legend := ""
+		for _, o := range m.mseLegend.Objects {
+			if tx := o.(*canvas.Text); strings.Contains(tx.Text, "hopfield") && !strings.Contains(tx.Text, "classic") {
+				if c := color.RGBAModel.Convert(tx.Color).(color.RGBA); c != want {
+					t.Errorf("%v: legend %q in %v, want %v", lanes, tx.Text, c, want)
+				}
+				legend = tx.Text
+			}
+		}
+		if legend == "" {
+			t.Errorf("%v: hopfield not in the MSE legend", lanes)
+		}
+		if f := m.states[k].Frame; f == nil || color.RGBAModel.Convert(f).(color.RGBA) != want {
+			t.Errorf("%v: hopfield's state frame %v, want %v", lanes, f, want)
+		}
+		sw, ok := m.answers.Objects[(k+1)*len(answerColumns)].(*swatchLabel)
+		if !ok || color.RGBAModel.Convert(sw.swatch.FillColor).(color.RGBA) != want {
+			t.Errorf("%v: hopfield's table row has no swatch in its colour", lanes)
+		}
+		var b bytes.Buffer
+		if err := m.plotPNG(msePlot, false)(&b); err != nil {
+			t.Fatal(err)
+		}
+		img, _ := png.Decode(&b)
+		n := 0
+		for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+			for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+				if color.RGBAModel.Convert(img.At(x, y)).(color.RGBA) == want {
+					n++
+				}
+			}
+		}
+		if n < 200 {
+			t.Errorf("%v: %d pixels of hopfield's colour in the MSE plot", lanes, n)
+		}
+	}
+}
+
+// Energies of different models share no axis: compared, each is scaled
+// to its own 0…1 and the axis says so; alone, a model's energy is drawn
+// as it is.
+func TestEnergiesScaledApart(t *testing.T) {
+	m, w := newTestMain(t)
+	m.Engine.Update(func(st *sim.Settings) { st.Lanes = []string{"bsa-p2", "hopfield", "hopfield-classic"} })
+	for range 5 {
+		typeKey(w, fyne.KeyRight)
+	}
+	m.Engine.Settle()
+	p, err := energyPlot(m.snap, figures.TrajectoryOptions{Now: -1, Best: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Min < -0.2 || p.Y.Max > 1.2 || !strings.Contains(p.Y.Label.Text+p.Title.Text, "scaled") {
+		t.Fatalf("compared energies on %g … %g, axis %q, title %q", p.Y.Min, p.Y.Max, p.Y.Label.Text, p.Title.Text)
+	}
+	m.Engine.Update(func(st *sim.Settings) { st.Lanes = []string{"hopfield-classic"} })
+	m.Engine.Settle()
+	p, err = energyPlot(m.snap, figures.TrajectoryOptions{Now: -1, Best: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p.Y.Label.Text+p.Title.Text, "scaled") {
+		t.Fatalf("one model's energy scaled: %q", p.Y.Label.Text)
+	}
+}
+
+// At 1280×800 nothing the window writes is cut with "…": comparing four
+// models, with the paper demo's long status.
+func TestNothingCutAt1280(t *testing.T) {
+	m, w := newTestMain(t)
+	fyne.CurrentApp().Settings().SetTheme(newTheme("Light", false))
+	m.PaperDemo()
+	m.Engine.Update(func(st *sim.Settings) {
+		st.Lanes = []string{"bsa-p2", "bsa-p4", "hopfield", "hopfield-classic"}
+	})
+	m.Engine.Settle()
+	m.setStatus("paper demo: noise σ² 0.7 on a test digit, bare self-attention P=2; the curve dips to t*, then rises toward the average digit")
+	w.Resize(fyne.NewSize(1280, 800))
+	if s := w.Content().MinSize(); s.Width > 1280-8 {
+		t.Errorf("the window needs %v wide: its right edge is cut at 1280", s.Width)
+	}
+	var texts []*canvas.Text
+	drawnTexts(w.Content(), &texts)
+	for _, tx := range texts {
+		if strings.HasSuffix(tx.Text, "…") && tx.Visible() {
+			t.Errorf("cut: %q", tx.Text)
+		}
+	}
+}
+
+// The P=2 "where it looks" overlay spans its own range (the row's
+// smallest weight dark, its largest bright) and says what the colours
+// stand for.
+func TestOverlayOnItsOwnScale(t *testing.T) {
+	m, _ := newTestMain(t)
+	m.Engine.Update(func(st *sim.Settings) { st.Lanes = []string{"bsa-p2"} })
+	m.Engine.Step()
+	m.Engine.Settle()
+	m.selectQuery(0, 100)
+	v := m.states[0]
+	if v.Overlay == nil {
+		t.Fatal("no overlay for the selected patch")
+	}
+	lo, hi := float32(1), float32(0)
+	for _, x := range v.Overlay {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	if lo != 0 || hi != 1 {
+		t.Fatalf("the overlay spans %g … %g of its colour scale, want 0 … 1", lo, hi)
+	}
+	l := m.snap.Lanes[0]
+	row := m.shownAttention(l.At(m.snap.T), l.Info)[100*l.Grid.N : 101*l.Grid.N]
+	if v.OverlayHi != slices.Max(row) || v.OverlayLo != slices.Min(row) {
+		t.Fatalf("legend %g … %g, the row %g … %g", v.OverlayLo, v.OverlayHi, slices.Min(row), slices.Max(row))
+	}
+	test.WidgetRenderer(v).Refresh()
+	if !v.legend.hi.Visible() || v.legend.hi.Text == "" {
+		t.Fatal("the overlay has no legend")
+	}
+}
+
+// Over an aggregated attention map the lens shows entries on the map's
+// own colour scale: each block has the colour of its brightest entry as
+// the lens draws it.
+func TestLensSharesTheMapsScale(t *testing.T) {
+	test.NewTempApp(t)
+	h := NewHeatmap()
+	w := test.NewTempWindow(t, h)
+	w.Resize(fyne.NewSize(260, 200))
+	h.Values, h.Rows, h.Cols, h.Block = randomAttention(196), 196, 196, 14
+	h.Refresh()
+	img := h.img.Image
+	if img.Bounds().Dx() != 14 {
+		t.Fatalf("map drawn %v, want 14 blocks", img.Bounds())
+	}
+	for br := 0; br < 14; br++ {
+		for bc := 0; bc < 14; bc++ {
+			var top float32
+			for q := br * 14; q < (br+1)*14; q++ {
+				for k := bc * 14; k < (bc+1)*14; k++ {
+					top = max(top, h.shown[q*196+k])
+				}
+			}
+			lens := viridis(float64(top)) // the lens draws entry (q, k) so
+			if got := color.RGBAModel.Convert(img.At(bc, br)).(color.RGBA); got != lens {
+				t.Fatalf("block (%d,%d) is %v; its brightest entry in the lens %v", br, bc, got, lens)
+			}
+		}
 	}
 }

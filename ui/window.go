@@ -133,7 +133,7 @@ func NewMainSync(a fyne.App, w fyne.Window, deps Deps, settings sim.Settings) *M
 
 // usePlotFont draws the plots in the theme's text font, as the controls.
 func (m *Main) usePlotFont() {
-	if err := figures.UseFont("DejaVu Sans", textFont.Content()); err != nil {
+	if err := figures.UseFont("DejaVu Sans Condensed", textFont.Content()); err != nil {
 		fyne.LogError("plots keep gonum's font", err) // the window works on
 	}
 }
@@ -194,7 +194,6 @@ func (m *Main) build() {
 	}
 	m.tLabel = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	m.status = widget.NewLabel("")
-	m.status.Truncation = fyne.TextTruncateEllipsis
 	// The speed slider stands apart from the timeline, labelled, and the
 	// play button keeps the width of "Pause" so nothing shifts.
 	speedBox := container.NewBorder(nil, nil, widget.NewLabel("  speed"), m.speedLbl, container.NewGridWrap(fyne.NewSize(120, 36), m.speed))
@@ -203,8 +202,9 @@ func (m *Main) build() {
 	m.transport = container.NewBorder(nil, nil,
 		container.NewHBox(reset, back, play, step, best), speedBox,
 		container.NewBorder(nil, nil, widget.NewLabel("t"), nil, m.timeline))
-	m.tLabel.Truncation = fyne.TextTruncateEllipsis
-	bottom := container.NewVBox(m.transport, container.NewGridWithColumns(2, m.tLabel, m.status))
+	// The readout and the status wrap onto a second line rather than
+	// being cut.
+	bottom := container.NewVBox(m.transport, container.NewGridWithColumns(2, twoLines(m.tLabel), twoLines(m.status)))
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
 	m.bar = newLessonBar()
