@@ -525,7 +525,7 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 	cell := func(s string, _ bool) {
 		l, _ := m.answers.Objects[next].(*widget.Label)
 		if sw, ok := m.answers.Objects[next].(*swatchLabel); ok {
-			l = &sw.Label
+			l = sw.label
 		}
 		if l.Text != s {
 			l.SetText(s)

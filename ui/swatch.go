@@ -11,14 +11,17 @@ import (
 
 // swatchLabel is a label led by a square of a colour: a model's name in
 // the compare table, in the colour of its lines and its state's frame.
+// The label beside the square is narrower by the square, so a name too
+// long for the cell ends in "…" instead of running into the next one.
 type swatchLabel struct {
-	widget.Label
+	widget.BaseWidget
+	label  *widget.Label
 	swatch *canvas.Rectangle
 }
 
 func newSwatchLabel() *swatchLabel {
-	l := &swatchLabel{swatch: canvas.NewRectangle(color.Transparent)}
-	l.Truncation = fyne.TextTruncateEllipsis
+	l := &swatchLabel{label: widget.NewLabel(""), swatch: canvas.NewRectangle(color.Transparent)}
+	l.label.Truncation = fyne.TextTruncateEllipsis
 	l.ExtendBaseWidget(l)
 	return l
 }
@@ -34,41 +37,33 @@ func (l *swatchLabel) SetColor(c color.Color) {
 	}
 }
 
-func (l *swatchLabel) CreateRenderer() fyne.WidgetRenderer {
-	return &swatchRenderer{inner: l.Label.CreateRenderer(), l: l}
-}
+func (l *swatchLabel) CreateRenderer() fyne.WidgetRenderer { return &swatchRenderer{l: l} }
 
-type swatchRenderer struct {
-	inner fyne.WidgetRenderer
-	l     *swatchLabel
-}
+type swatchRenderer struct{ l *swatchLabel }
 
-// swatchSide is the side of the square, its gap included: it sits in the
-// label's leading padding and pushes the text over by a little more.
+// swatchSide is the side of the square; it sits in the label's leading
+// padding and pushes the label over by its width.
 func swatchSide() float32 { return theme.TextSize() * 0.6 }
 
 func (r *swatchRenderer) Layout(s fyne.Size) {
 	w := swatchSide()
-	r.inner.Layout(fyne.NewSize(s.Width-w, s.Height))
-	for _, o := range r.inner.Objects() {
-		o.Move(o.Position().AddXY(w, 0))
-	}
-	side := w
-	r.l.swatch.Move(fyne.NewPos(theme.InnerPadding()/4, (s.Height-side)/2))
-	r.l.swatch.Resize(fyne.NewSize(side, side))
+	r.l.label.Move(fyne.NewPos(w, 0))
+	r.l.label.Resize(fyne.NewSize(s.Width-w, s.Height))
+	r.l.swatch.Move(fyne.NewPos(theme.InnerPadding()/4, (s.Height-w)/2))
+	r.l.swatch.Resize(fyne.NewSize(w, w))
 }
 
 func (r *swatchRenderer) MinSize() fyne.Size {
-	return r.inner.MinSize().AddWidthHeight(swatchSide(), 0)
+	return r.l.label.MinSize().AddWidthHeight(swatchSide(), 0)
 }
 
 func (r *swatchRenderer) Refresh() {
-	r.inner.Refresh()
-	r.Layout(r.l.Size())
+	r.l.label.Refresh()
+	r.l.swatch.Refresh()
 }
 
 func (r *swatchRenderer) Objects() []fyne.CanvasObject {
-	return append([]fyne.CanvasObject{r.l.swatch}, r.inner.Objects()...)
+	return []fyne.CanvasObject{r.l.swatch, r.l.label}
 }
 
-func (r *swatchRenderer) Destroy() { r.inner.Destroy() }
+func (r *swatchRenderer) Destroy() {}

@@ -658,7 +658,7 @@ func TestPopulationWindowsExport(t *testing.T) {
 // swatchLabel).
 func cellText(o fyne.CanvasObject) string {
 	if s, ok := o.(*swatchLabel); ok {
-		return s.Text
+		return s.label.Text
 	}
 	return o.(*widget.Label).Text
 }
