@@ -132,6 +132,10 @@ func (r *heatRenderer) Layout(s fyne.Size) {
 	}
 	// The axes are named under the map when there is room.
 	h.axes.TextSize = theme.CaptionTextSize()
+	h.axes.Text = "rows: query ↓   columns: key →"
+	if h.aggregated(sz) {
+		h.axes.Text = "query ↓ key →; a block: its largest"
+	}
 	if as := h.axes.MinSize(); h.Rows > 0 && as.Width <= s.Width && pos.Y+sz.Height+as.Height <= s.Height {
 		h.axes.Move(fyne.NewPos(pos.X, pos.Y+sz.Height))
 		h.axes.Show()
