@@ -368,7 +368,6 @@ func (m *Main) showBasin() {
 	legend := widget.NewLabel("MSE(t*): the cell's lowest mean error · t*: its step · escape step: the first step after t* " +
 		"where the mean error is worse than the input's again (grey: never within the run)")
 	legend.Wrapping = fyne.TextWrapWord
-	legend.Importance = widget.LowImportance
 	export := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.exportFrom(b.w, b.exports()) })
 	top := container.NewVBox(b.form, container.NewBorder(nil, nil, nil, export, b.job.bar()), b.job.status,
 		container.NewBorder(nil, nil, nil, newInfoTip(escapeTip), legend))
@@ -615,7 +614,7 @@ func (m *Main) escCloses(k *fyne.KeyEvent) {
 }
 
 // errNoEnsemble says why there is nothing to export yet.
-var errNoEnsemble = errors.New("nothing to export yet: press Run first")
+var errNoEnsemble = errors.New("nothing to export yet: no run has finished (press Run and let it end)")
 
 // exports are what the ensemble window writes: its two figures as the
 // window shows them and their numbers.
