@@ -30,3 +30,16 @@ var Lessons embed.FS
 //
 //go:embed icon.png
 var Icon []byte
+
+// FontRegular and FontBold are DejaVu Sans Condensed (fonts/LICENSE): the
+// window's text font. Fyne's own (Noto Sans) lacks arrows, ✓ ✗, ≤ and the
+// minus sign the window writes; the condensed cut is as wide as Noto Sans,
+// so the panels fit as before.
+//
+//go:embed fonts/DejaVuSansCondensed.ttf
+var FontRegular []byte
+
+// FontBold is DejaVu Sans Condensed Bold.
+//
+//go:embed fonts/DejaVuSansCondensed-Bold.ttf
+var FontBold []byte

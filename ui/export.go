@@ -71,7 +71,7 @@ func (m *Main) plotPNG(build func(*sim.Snapshot, figures.TrajectoryOptions) (*pl
 		if err != nil {
 			return err
 		}
-		return writePNG(w, figures.Render(pl, 1200, 700, 120))
+		return writePNG(w, figures.RenderLegendRight(pl, 1200, 700, 120))
 	}
 }
 
@@ -98,24 +98,45 @@ func (m *Main) showExport() {
 	if m.snap == nil {
 		return
 	}
+	m.exportFrom(m.win, m.exports())
+}
+
+// exportFrom shows the Export dialog of items in window win (the main
+// window, the ensemble's, the basin map's): one path for every export.
+func (m *Main) exportFrom(win fyne.Window, items []exportItem) {
 	var d dialog.Dialog
 	list := container.NewVBox()
-	for _, it := range m.exports() {
+	for _, it := range items {
 		b := widget.NewButton(it.label, func() {
 			d.Hide()
 			var buf bytes.Buffer
 			if err := it.write(&buf); err != nil {
-				m.showError(fmt.Errorf("%s: %w", it.label, err))
+				m.showErrorIn(win, fmt.Errorf("%s: %w", it.label, err))
 				return
 			}
-			m.saveAs(it.file, buf.Bytes())
+			m.saveAsIn(win, it.file, buf.Bytes())
 		})
 		b.Alignment = widget.ButtonAlignLeading
 		list.Add(b)
 	}
-	d = dialog.NewCustom("Export", "Cancel", container.NewVScroll(list), m.win)
-	d.Resize(fyne.NewSize(420, min(list.MinSize().Height+120, m.win.Canvas().Size().Height-40)))
-	d.Show()
+	d = dialog.NewCustom("Export", "Cancel", container.NewVScroll(list), win)
+	d.Resize(fyne.NewSize(420, min(list.MinSize().Height+120, win.Canvas().Size().Height-40)))
+	m.showDialog(d)
+}
+
+// showErrorIn shows a problem in win: the main window's error dialog, or
+// the same in a population window.
+func (m *Main) showErrorIn(win fyne.Window, err error) {
+	if win == m.win {
+		m.showError(err)
+		return
+	}
+	l := widget.NewLabel(err.Error())
+	l.Wrapping = fyne.TextWrapWord
+	d := dialog.NewCustom("Error", "Close", l, win)
+	d.Resize(fyne.NewSize(min(560, win.Canvas().Size().Width-40), d.MinSize().Height+
+		fyne.MeasureText(err.Error(), theme.TextSize(), fyne.TextStyle{}).Width/480*theme.TextSize()*1.5))
+	m.showDialog(d)
 }
 
 // saveAs asks where to write data, offering the last folder used and the
@@ -123,15 +144,18 @@ func (m *Main) showExport() {
 // relative to the folder shown. An existing file is replaced only after
 // asking; the file appears whole or not at all. Browse… opens Fyne's file
 // chooser instead.
-func (m *Main) saveAs(file string, data []byte) {
+func (m *Main) saveAs(file string, data []byte) { m.saveAsIn(m.win, file, data) }
+
+// saveAsIn is saveAs in window win.
+func (m *Main) saveAsIn(win fyne.Window, file string, data []byte) {
 	home, _ := os.UserHomeDir()
 	dir := m.app.Preferences().StringWithFallback("exportDir", home)
-	entry := widget.NewEntry()
-	entry.SetText(filepath.Join(dir, file))
 	var d dialog.Dialog
+	entry := newKeyEntry(func() { d.Hide() })
+	entry.SetText(filepath.Join(dir, file))
 	browse := widget.NewButton("Browse…", func() {
 		d.Hide()
-		m.browseSave(file, data)
+		m.browseSave(win, file, data)
 	})
 	save := func(replace bool) {
 		path, err := resolvePath(entry.Text, dir, home)
@@ -140,17 +164,17 @@ func (m *Main) saveAs(file string, data []byte) {
 		}
 		switch {
 		case errors.Is(err, errExists):
-			dialog.ShowConfirm("Replace?", path+" exists. Replace it?", func(ok bool) {
+			m.showDialog(dialog.NewConfirm("Replace?", path+" exists. Replace it?", func(ok bool) {
 				if ok {
 					if err := saveFile(path, data, true); err != nil {
-						m.showError(err)
+						m.showErrorIn(win, err)
 						return
 					}
 					m.saved(d, path)
 				}
-			}, m.win)
+			}, win))
 		case err != nil:
-			m.showError(err)
+			m.showErrorIn(win, err)
 		default:
 			m.saved(d, path)
 		}
@@ -161,10 +185,10 @@ func (m *Main) saveAs(file string, data []byte) {
 		if ok {
 			save(false)
 		}
-	}, m.win)
+	}, win)
 	d.Resize(fyne.NewSize(640, d.MinSize().Height))
-	d.Show()
-	m.win.Canvas().Focus(entry)
+	m.showDialog(d)
+	win.Canvas().Focus(entry)
 }
 
 func (m *Main) saved(d dialog.Dialog, path string) {
@@ -174,10 +198,10 @@ func (m *Main) saved(d dialog.Dialog, path string) {
 }
 
 // browseSave is Fyne's own save dialog (it asks before replacing a file).
-func (m *Main) browseSave(file string, data []byte) {
+func (m *Main) browseSave(win fyne.Window, file string, data []byte) {
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil {
-			m.showError(err)
+			m.showErrorIn(win, err)
 			return
 		}
 		if w == nil {
@@ -189,14 +213,14 @@ func (m *Main) browseSave(file string, data []byte) {
 			werr = cerr
 		}
 		if werr != nil {
-			m.showError(fmt.Errorf("%s: %w", w.URI().Path(), werr))
+			m.showErrorIn(win, fmt.Errorf("%s: %w", w.URI().Path(), werr))
 			return
 		}
 		m.app.Preferences().SetString("exportDir", filepath.Dir(w.URI().Path()))
 		m.setStatus("saved " + w.URI().Path())
-	}, m.win)
+	}, win)
 	d.SetFileName(file)
-	d.Show()
+	m.showDialog(d)
 }
 
 var errExists = errors.New("exists")
@@ -286,30 +310,75 @@ func (m *Main) windowImage() image.Image {
 
 // openScenario restores a saved scenario; a bad file is reported by name
 // and nothing changes.
-func (m *Main) openScenario() { m.openJSON(m.OpenScenarioFile) }
+func (m *Main) openScenario() { m.openJSON("scenario", m.OpenScenarioFile) }
 
-// openJSON asks for a .json file and hands its path to open, which reads
-// it (through a bounded reader); a file open refuses is reported by name
-// and nothing changes. The chooser lists regular files only: Fyne opens
-// the chosen file before the callback, and opening a FIFO would block the
-// window.
-func (m *Main) openJSON(open func(path string) error) {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+// openJSON asks for a .json file, what (a scenario, a lesson), and hands
+// it to open: a path typed in the field (absolute, ~/…, or relative to
+// the folder shown) or one chosen with Browse…. open reads it through
+// the one bounded reader (a FIFO, a device or a file over its cap is
+// refused by name before a byte is read); a file open refuses is reported
+// by name, nothing changes and the dialog stays to correct the path. The
+// chooser lists regular files only: Fyne opens the chosen file before its
+// callback, and opening a FIFO would block the window.
+func (m *Main) openJSON(what string, open func(path string) error) {
+	home, _ := os.UserHomeDir()
+	dir := m.app.Preferences().StringWithFallback("openDir", home)
+	var d dialog.Dialog
+	entry := newKeyEntry(func() { d.Hide() })
+	entry.SetText(dir + string(filepath.Separator))
+	entry.SetPlaceHolder("path of the " + what + " (.json)")
+	try := func(path string) {
+		if err := m.openPath(path, what, open); err != nil {
+			m.showError(err)
+			return
+		}
+		d.Hide()
+	}
+	typed := func() {
+		path, err := resolvePath(entry.Text, dir, home)
 		if err != nil {
-			m.showError(err)
+			m.showError(fmt.Errorf("%s: %w", what, err))
 			return
 		}
-		if r == nil {
-			return
-		}
-		path := r.URI().Path()
-		r.Close()
-		if err := open(path); err != nil {
-			m.showError(err)
-		}
-	}, m.win)
-	d.SetFilter(regularJSON{})
-	d.Show()
+		try(path)
+	}
+	browse := widget.NewButton("Browse…", func() {
+		fd := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+			if err != nil {
+				m.showError(err)
+				return
+			}
+			if r == nil {
+				return
+			}
+			path := r.URI().Path()
+			r.Close()
+			entry.SetText(path)
+			try(path)
+		}, m.win)
+		fd.SetFilter(regularJSON{})
+		m.showDialog(fd)
+	})
+	entry.OnSubmitted = func(string) { typed() }
+	body := container.NewVBox(widget.NewLabel("Type the path of a "+what+" file, or browse for it:"),
+		container.NewBorder(nil, nil, nil, browse, entry))
+	d = dialog.NewCustomWithoutButtons("Open "+what, body, m.win)
+	open_ := widget.NewButton("Open", typed)
+	open_.Importance = widget.HighImportance
+	d.(*dialog.CustomDialog).SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { d.Hide() }), open_})
+	d.Resize(fyne.NewSize(640, d.MinSize().Height))
+	m.showDialog(d)
+	m.win.Canvas().Focus(entry)
+}
+
+// openPath hands path to open (which reads it through a bounded reader)
+// and remembers its folder for the next time.
+func (m *Main) openPath(path, what string, open func(path string) error) error {
+	if err := open(path); err != nil {
+		return err
+	}
+	m.app.Preferences().SetString("openDir", filepath.Dir(path))
+	return nil
 }
 
 // regularJSON lets the file chooser list regular .json files only.

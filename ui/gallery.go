@@ -65,8 +65,8 @@ func (m *Main) showGallery() {
 	}
 	scroll := container.NewVScroll(grid)
 	scroll.SetMinSize(fyne.NewSize(700, 460))
-	d = dialog.NewCustom(fmt.Sprintf("%s digits (label %s): click one", m.side.split.Selected, m.side.labelSel.Selected), "Close", scroll, m.win)
-	d.Show()
+	d = dialog.NewCustom(fmt.Sprintf("%s digits (label %s): click one (Esc closes)", m.side.split.Selected, m.side.labelSel.Selected), "Close", scroll, m.win)
+	m.showDialog(d)
 }
 
 type tapImage struct {

@@ -17,9 +17,9 @@ import (
 // columns) with viridis and a labelled colour bar. Hover reports the entry;
 // a tap selects the row. When the map has fewer than two pixels per entry
 // it is drawn aggregated into Block×Block blocks (for attention: one block
-// per row of patches, the attention that a row of query patches gives to a
-// row of key patches) and, under the pointer, a lens shows the entries
-// themselves.
+// per row of patches, in the colour of the largest weight a query patch of
+// the one row gives a key patch of the other) and, under the pointer, a
+// lens shows the entries themselves on the same colour scale.
 type Heatmap struct {
 	widget.BaseWidget
 
@@ -132,6 +132,10 @@ func (r *heatRenderer) Layout(s fyne.Size) {
 	}
 	// The axes are named under the map when there is room.
 	h.axes.TextSize = theme.CaptionTextSize()
+	h.axes.Text = "rows: query ↓   columns: key →"
+	if h.aggregated(sz) {
+		h.axes.Text = "query ↓ key →; a block: its largest"
+	}
 	if as := h.axes.MinSize(); h.Rows > 0 && as.Width <= s.Width && pos.Y+sz.Height+as.Height <= s.Height {
 		h.axes.Move(fyne.NewPos(pos.X, pos.Y+sz.Height))
 		h.axes.Show()
@@ -206,15 +210,11 @@ func (r *heatRenderer) Refresh() {
 		h.shown, lo, hi = scaleAttention(h.Values, h.Rows, h.Cols, h.Scale, h.Hi)
 		rows, cols, vals := h.Rows, h.Cols, h.shown
 		if _, sz := r.mapRect(h.Size()); h.aggregated(sz) {
-			// Blocks of the weights themselves, then the scale over
-			// the blocks (the shared scale is the entries', so each
-			// aggregated map takes its own).
+			// Each block in the colour of its largest entry, on the
+			// entries' own scale: the colour bar reads for the blocks
+			// and for the lens over them alike.
 			rows, cols = h.Rows/h.Block, h.Cols/h.Block
-			s := h.Scale
-			if s == scaleShared {
-				s = scalePerMap
-			}
-			vals, lo, hi = scaleAttention(blockMeans(h.Values, h.Rows, h.Cols, h.Block), rows, cols, s, 0)
+			vals = blockMax(h.shown, h.Rows, h.Cols, h.Block)
 		}
 		h.hi.Text, h.lo.Text = hi, lo
 		img := image.NewRGBA(image.Rect(0, 0, cols, rows))
@@ -281,17 +281,14 @@ func scaleAttention(v []float32, rows, cols int, s attnScale, shared float32) (o
 	}
 }
 
-// blockMeans averages a rows×cols matrix over b×b blocks.
-func blockMeans(v []float32, rows, cols, b int) []float32 {
+// blockMax is the largest entry of each b×b block of a rows×cols matrix.
+func blockMax(v []float32, rows, cols, b int) []float32 {
 	r, c := rows/b, cols/b
 	out := make([]float32, r*c)
 	for q := 0; q < rows; q++ {
 		for k := 0; k < cols; k++ {
-			out[(q/b)*c+k/b] += v[q*cols+k]
+			out[(q/b)*c+k/b] = max(out[(q/b)*c+k/b], v[q*cols+k])
 		}
-	}
-	for k := range out {
-		out[k] /= float32(b * b)
 	}
 	return out
 }

@@ -20,10 +20,11 @@ import (
 type Histogram struct {
 	widget.BaseWidget
 
-	Sets  [][]float64 // one sample per lane
-	Names []string
-	Max   float64 // variance range; 0.25 is the largest possible in [0,1]
-	Bins  int
+	Sets   [][]float64 // one sample per lane
+	Names  []string
+	Colors []color.Color // each lane's colour (nil: the palette's k-th)
+	Max    float64       // variance range; 0.25 is the largest possible in [0,1]
+	Bins   int
 
 	raster *canvas.Raster
 	title  *canvas.Text
@@ -85,7 +86,7 @@ func (r *histRenderer) Refresh() {
 	if len(h.keys) != len(h.Sets) {
 		h.keys = h.keys[:0]
 		for k := range h.Sets {
-			key := canvas.NewText("", figures.Palette[k%len(figures.Palette)])
+			key := canvas.NewText("", h.colorOf(k))
 			key.TextStyle.Bold = true
 			h.keys = append(h.keys, key)
 		}
@@ -103,11 +104,12 @@ func (r *histRenderer) Refresh() {
 			name = h.Names[k]
 		}
 		h.keys[k].Text, h.keys[k].TextSize = fmt.Sprintf("%s %.3f", name, m), sz
+		h.keys[k].Color = h.colorOf(k)
 		h.keys[k].Refresh()
 	}
 	h.ytop.Text = ""
 	if _, peak := h.shares(); peak > 0 {
-		h.ytop.Text = fmt.Sprintf("top: %.0f%% of patches", 100*peak)
+		h.ytop.Text = fmt.Sprintf("tallest bar: %.0f%% of the patches", 100*peak)
 	}
 	if len(h.Sets) == 0 {
 		h.means.Text = "no patches: the chosen models work on pixels"
@@ -165,7 +167,7 @@ func (h *Histogram) draw(w, hgt int) image.Image {
 	bw := float64(w) / float64(h.Bins)
 	for b := 0; b < h.Bins; b++ {
 		for k := range h.Sets {
-			c := figures.Palette[k%len(figures.Palette)]
+			c := color.RGBAModel.Convert(h.colorOf(k)).(color.RGBA)
 			x0 := int(float64(b)*bw + float64(k)*bw/float64(lanes))
 			x1 := int(float64(b)*bw + float64(k+1)*bw/float64(lanes))
 			top := hgt - int(counts[k][b]/peak*float64(hgt-2))
@@ -181,4 +183,12 @@ func (h *Histogram) draw(w, hgt int) image.Image {
 		img.SetRGBA(x, hgt-1, color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255})
 	}
 	return img
+}
+
+// colorOf is lane k's colour: its model's, or the palette's k-th.
+func (h *Histogram) colorOf(k int) color.Color {
+	if k < len(h.Colors) && h.Colors[k] != nil {
+		return h.Colors[k]
+	}
+	return figures.Palette[k%len(figures.Palette)]
 }

@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"slices"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -162,4 +165,51 @@ func (c *choice) SetSelected(s string) {
 			b.Refresh()
 		}
 	}
+}
+
+// keyEntry is a text field that Esc leaves: what was typed is dropped
+// (esc puts the field back as it was) and the focus goes, so the window's
+// keys work again.
+type keyEntry struct {
+	widget.Entry
+	esc func()
+}
+
+func newKeyEntry(esc func()) *keyEntry {
+	e := &keyEntry{esc: esc}
+	e.Wrapping = fyne.TextWrapOff
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+func (e *keyEntry) TypedKey(ev *fyne.KeyEvent) {
+	if ev.Name == fyne.KeyEscape {
+		if e.esc != nil {
+			e.esc()
+		}
+		return
+	}
+	e.Entry.TypedKey(ev)
+}
+
+// showDialog shows d and remembers it until it closes: Esc closes the
+// dialog shown last (closeDialog), as its Cancel or Close button does.
+func (m *Main) showDialog(d dialog.Dialog) {
+	m.dialogs = append(m.dialogs, d)
+	d.SetOnClosed(func() {
+		if k := slices.Index(m.dialogs, d); k >= 0 {
+			m.dialogs = slices.Delete(m.dialogs, k, k+1)
+		}
+	})
+	d.Show()
+}
+
+// closeDialog closes the dialog shown last and reports whether there was
+// one.
+func (m *Main) closeDialog() bool {
+	if len(m.dialogs) == 0 {
+		return false
+	}
+	m.dialogs[len(m.dialogs)-1].Hide()
+	return true
 }

@@ -95,7 +95,7 @@ func (m *Main) OpenLessonFile(path string) error {
 }
 
 // openLesson asks for a lesson file (Lessons → Open lesson…).
-func (m *Main) openLesson() { m.openJSON(m.OpenLessonFile) }
+func (m *Main) openLesson() { m.openJSON("lesson", m.OpenLessonFile) }
 
 // StartLesson presents l from its first slide.
 func (m *Main) StartLesson(l *lesson.Lesson) {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 
 	"attractorlab/sim"
@@ -67,26 +69,55 @@ func (m *Main) saveScenario() {
 	m.saveAs("scenario.json", buf.Bytes())
 }
 
-// keysHelp lists the window's keys.
-const keysHelp = `Space	play / pause
-→  or  PageDown	one step forward
-←  or  PageUp	one step back
-Home	back to t = 0
-T	jump to t*, the best step (the transient memory)
-1 … 9	show one model alone (the order of the Models list)
-H	next attention head (block and ViT)
-L	MSE axis logarithmic or linear
-A	attention colours: per map, shared, per row, log
-F11	presentation mode;  Esc leaves it
-In a lesson:  → / PageDown	show the answer, then the next slide
-                ← / PageUp	back;   Esc leaves the lesson (the models stay)
-Ctrl+O / Ctrl+S / Ctrl+E	open / save a scenario, export
+// keyRow is one line of Help → Keys: the keys and what they do. A row
+// with no keys heads a group.
+type keyRow struct{ keys, action string }
 
-The keys work whatever control was clicked last, except while typing in a text field.`
+// keysHelp lists the window's keys.
+var keysHelp = []keyRow{
+	{"Space", "play / pause"},
+	{"→  or  Page Down", "one step forward"},
+	{"←  or  Page Up", "one step back"},
+	{"Home", "back to t = 0"},
+	{"T", "jump to t*, the best step (the transient memory)"},
+	{"1 … 9", "show one model alone (the order of the Models list)"},
+	{"H", "next attention head (block and ViT)"},
+	{"L", "MSE axis logarithmic or linear"},
+	{"A", "attention colours: per map, shared, per row, log"},
+	{"F11", "presentation mode"},
+	{"Esc", "leave presentation mode, a lesson, a text field or a dialog"},
+	{"Ctrl+O", "open a scenario"},
+	{"Ctrl+S", "save the scenario"},
+	{"Ctrl+E", "export a picture or the numbers"},
+	{"", "In a lesson"},
+	{"→  or  Page Down", "show the answer, then the next slide"},
+	{"←  or  Page Up", "back a slide"},
+	{"Esc", "leave the lesson (the models stay)"},
+}
+
+// keysNote ends Help → Keys.
+const keysNote = "The keys work whatever control was clicked last, except while typing in a text field."
+
+// keysGrid lays Help → Keys out as two columns, the keys in bold on the
+// left, each action beside them.
+func keysGrid() fyne.CanvasObject {
+	var cells []fyne.CanvasObject
+	for _, r := range keysHelp {
+		if r.keys == "" {
+			cells = append(cells, widget.NewLabel(""),
+				widget.NewLabelWithStyle(r.action, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+			continue
+		}
+		cells = append(cells, widget.NewLabelWithStyle(r.keys, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}),
+			widget.NewLabel(r.action))
+	}
+	note := widget.NewLabel(keysNote)
+	note.Importance = widget.LowImportance
+	return container.NewVBox(container.New(layout.NewFormLayout(), cells...), widget.NewSeparator(), note)
+}
 
 func (m *Main) showKeys() {
-	l := widget.NewLabel(keysHelp)
-	dialog.ShowCustom("Keys", "Close", l, m.win)
+	m.showDialog(dialog.NewCustom("Keys", "Close", keysGrid(), m.win))
 }
 
 func (m *Main) showAbout() {
@@ -94,9 +125,9 @@ func (m *Main) showAbout() {
 	if v == "" {
 		v = "(development build)"
 	}
-	dialog.ShowInformation("About Attractor Lab", fmt.Sprintf(
+	m.showDialog(dialog.NewInformation("About Attractor Lab", fmt.Sprintf(
 		"Attractor Lab %s\n\nWatch self-attention behave as an attractor network on MNIST digits:\n"+
 			"a transient memory, then the fall toward a global attractor.\n\n"+
 			"After D'Amico & Negri, \"Self-attention as an attractor network:\n"+
-			"transient memories without backpropagation\".", v), m.win)
+			"transient memories without backpropagation\".", v), m.win))
 }

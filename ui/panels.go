@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"math"
 	"strconv"
 	"strings"
@@ -90,7 +91,8 @@ func (m *Main) layoutCenter(n int) {
 			bottom = append(bottom, titledPanel(ht, h))
 		}
 	}
-	top = append(top, container.NewBorder(newTitle("nearest\nmemory"), m.nearestLbl, nil, nil, m.nearest))
+	top = append(top, container.NewBorder(container.NewBorder(nil, nil, nil, newInfoTip(nearestTip), newTitle("nearest\nmemory")),
+		m.nearestLbl, nil, nil, m.nearest))
 	if m.presentation {
 		m.layoutFocus(n, top)
 		return
@@ -278,9 +280,12 @@ func (m *Main) redrawImages() {
 		if m.showGrid || m.query >= 0 {
 			v.Grid = l.Info.Patch
 		}
-		v.Overlay, v.Selected = nil, -1
+		v.Overlay, v.Selected, v.Frame = nil, -1, nil
+		if len(sn.Lanes) > 1 {
+			v.Frame = figures.ModelColor(l.Info.Name) // its lines' colour
+		}
 		if m.query >= 0 && k == m.lane && f.Attn != nil && m.query < l.Info.Tokens {
-			v.Overlay = attentionOverlay(attn, l.Grid, m.query, hi)
+			v.Overlay, v.OverlayLo, v.OverlayHi = attentionOverlay(attn, l.Grid, m.query)
 			v.Selected = m.query
 		}
 		v.Refresh()
@@ -310,22 +315,29 @@ func (m *Main) redrawImages() {
 }
 
 // attentionOverlay paints row q of an attention matrix onto the pixels of
-// each key patch, on the colour scale [0, hi] of the attention maps.
-func attentionOverlay(attn []float32, pt *sim.Grid, q int, hi float32) []float32 {
+// each key patch, on the row's own colour scale: its smallest weight lo at
+// 0, its largest hi at 1 (a P=2 row spreads over 196 patches, so on the
+// maps' scale every patch would look alike).
+func attentionOverlay(attn []float32, pt *sim.Grid, q int) (out []float32, lo, hi float32) {
 	if pt == nil || len(attn) < (q+1)*pt.N {
-		return nil
+		return nil, 0, 0
 	}
 	row := attn[q*pt.N : (q+1)*pt.N]
-	out := make([]float32, sim.Pixels)
-	if hi <= 0 {
-		return out
+	lo, hi = row[0], row[0]
+	for _, v := range row {
+		lo, hi = min(lo, v), max(hi, v)
 	}
+	out = make([]float32, sim.Pixels)
 	for j, v := range row {
+		x := float32(0.5)
+		if hi > lo {
+			x = (v - lo) / (hi - lo)
+		}
 		for k := 0; k < pt.A; k++ {
-			out[pt.Index[j*pt.A+k]] = min(v/hi, 1)
+			out[pt.Index[j*pt.A+k]] = x
 		}
 	}
-	return out
+	return out, lo, hi
 }
 
 func (m *Main) hoverState(lane, q int) {
@@ -428,14 +440,16 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 	}
 	var sets [][]float64
 	var names []string
+	var colors []color.Color
 	for _, l := range sn.Lanes {
 		if l.Info.Patch == 0 {
 			continue // pixel models have no patches
 		}
 		sets = append(sets, l.At(sn.T).PatchVar)
 		names = append(names, strings.TrimPrefix(l.Info.Name, "bsa-"))
+		colors = append(colors, figures.ModelColor(l.Info.Name))
 	}
-	m.hist.Sets, m.hist.Names = sets, names
+	m.hist.Sets, m.hist.Names, m.hist.Colors = sets, names, colors
 	m.hist.Refresh()
 }
 
@@ -474,12 +488,23 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 				}
 			}
 		}
-		setText(m.stateTitles[k], fmt.Sprintf("%s\nt %d · MSE %.4f", name, f.T, f.MSE))
+		title := fmt.Sprintf("%s\nt %d · MSE %.4f", name, f.T, f.MSE)
+		if len(sn.Lanes) > 1 { // lockstep: one t for all, in the readout below
+			title = fmt.Sprintf("%s\nMSE %.4f", name, f.MSE)
+		}
+		setText(m.stateTitles[k], title)
 		ht := name + "\n" + attention + heads
 		if l.Info.Patterns > 0 {
 			ht = name + "\ntop patterns"
+		} else if l.Info.Tokens == 0 && len(sn.Lanes) > 1 {
+			ht = strings.Replace(name, "-", "-\n", 1) // "hopfield-\nclassic": a narrow panel
+			if !strings.Contains(ht, "\n") {
+				ht += "\n"
+			}
 		} else if l.Info.Tokens == 0 {
 			ht = name + "\n"
+		} else if f.Attn == nil && len(sn.Lanes) > 1 {
+			ht = name + "\nnone at t = 0" // a narrow panel
 		} else if f.Attn == nil {
 			ht += " (none at t = 0)"
 		} else if k == m.lane && m.query >= 0 {
@@ -548,7 +573,11 @@ func (m *Main) setLegend(sn *sim.Snapshot) {
 	}
 	var objs []fyne.CanvasObject
 	for k, n := range names {
-		t := canvas.NewText("— "+n, figures.Palette[k%len(figures.Palette)])
+		c := figures.Palette[k%len(figures.Palette)]
+		if len(sn.Lanes) > 1 {
+			c = figures.ModelColor(n) // a model keeps its colour
+		}
+		t := canvas.NewText("— "+n, c)
 		t.TextSize = theme.CaptionTextSize()
 		t.TextStyle.Bold = true
 		objs = append(objs, t)
@@ -565,7 +594,7 @@ func (m *Main) setLegend(sn *sim.Snapshot) {
 var answerColumns = []string{"model", "t*", "MSE(t*)", "MSE now", "nearest, r"}
 
 // answerWeights share the compare table's width among its columns.
-var answerWeights = []float32{3, 1.3, 2, 2, 3}
+var answerWeights = []float32{3, 1.25, 1.9, 2.15, 3.4}
 
 // answerLayout lays the table's cells out row by row, the columns
 // dividing the width by answerWeights; a cell too narrow for its text
@@ -639,6 +668,11 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 	if len(m.answers.Objects) != want {
 		m.answers.Objects = nil
 		for k := 0; k < want; k++ {
+			if k >= len(answerColumns) && k%len(answerColumns) == 0 {
+				// a model's name, led by its colour
+				m.answers.Objects = append(m.answers.Objects, newSwatchLabel())
+				continue
+			}
 			l := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: k < len(answerColumns)})
 			l.Truncation = fyne.TextTruncateEllipsis
 			m.answers.Objects = append(m.answers.Objects, l)
@@ -647,7 +681,11 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 	}
 	next := 0
 	cell := func(s string, _ bool) {
-		if l := m.answers.Objects[next].(*widget.Label); l.Text != s {
+		l, _ := m.answers.Objects[next].(*widget.Label)
+		if sw, ok := m.answers.Objects[next].(*swatchLabel); ok {
+			l = sw.label
+		}
+		if l.Text != s {
 			l.SetText(s)
 		}
 		next++
@@ -667,6 +705,9 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		bestMSE := fmt.Sprintf("%.4f", l.BestMSE)
 		if m.ahead(sn, l) {
 			best, bestMSE = "not yet", "–"
+		}
+		if sw, ok := m.answers.Objects[next].(*swatchLabel); ok {
+			sw.SetColor(figures.ModelColor(l.Info.Name))
 		}
 		cell(l.Info.Name, false)
 		cell(best, false)
@@ -701,7 +742,8 @@ func msePlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) 
 		}
 	} else {
 		for _, l := range lanes {
-			ss = append(ss, figures.Series{Name: l.Info.Label, Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
+			ss = append(ss, figures.Series{Name: l.Info.Label, Color: figures.ModelColor(l.Info.Name),
+				Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
 		}
 	}
 	// The input's MSE as a reference: a step below it repairs.
@@ -732,12 +774,12 @@ func tStarMarks(sn *sim.Snapshot, o figures.TrajectoryOptions, y0 float64) ([]pl
 		return nil, nil
 	}
 	var out []plot.Plotter
-	for k, l := range sn.Lanes {
+	for _, l := range sn.Lanes {
 		if l.Best < 1 || len(l.Frames) == 0 || !sim.Improves(l.BestMSE, l.Frames[0].MSE) || (o.Upto > 0 && l.Best >= o.Upto) ||
 			math.IsNaN(l.BestMSE) || math.IsInf(l.BestMSE, 0) || (o.LogY && l.BestMSE <= 0) {
 			continue
 		}
-		c := figures.Palette[k%len(figures.Palette)]
+		c := figures.ModelColor(l.Info.Name) // the colour of its curve
 		x := float64(l.Best)
 		drop, err := plotter.NewLine(plotter.XYs{{X: x, Y: y0}, {X: x, Y: l.BestMSE}})
 		if err != nil {
@@ -762,10 +804,25 @@ func tStarMarks(sn *sim.Snapshot, o figures.TrajectoryOptions, y0 float64) ([]pl
 func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) {
 	var ss []figures.Series
 	title := ""
+	with := 0
 	for _, l := range sn.Lanes {
-		s := figures.Series{Name: l.Info.Label}
+		if l.Info.HasEnergy {
+			with++
+		}
+	}
+	for _, l := range sn.Lanes {
+		s := figures.Series{Name: l.Info.Label, Color: figures.ModelColor(l.Info.Name)}
+		if len(sn.Lanes) == 1 {
+			s.Color = nil
+		}
 		if l.Info.HasEnergy {
 			s.Values = column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })
+			if with > 1 {
+				// Energies of different models differ in scale by
+				// orders of magnitude: on one axis all but one
+				// look flat. Each is scaled to its own 0…1.
+				s.Values = unitRange(s.Values)
+			}
 			if firstStepRules(sn, l.Info.Name) {
 				// E(X₀) of a masking run follows the first step's
 				// rules (docs/maths.md §8): a point of its own.
@@ -786,7 +843,33 @@ func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, erro
 	if title == "" {
 		return nil, errors.New("these models have no energy")
 	}
+	if with > 1 {
+		return figures.TrajectoryPlot("energy vs t, each model's\nscaled to its own range", "E (0: its lowest, 1: its highest)", ss, o)
+	}
 	return figures.TrajectoryPlot(title, "E", ss, o)
+}
+
+// unitRange maps v's finite values onto 0…1 (lowest to highest); a flat
+// series sits at 0.5, and NaN and ±Inf stay as they are (not drawn).
+func unitRange(v []float64) []float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range v {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	out := make([]float64, len(v))
+	for k, x := range v {
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			out[k] = x
+		case hi > lo:
+			out[k] = (x - lo) / (hi - lo)
+		default:
+			out[k] = 0.5
+		}
+	}
+	return out
 }
 
 // firstStepRules reports whether lane l's energy at t = 0 is measured by the

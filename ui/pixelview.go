@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -19,17 +20,22 @@ import (
 type PixelView struct {
 	widget.BaseWidget
 
-	Pixels   []float32 // 784 values in [0,1]
-	Mask     []bool    // masked pixels, outlined
-	Grid     int       // patch side for the grid (0: none)
-	Overlay  []float32 // 784 values in [0,1] painted with viridis (nil: none)
-	Selected int       // selected patch on the Grid (−1: none)
+	Pixels  []float32 // 784 values in [0,1]
+	Mask    []bool    // masked pixels, outlined
+	Grid    int       // patch side for the grid (0: none)
+	Overlay []float32 // 784 values in [0,1] painted with viridis (nil: none)
+	// OverlayLo and OverlayHi are the values Overlay's 0 and 1 stand for,
+	// written at the ends of the overlay's colour bar.
+	OverlayLo, OverlayHi float32
+	Selected             int         // selected patch on the Grid (−1: none)
+	Frame                color.Color // a border in this colour (a model's own colour in compare mode; nil: none)
 	// OnTapped receives the patch index (on Grid, or P=1 pixel when 0).
 	OnTapped func(patch int)
 	// OnHover receives the pixel under the pointer, or −1 when it leaves.
 	OnHover func(pixel int)
 
 	raster *canvas.Raster
+	legend *overlayLegend
 }
 
 // NewPixelView returns an empty view.
@@ -43,6 +49,7 @@ func NewPixelView() *PixelView {
 func (v *PixelView) CreateRenderer() fyne.WidgetRenderer {
 	v.raster = canvas.NewRaster(v.draw)
 	v.raster.ScaleMode = canvas.ImageScalePixels
+	v.legend = newOverlayLegend()
 	return &pixelRenderer{v: v}
 }
 
@@ -51,11 +58,82 @@ type pixelRenderer struct{ v *PixelView }
 // pixelViewMin is a PixelView's smallest side.
 const pixelViewMin = 96
 
-func (r *pixelRenderer) Layout(s fyne.Size)           { r.v.raster.Resize(s) }
-func (r *pixelRenderer) MinSize() fyne.Size           { return fyne.NewSize(pixelViewMin, pixelViewMin) }
-func (r *pixelRenderer) Refresh()                     { r.v.raster.Refresh() }
-func (r *pixelRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasObject{r.v.raster} }
-func (r *pixelRenderer) Destroy()                     {}
+func (r *pixelRenderer) Layout(s fyne.Size) {
+	r.v.raster.Resize(s)
+	r.v.legend.place(r.v, s)
+}
+func (r *pixelRenderer) MinSize() fyne.Size { return fyne.NewSize(pixelViewMin, pixelViewMin) }
+func (r *pixelRenderer) Refresh() {
+	r.v.raster.Refresh()
+	r.v.legend.place(r.v, r.v.Size())
+}
+func (r *pixelRenderer) Objects() []fyne.CanvasObject {
+	return append([]fyne.CanvasObject{r.v.raster}, r.v.legend.objects()...)
+}
+func (r *pixelRenderer) Destroy() {}
+
+// overlayLegend is the overlay's colour bar along the bottom of the image,
+// its ends labelled with the values they stand for.
+type overlayLegend struct {
+	back   *canvas.Rectangle
+	bar    *canvas.Image
+	lo, hi *canvas.Text
+}
+
+func newOverlayLegend() *overlayLegend {
+	l := &overlayLegend{back: canvas.NewRectangle(color.NRGBA{0, 0, 0, 170}), bar: canvas.NewImageFromImage(overlayBar),
+		lo: canvas.NewText("", color.White), hi: canvas.NewText("", color.White)}
+	l.bar.FillMode = canvas.ImageFillStretch
+	l.bar.ScaleMode = canvas.ImageScaleSmooth
+	return l
+}
+
+// overlayBar is viridis from 0 (left) to 1 (right), as the overlay paints.
+var overlayBar = func() image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, 256, 1))
+	for x := 0; x < 256; x++ {
+		img.SetRGBA(x, 0, viridis(float64(x)/255))
+	}
+	return img
+}()
+
+func (l *overlayLegend) objects() []fyne.CanvasObject {
+	return []fyne.CanvasObject{l.back, l.bar, l.lo, l.hi}
+}
+
+// place shows the legend at the bottom of v's image while v has an
+// overlay, hides it otherwise.
+func (l *overlayLegend) place(v *PixelView, s fyne.Size) {
+	side := min(s.Width, s.Height)
+	if v.Overlay == nil || side < 80 {
+		for _, o := range l.objects() {
+			o.Hide()
+		}
+		return
+	}
+	ts := max(theme.CaptionTextSize()*0.9, 9)
+	l.lo.Text, l.hi.Text = fmt.Sprintf("α %.3g", v.OverlayLo), fmt.Sprintf("%.3g", v.OverlayHi)
+	for _, t := range []*canvas.Text{l.lo, l.hi} {
+		t.TextSize = ts
+		t.Resize(t.MinSize())
+	}
+	th := l.lo.MinSize().Height
+	ox, oy := (s.Width-side)/2, (s.Height-side)/2
+	h := th + 6
+	y := oy + side - h
+	l.back.Move(fyne.NewPos(ox, y))
+	l.back.Resize(fyne.NewSize(side, h))
+	lw, hw := l.lo.MinSize().Width, l.hi.MinSize().Width
+	l.lo.Move(fyne.NewPos(ox+3, y+3))
+	l.hi.Move(fyne.NewPos(ox+side-hw-3, y+3))
+	bx := ox + lw + 8
+	l.bar.Move(fyne.NewPos(bx, y+h/2-3))
+	l.bar.Resize(fyne.NewSize(max(ox+side-hw-8-bx, 4), 6))
+	for _, o := range l.objects() {
+		o.Show()
+		o.Refresh()
+	}
+}
 
 // square returns the side and offsets of the largest centred square.
 func square(w, h int) (side, ox, oy int) {
@@ -113,6 +191,17 @@ func (v *PixelView) draw(w, h int) image.Image {
 				}
 			}
 			img.SetRGBA(ox+x, oy+y, c)
+		}
+	}
+	if v.Frame != nil {
+		fc := color.RGBAModel.Convert(v.Frame).(color.RGBA)
+		bw := max(side/40, 3)
+		for y := 0; y < side; y++ {
+			for x := 0; x < side; x++ {
+				if x < bw || y < bw || x >= side-bw || y >= side-bw {
+					img.SetRGBA(ox+x, oy+y, fc)
+				}
+			}
 		}
 	}
 	return img

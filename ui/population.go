@@ -2,8 +2,11 @@ package ui
 
 import (
 	"context"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"image"
+	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -12,6 +15,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
 
@@ -99,6 +103,18 @@ const ensembleSteps = 100
 // EnsembleDigits are the choices of the ensemble's size.
 var EnsembleDigits = []string{"50", "200", "500", "1000", "2000", "5000", "10000"}
 
+// ensembleChoices are the sizes an ensemble can have on data with have
+// test digits: the choices up to have, and have itself (all of them).
+func ensembleChoices(have int) []string {
+	var out []string
+	for _, s := range EnsembleDigits {
+		if n, _ := strconv.Atoi(s); n < have {
+			out = append(out, s)
+		}
+	}
+	return append(out, strconv.Itoa(have))
+}
+
 // ensembleWin is the Population → Ensemble window: for the main window's
 // corruption and models, the median MSE over N test digits with its
 // interquartile band, and the histogram of the digits' own t*.
@@ -111,6 +127,8 @@ type ensembleWin struct {
 	hist  *PlotView
 	bands []sweep.Band
 	set   sim.Settings
+	// the figures of the last ensemble, as drawn and exported
+	bandPlot, histPlot func() (*plot.Plot, error)
 }
 
 // showEnsemble opens (or raises) the ensemble window.
@@ -121,8 +139,9 @@ func (m *Main) showEnsemble() {
 		return
 	}
 	e := &ensembleWin{m: m, w: m.app.NewWindow("Ensemble — Attractor Lab")}
-	e.n = widget.NewSelect(EnsembleDigits, nil)
-	e.n.SetSelected("200")
+	have := m.deps.Data.Test.Len()
+	e.n = widget.NewSelect(ensembleChoices(have), nil)
+	e.n.SetSelected(e.n.Options[min(1, len(e.n.Options)-1)])
 	e.job = newJob("Run", e.start)
 	e.band = NewPlotView()
 	e.band.HideT = true
@@ -130,9 +149,14 @@ func (m *Main) showEnsemble() {
 	e.hist.HideT = true
 	e.hist.OnSeek = e.loadDigit
 	e.job.status.SetText("Runs the main window's models and corruption on the first N test digits for 100 steps.")
-	top := container.NewVBox(container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("test digits"), e.n), nil, e.job.bar()), e.job.status)
+	// The data decide how many digits there are: the embedded sample has
+	// 1,000 test digits, the full MNIST 10,000.
+	export := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.exportFrom(e.w, e.exports()) })
+	top := container.NewVBox(container.NewBorder(nil, nil,
+		container.NewHBox(widget.NewLabel(fmt.Sprintf("test digits (of %d loaded)", have)), e.n), export, e.job.bar()), e.job.status)
 	e.w.SetContent(container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)))
 	e.w.Resize(fyne.NewSize(1100, 520))
+	e.w.Canvas().SetOnTypedKey(m.escCloses)
 	e.w.SetOnClosed(func() {
 		if e.job.stop != nil {
 			e.job.stop()
@@ -216,12 +240,14 @@ func (e *ensembleWin) draw() {
 	if len(e.bands) > 0 {
 		n = e.bands[0].N
 	}
-	e.band.SetPlot(func() (*plot.Plot, error) {
+	e.bandPlot = func() (*plot.Plot, error) {
 		return figures.BandPlot(fmt.Sprintf("MSE over %d test digits", n), fb)
-	})
-	e.hist.SetPlot(func() (*plot.Plot, error) {
+	}
+	e.histPlot = func() (*plot.Plot, error) {
 		return figures.TStarHistogram("each digit's own t*", names, ts, maxT)
-	})
+	}
+	e.band.SetPlot(e.bandPlot)
+	e.hist.SetPlot(e.histPlot)
 }
 
 // loadDigit loads, in the main window, a digit of the first model whose
@@ -338,9 +364,16 @@ func (m *Main) showBasin() {
 		widget.NewFormItem("test digits", b.n),
 		widget.NewFormItem("seeds", b.seeds),
 	)
-	top := container.NewVBox(b.form, b.job.bar(), b.job.status)
+	// The three maps' names, in words.
+	legend := widget.NewLabel("MSE(t*): the cell's lowest mean error · t*: its step · escape step: the first step after t* " +
+		"where the mean error is worse than the input's again (grey: never within the run)")
+	legend.Wrapping = fyne.TextWrapWord
+	export := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.exportFrom(b.w, b.exports()) })
+	top := container.NewVBox(b.form, container.NewBorder(nil, nil, nil, export, b.job.bar()), b.job.status,
+		container.NewBorder(nil, nil, nil, newInfoTip(escapeTip), legend))
 	b.w.SetContent(container.NewBorder(top, nil, nil, nil, b.view))
 	b.w.Resize(fyne.NewSize(1280, 800))
+	b.w.Canvas().SetOnTypedKey(m.escCloses)
 	b.w.SetOnClosed(func() {
 		if b.job.stop != nil {
 			b.job.stop()
@@ -387,6 +420,9 @@ func (b *basinWin) config() (sweep.Config, error) {
 	}
 	if cfg.N, err = strconv.Atoi(strings.TrimSpace(b.n.Text)); err != nil {
 		return cfg, fmt.Errorf("test digits: %q is not a whole number (allowed %s)", b.n.Text, sim.Digits.Allowed())
+	}
+	if have := b.m.deps.Data.Test.Len(); cfg.N > have {
+		return cfg, fmt.Errorf("test digits: %d, but the loaded data has %d test digits (allowed 1 to %d here)", cfg.N, have, have)
 	}
 	if cfg.Seeds, err = strconv.Atoi(strings.TrimSpace(b.seeds.Text)); err != nil {
 		return cfg, fmt.Errorf("seeds: %q is not a whole number (allowed %s)", b.seeds.Text, sweep.Seeds.Allowed())
@@ -456,17 +492,19 @@ func (b *basinWin) loadCell(col, row int) {
 		if b.cfg.Param != sweep.NoParam {
 			what = fmt.Sprintf(", %s %s", b.cfg.Param.Symbol(), strconv.FormatFloat(param, 'g', 4, 64))
 		}
-		b.job.status.SetText(fmt.Sprintf("loaded %s at %s %s%s on test digit %d (cell t* %d, MSE(t*) %.4f, escape %s)",
+		b.job.status.SetText(fmt.Sprintf("loaded %s at %s %s%s on test digit %d (cell t* %d, MSE(t*) %.4f, %s)",
 			r.Model, sweep.LevelRange(b.cfg.Task).Name, strconv.FormatFloat(level, 'g', 4, 64), what, set.Index, r.TStar, r.MSETStar, escapeText(r.Escape)))
 		return
 	}
 }
 
+// escapeText says when a cell's mean error became worse than the input's
+// again after t* (the escape step).
 func escapeText(e int) string {
 	if e < 0 {
-		return "never"
+		return "never worse than the input again"
 	}
-	return "at t = " + strconv.Itoa(e)
+	return "worse than the input again from t = " + strconv.Itoa(e)
 }
 
 // basinView draws a basin map at its size and reports clicks on cells.
@@ -564,5 +602,113 @@ func (v *basinView) Tapped(e *fyne.PointEvent) {
 	}
 	if _, col, row, ok := v.cell(float64(e.Position.X*v.scale), float64(e.Position.Y*v.scale)); ok {
 		v.OnCell(col, row)
+	}
+}
+
+// escCloses is a population window's key handler: Esc closes the dialog
+// shown last (an export, an error).
+func (m *Main) escCloses(k *fyne.KeyEvent) {
+	if k.Name == fyne.KeyEscape {
+		m.closeDialog()
+	}
+}
+
+// errNoEnsemble says why there is nothing to export yet.
+var errNoEnsemble = errors.New("nothing to export yet: no run has finished (press Run and let it end)")
+
+// exports are what the ensemble window writes: its two figures as the
+// window shows them and their numbers.
+func (e *ensembleWin) exports() []exportItem {
+	png := func(build func() (*plot.Plot, error)) func(io.Writer) error {
+		return func(w io.Writer) error {
+			if len(e.bands) == 0 {
+				return errNoEnsemble
+			}
+			p, err := build()
+			if err != nil {
+				return err
+			}
+			return writePNG(w, figures.RenderLegendRight(p, 1200, 700, 120))
+		}
+	}
+	n := 0
+	if len(e.bands) > 0 {
+		n = e.bands[0].N
+	}
+	return []exportItem{
+		{"MSE band (PNG)", fmt.Sprintf("ensemble-mse-n%d.png", n), png(e.bandPlot)},
+		{"Histogram of t* (PNG)", fmt.Sprintf("ensemble-tstar-n%d.png", n), png(e.histPlot)},
+		{"MSE band (CSV: model, t, q25, median, q75)", fmt.Sprintf("ensemble-mse-n%d.csv", n), e.writeBands},
+		{"Each digit's t* (CSV)", fmt.Sprintf("ensemble-digits-n%d.csv", n), e.writeDigits},
+	}
+}
+
+func csvNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// writeBands writes each model's quartiles of the digits' MSE at every t.
+func (e *ensembleWin) writeBands(w io.Writer) error {
+	if len(e.bands) == 0 {
+		return errNoEnsemble
+	}
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"model", "task", "level", "seed", "n", "t", "mse_q25", "mse_median", "mse_q75"})
+	task, level := e.task()
+	for _, b := range e.bands {
+		for t := range b.Median {
+			cw.Write([]string{b.Model, task, level, strconv.FormatUint(e.set.Corruption.Seed, 10), strconv.Itoa(b.N), strconv.Itoa(t),
+				csvNum(b.Q25[t]), csvNum(b.Median[t]), csvNum(b.Q75[t])})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeDigits writes each digit's own t* and errors, per model.
+func (e *ensembleWin) writeDigits(w io.Writer) error {
+	if len(e.bands) == 0 {
+		return errNoEnsemble
+	}
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"model", "task", "level", "seed", "test_index", "label", "t_star", "mse_t_star", "mse_0"})
+	task, level := e.task()
+	for _, b := range e.bands {
+		for _, d := range b.Digits {
+			cw.Write([]string{b.Model, task, level, strconv.FormatUint(e.set.Corruption.Seed, 10), strconv.Itoa(d.Index), strconv.Itoa(d.Label),
+				strconv.Itoa(d.TStar), csvNum(d.MSETStar), csvNum(d.MSE0)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// task names the ensemble's corruption and its level.
+func (e *ensembleWin) task() (string, string) {
+	c := e.set.Corruption
+	if c.Kind == sim.Noise {
+		return c.Kind.String(), csvNum(c.Sigma2)
+	}
+	return c.Kind.String(), csvNum(c.Fraction)
+}
+
+// exports are what the basin window writes: the map as shown and the
+// sweep's table (the columns of the sweep command's sweep.csv).
+func (b *basinWin) exports() []exportItem {
+	name := "basin"
+	if len(b.results) > 0 {
+		name = "basin-" + b.cfg.Models[0]
+	}
+	return []exportItem{
+		{"Basin map (PNG)", name + ".png", func(w io.Writer) error {
+			if len(b.results) == 0 {
+				return errNoEnsemble
+			}
+			return b.view.basin.WritePNG(w, 1600, 700)
+		}},
+		{"Sweep table (CSV)", name + ".csv", func(w io.Writer) error {
+			if len(b.results) == 0 {
+				return errNoEnsemble
+			}
+			return sweep.WriteCSV(w, b.cfg.Task, b.results)
+		}},
 	}
 }

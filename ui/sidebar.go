@@ -22,12 +22,12 @@ import (
 // controls are the sidebar's widgets.
 type controls struct {
 	split      *keySelect
-	index      *widget.Entry
+	index      *keyEntry
 	labelSel   *keySelect
 	kind       *choice
 	level      *keySlider
 	levelLabel *widget.Label
-	seed       *widget.Entry
+	seed       *keyEntry
 	modelCheck []*keyCheck // one per model of the catalogue, in menu order
 	lambda     *keySlider
 	lambdaLbl  *widget.Label
@@ -36,7 +36,7 @@ type controls struct {
 	attn       *choice
 	beta       *keySlider
 	betaLbl    *widget.Label
-	kEntry     *widget.Entry
+	kEntry     *keyEntry
 	async      *keyCheck
 	gridCheck  *keyCheck
 	logCheck   *keyCheck  // the MSE plot's log y axis
@@ -56,7 +56,12 @@ func (m *Main) digitControls() fyne.CanvasObject {
 		}
 		m.send(func(st *sim.Settings) { st.Split, st.Index = sp, 0 })
 	}, m.handleKey)
-	m.side.index = widget.NewEntry()
+	m.side.index = newKeyEntry(func() {
+		m.win.Canvas().Unfocus()
+		if m.snap != nil {
+			m.side.index.SetText(strconv.Itoa(m.snap.Settings.Index))
+		}
+	})
 	m.side.index.OnSubmitted = func(s string) {
 		// The field shows the digit the engine has, after this change or
 		// after refusing it (the status says why).
@@ -108,7 +113,12 @@ func (m *Main) corruptionControls() fyne.CanvasObject {
 		})
 	}
 	m.side.level.OnChanged = func(v float64) { m.showLevel(v) }
-	m.side.seed = widget.NewEntry()
+	m.side.seed = newKeyEntry(func() {
+		m.win.Canvas().Unfocus()
+		if m.snap != nil {
+			m.side.seed.SetText(strconv.FormatUint(m.snap.Settings.Corruption.Seed, 10))
+		}
+	})
 	m.side.seed.OnSubmitted = func(s string) {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -195,7 +205,12 @@ func (m *Main) hopfieldControls() fyne.CanvasObject {
 	m.side.beta.OnChangeEnded = func(v float64) {
 		m.send(func(st *sim.Settings) { st.Hop.Beta = float32(math.Pow(10, v)) })
 	}
-	m.side.kEntry = widget.NewEntry()
+	m.side.kEntry = newKeyEntry(func() {
+		m.win.Canvas().Unfocus()
+		if m.snap != nil {
+			m.side.kEntry.SetText(strconv.Itoa(m.snap.Settings.Hop.K))
+		}
+	})
 	m.side.kEntry.OnSubmitted = func(s string) {
 		k, err := strconv.Atoi(s)
 		if err == nil {
@@ -250,7 +265,8 @@ func (m *Main) viewControls() fyne.CanvasObject {
 	m.side.scaleSel.SetSelected(attnScaleNames[m.attnScale])
 	present := newKeyButton("Presentation (F11)", theme.ViewFullScreenIcon(), m.togglePresentation, m.handleKey)
 	demo := newKeyButton("Paper demo", theme.MediaPlayIcon(), m.PaperDemo, m.handleKey)
-	view := container.NewVBox(heading("View"), container.NewGridWithColumns(2, m.side.gridCheck, m.side.themeSel),
+	view := container.NewVBox(heading("View"),
+		container.NewBorder(nil, nil, widget.NewLabel("theme"), nil, m.side.themeSel), m.side.gridCheck,
 		m.side.logCheck,
 		container.NewBorder(nil, nil, widget.NewLabel("attention colour (A)"), nil, m.side.scaleSel),
 		demo, present, hint("File menu: open, save and export (Ctrl+O, Ctrl+S, Ctrl+E)"))

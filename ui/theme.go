@@ -5,10 +5,14 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
+
+	"attractorlab/assets"
 )
 
-// appTheme embeds the default theme and overrides only the variant (light,
-// dark, or the system's) and, in presentation mode, the type sizes.
+// appTheme embeds the default theme and overrides the variant (light,
+// dark, or the system's), in presentation mode the type sizes, and the
+// text font: DejaVu Sans Condensed, which has every glyph the window writes (arrows,
+// ✓ ✗, σ², λ, ≤, −), where Fyne's Noto Sans draws boxes for some.
 type appTheme struct {
 	fyne.Theme
 	variant *fyne.ThemeVariant // nil: follow the system
@@ -20,6 +24,24 @@ func (t *appTheme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color
 		v = *t.variant
 	}
 	return t.Theme.Color(n, v)
+}
+
+// The bundled text fonts (assets/fonts).
+var (
+	textFont     = fyne.NewStaticResource("DejaVuSansCondensed.ttf", assets.FontRegular)
+	textFontBold = fyne.NewStaticResource("DejaVuSansCondensed-Bold.ttf", assets.FontBold)
+)
+
+// Font is DejaVu Sans Condensed for plain and bold text; italic and monospace text
+// keep Fyne's fonts (Noto Sans Italic, DejaVu Sans Mono).
+func (t *appTheme) Font(s fyne.TextStyle) fyne.Resource {
+	switch {
+	case s.Monospace || s.Symbol || s.Italic:
+		return t.Theme.Font(s)
+	case s.Bold:
+		return textFontBold
+	}
+	return textFont
 }
 
 func (t *appTheme) Size(n fyne.ThemeSizeName) float32 {

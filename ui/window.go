@@ -93,6 +93,8 @@ type Main struct {
 
 	updating bool // true while apply sets widget values (their callbacks must not send commands)
 
+	dialogs []dialog.Dialog // the dialogs open, the last shown last (Esc closes it)
+
 	// population windows (population.go): nil when closed
 	ens   *ensembleWin
 	basin *basinWin
@@ -135,7 +137,7 @@ func NewMainSync(a fyne.App, w fyne.Window, deps Deps, settings sim.Settings) *M
 
 // usePlotFont draws the plots in the theme's text font, as the controls.
 func (m *Main) usePlotFont() {
-	if err := figures.UseFont("theme", theme.TextFont().Content()); err != nil {
+	if err := figures.UseFont("DejaVu Sans Condensed", textFont.Content()); err != nil {
 		fyne.LogError("plots keep gonum's font", err) // the window works on
 	}
 }
@@ -196,7 +198,6 @@ func (m *Main) build() {
 	}
 	m.tLabel = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	m.status = widget.NewLabel("")
-	m.status.Truncation = fyne.TextTruncateEllipsis
 	// The speed slider stands apart from the timeline, labelled, and the
 	// play button keeps the width of "Pause" so nothing shifts.
 	speedBox := container.NewBorder(nil, nil, widget.NewLabel("  speed"), m.speedLbl, container.NewGridWrap(fyne.NewSize(120, 36), m.speed))
@@ -205,8 +206,10 @@ func (m *Main) build() {
 	m.transport = container.NewBorder(nil, nil,
 		container.NewHBox(reset, back, play, step, best), speedBox,
 		container.NewBorder(nil, nil, widget.NewLabel("t"), nil, m.timeline))
+	// The readout takes the width its text needs; the status line the
+	// rest, wrapping onto a second line rather than being cut.
 	m.tLabel.Truncation = fyne.TextTruncateEllipsis
-	m.readout = container.New(readoutRow{}, m.tLabel, m.status)
+	m.readout = container.New(readoutRow{}, m.tLabel, twoLines(m.status))
 	bottom := container.NewVBox(m.transport, m.readout)
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
@@ -261,6 +264,9 @@ func (m *Main) typedKey(k *fyne.KeyEvent) { m.handleKey(k) }
 // handleKey implements the window's keys, whatever control has the focus
 // (keys.go), and reports whether k is one of them.
 func (m *Main) handleKey(k *fyne.KeyEvent) bool {
+	if k.Name == fyne.KeyEscape && m.closeDialog() {
+		return true
+	}
 	if m.lessonKey(k) {
 		return true
 	}
@@ -482,7 +488,7 @@ func (m *Main) showError(err error) {
 	d := dialog.NewCustom("Error", "Close", l, m.win)
 	d.Resize(fyne.NewSize(min(560, m.win.Canvas().Size().Width-40), d.MinSize().Height+
 		fyne.MeasureText(err.Error(), theme.TextSize(), fyne.TextStyle{}).Width/480*theme.TextSize()*1.5))
-	d.Show()
+	m.showDialog(d)
 }
 
 // readoutRow lays out the readout (t and each model's answer) at the

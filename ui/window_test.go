@@ -459,7 +459,7 @@ func TestCompareAnswersEveryModel(t *testing.T) {
 	}
 	for k, l := range m.snap.Lanes {
 		row := m.answers.Objects[(k+1)*len(answerColumns):]
-		if got := row[0].(*widget.Label).Text; got != l.Info.Name {
+		if got := cellText(row[0]); got != l.Info.Name {
 			t.Fatalf("row %d is %q, want %q", k, got, l.Info.Name)
 		}
 		if got := row[1].(*widget.Label).Text; got != strconv.Itoa(l.Best) {

@@ -28,10 +28,36 @@ var Palette = []color.RGBA{
 	{0, 0, 0, 255},       // black
 }
 
+// ModelColor is model's colour in every plot, legend, table and frame:
+// colour k of Palette for the catalogue's k-th model (sim.ModelNames), so
+// a model keeps its colour whichever others it is compared with. Other
+// names get the palette's last colour.
+func ModelColor(model string) color.RGBA {
+	for k, n := range sim.ModelNames {
+		if n == model {
+			return Palette[k%len(Palette)]
+		}
+	}
+	return Palette[len(Palette)-1]
+}
+
+// isModel reports whether name is one of the catalogue's models.
+func isModel(name string) bool {
+	for _, n := range sim.ModelNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Series is one line of an MSE-vs-t plot.
 type Series struct {
 	Name   string
 	Values []float64 // index t
+	// Color, when set, draws the line in it (a model's own colour,
+	// ModelColor) instead of colour k of Palette for the k-th series.
+	Color  color.Color
 	Dashed bool
 	// Reference draws a thin dotted grey line (the input's MSE) instead
 	// of a palette colour.
@@ -262,6 +288,9 @@ func BandPlot(title string, bands []Band) (*plot.Plot, error) {
 	maxT := 1
 	for k, b := range bands {
 		c := Palette[k%len(Palette)]
+		if isModel(b.Name) {
+			c = ModelColor(b.Name)
+		}
 		if err := shade(p, 0, b.Q25, b.Q75, c, ""); err != nil {
 			return nil, err
 		}
@@ -279,6 +308,7 @@ func BandPlot(title string, bands []Band) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
+		l.Color = c
 		p.Add(l)
 		p.Legend.Add(b.Name, l)
 		maxT = max(maxT, len(b.Median)-1)
@@ -323,8 +353,12 @@ func TStarHistogram(title string, names []string, tstars [][]int, maxT int) (*pl
 		if err != nil {
 			return nil, err
 		}
+		c := Palette[k%len(Palette)]
+		if isModel(names[k]) {
+			c = ModelColor(names[k])
+		}
+		l.Color = c
 		if k == 0 {
-			c := Palette[0]
 			l.FillColor = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 90}
 		}
 		p.Add(l)
@@ -389,6 +423,9 @@ func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) 
 				sc.GlyphStyle.Shape = draw.RingGlyph{}
 				sc.GlyphStyle.Radius = vg.Points(3.5)
 				sc.GlyphStyle.Color = Palette[k%len(Palette)]
+				if s.Color != nil {
+					sc.GlyphStyle.Color = s.Color
+				}
 				p.Add(sc)
 				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
@@ -412,6 +449,9 @@ func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) 
 		l, err := paletteLine(xy, k, 1.6, s.Dashed, 5)
 		if err != nil {
 			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
+		}
+		if s.Color != nil {
+			l.Color = s.Color
 		}
 		if s.Reference {
 			l.Color, l.Width = ReferenceColor, vg.Points(1.2)
@@ -540,4 +580,32 @@ func (PlainTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// RenderLegendRight draws p into a w×h image with its legend in a column
+// of its own on the right, outside the data area, so no entry covers a
+// curve (an exported plot; a plot without legend entries is drawn as
+// Render draws it).
+func RenderLegendRight(p *plot.Plot, w, h int, dpi float64) image.Image {
+	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)))
+	dc := draw.New(c)
+	leg := p.Legend
+	r := leg.Rectangle(dc)
+	lw := r.Max.X - r.Min.X
+	if lw <= 0 {
+		p.Draw(dc)
+		return c.Image()
+	}
+	gap := vg.Points(10)
+	right := dc.Max.X - lw - gap
+	p.Legend = plot.NewLegend()
+	p.Legend.TextStyle = leg.TextStyle
+	p.Draw(draw.Crop(dc, 0, right-dc.Max.X, 0, 0))
+	p.Legend = leg
+	lc := draw.Crop(dc, right-dc.Min.X+gap/2, 0, 0, 0)
+	leg.Top, leg.Left, leg.XOffs = true, true, 0
+	// Level with the top of the data area, below the title.
+	leg.YOffs = -(p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding)
+	leg.Draw(lc)
+	return c.Image()
 }
