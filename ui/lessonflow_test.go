@@ -151,7 +151,7 @@ func TestAnswersCiteWhatIsShown(t *testing.T) {
 			}
 			if m.answers != nil && strings.Contains(text, "t_star") {
 				for _, o := range m.answers.Objects {
-					if o.(*widget.Label).Text == "not yet" {
+					if cellText(o) == "not yet" {
 						t.Errorf("%s slide %d: the table says \"not yet\" beside %q", l.Name, k+1, barText(m))
 						break
 					}

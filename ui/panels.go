@@ -191,7 +191,8 @@ func (f focusRows) MinSize(objs []fyne.CanvasObject) fyne.Size {
 }
 
 // plotAndTable lays out the plot and, on its right, the table at the width
-// its columns need (at most half the row); the plot takes the rest.
+// its columns need (at most focusTableShare of the row); the plot takes
+// the rest.
 type plotAndTable struct{ answers *fyne.Container }
 
 func (p plotAndTable) Layout(objs []fyne.CanvasObject, s fyne.Size) {
@@ -199,12 +200,17 @@ func (p plotAndTable) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 		return
 	}
 	pad := theme.Padding()
-	tw := min(max(sum(answerNatural(p.answers.Objects)), objs[1].MinSize().Width), s.Width/2)
+	tw := min(max(sum(answerNatural(p.answers.Objects)), objs[1].MinSize().Width), s.Width*focusTableShare)
 	objs[0].Move(fyne.NewPos(0, 0))
 	objs[0].Resize(fyne.NewSize(s.Width-tw-pad, s.Height))
 	objs[1].Move(fyne.NewPos(s.Width-tw, 0))
 	objs[1].Resize(fyne.NewSize(tw, s.Height))
 }
+
+// focusTableShare is the most of the row the table takes beside the plot:
+// enough for two long names (hopfield-classic) each led by its colour,
+// "not yet" and a nearest memory at presentation's type size on 1280 px.
+const focusTableShare = 0.56
 
 func (p plotAndTable) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	var sz fyne.Size
@@ -639,8 +645,13 @@ func (answerLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 func answerNatural(objs []fyne.CanvasObject) []float32 {
 	nat := make([]float32, len(answerWeights))
 	for k, o := range objs {
-		if l, ok := o.(*widget.Label); ok {
-			w := fyne.MeasureText(l.Text, theme.TextSize(), l.TextStyle).Width + 2*theme.InnerPadding() + 1
+		l, ok := o.(*widget.Label)
+		var lead float32
+		if sw, isSwatch := o.(*swatchLabel); isSwatch {
+			l, ok, lead = sw.label, true, swatchSide() // a name led by its colour
+		}
+		if ok {
+			w := lead + fyne.MeasureText(l.Text, theme.TextSize(), l.TextStyle).Width + 2*theme.InnerPadding() + 1
 			nat[k%len(nat)] = max(nat[k%len(nat)], w)
 		}
 	}

@@ -78,7 +78,13 @@ func checkFocus(t *testing.T, m *Main, what string) {
 		t.Fatalf("%s: no table of %d rows", what, n+1)
 	}
 	for _, o := range m.answers.Objects {
-		l := o.(*widget.Label)
+		l, ok := o.(*widget.Label)
+		if sw, isSwatch := o.(*swatchLabel); isSwatch {
+			l, ok = sw.label, true // a model's name, led by its colour
+		}
+		if !ok {
+			t.Fatalf("%s: table cell %T", what, o)
+		}
 		need := fyne.MeasureText(l.Text, theme.TextSize(), l.TextStyle).Width + 2*theme.InnerPadding()
 		if !l.Visible() || l.Size().Width+0.5 < need || l.Size().Height < l.MinSize().Height-0.5 {
 			t.Errorf("%s: table cell %q is %v, needs %v wide", what, l.Text, l.Size(), need)
@@ -138,7 +144,7 @@ func TestCompareMarksEachTStar(t *testing.T) {
 		for _, p := range marks {
 			if sc, ok := p.(*plotter.Scatter); ok {
 				dots++
-				if sc.GlyphStyle.Color != figures.Palette[0] && sc.GlyphStyle.Color != figures.Palette[1] {
+				if sc.GlyphStyle.Color != figures.ModelColor("bsa-p2") && sc.GlyphStyle.Color != figures.ModelColor("block") {
 					t.Errorf("a t* dot in %v, no model's colour", sc.GlyphStyle.Color)
 				}
 			}

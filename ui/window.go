@@ -209,7 +209,7 @@ func (m *Main) build() {
 	// The readout takes the width its text needs; the status line the
 	// rest, wrapping onto a second line rather than being cut.
 	m.tLabel.Truncation = fyne.TextTruncateEllipsis
-	m.readout = container.New(readoutRow{}, m.tLabel, twoLines(m.status))
+	m.readout = container.New(readoutRow{}, m.tLabel, m.statusCell())
 	bottom := container.NewVBox(m.transport, m.readout)
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
@@ -362,6 +362,7 @@ func (m *Main) togglePresentation() {
 		}
 	}
 	m.app.Settings().SetTheme(newTheme(m.themeChoice, m.presentation))
+	m.readout.Objects[1] = m.statusCell()
 	if m.presentation {
 		m.win.SetMainMenu(nil)
 		// Fyne's window keeps the content below where the menu bar was
@@ -515,6 +516,19 @@ func (readoutRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
 		sz.Height = max(sz.Height, o.MinSize().Height)
 	}
 	return sz
+}
+
+// statusCell is the status line's place beside the readout: two lines
+// it wraps onto, or in presentation (where every line of the projector
+// counts, and the focus layout sizes the images to what is left) one line
+// ending in "…" when it is too long — the readout beside it is never cut.
+func (m *Main) statusCell() fyne.CanvasObject {
+	if m.presentation {
+		m.status.Wrapping = fyne.TextWrapOff
+		m.status.Truncation = fyne.TextTruncateEllipsis
+		return m.status
+	}
+	return twoLines(m.status)
 }
 
 // readoutStatusMin is the width the status line keeps beside a long
