@@ -54,11 +54,17 @@ lint:
 	$(SIMD) $(GO) run $(STATICCHECK) ./...
 	$(GO) run $(STATICCHECK) $(LIB_PKGS)
 
+# The window's long checks (every shipped slide, the population windows'
+# runs) skip under -short: they run here, without the race detector, and
+# the race detector runs everything else.
+UI_LONG := TestPresentationFocusLayout|TestPresentationFits|TestEveryShippedLessonRuns|TestAnswersCiteWhatIsShown|TestPopulationWindowsExport
+
 test-portable:
 	$(GO) test -count=1 ./models/... ./sim/...
+	$(GO) test -count=1 -run '^($(UI_LONG))$$' ./ui/...
 
 test-race:
-	$(SIMD) $(GO) test -count=1 -race $(LIB_PKGS)
+	$(SIMD) $(GO) test -count=1 -race -short $(LIB_PKGS)
 
 test-app:
 	$(SIMD) $(GO) test -count=1 ./app/...

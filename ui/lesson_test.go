@@ -194,6 +194,9 @@ func TestLessonShotNumbers(t *testing.T) {
 // TestPresentationFits: every shipped lesson's slides fit presentation
 // mode on a 1280×800 screen (the compare slides included).
 func TestPresentationFits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every shipped slide (-short; make test runs it without the race detector)")
+	}
 	m, _ := newTestMain(t)
 	m.togglePresentation()
 	ls, _ := m.ShippedLessons()

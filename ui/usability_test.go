@@ -599,6 +599,9 @@ func exportTo(t *testing.T, w fyne.Window, item, path string) {
 // numbers (CSV) through the main window's path: typed path, and an
 // existing file is not replaced without asking.
 func TestPopulationWindowsExport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an ensemble and a basin map (-short; make test runs it without the race detector)")
+	}
 	m, _ := newTestMain(t)
 	dir := t.TempDir()
 	m.Engine.Update(func(s *sim.Settings) { s.Corruption = sim.DefaultNoise })
