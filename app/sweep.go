@@ -1,16 +1,15 @@
 package main
 
 import (
+	"attractorlab/models"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -221,11 +220,6 @@ func runSweep(ctx context.Context, args []string) error {
 			return fmt.Errorf("sweep: %w", err)
 		}
 	}
-	if *dataDir != "" {
-		if err := checkDataDir(*dataDir); err != nil {
-			return fmt.Errorf("sweep: %w", err)
-		}
-	}
 	// The outputs, before any work.
 	dir := *out
 	if sp.n > 1 {
@@ -379,8 +373,9 @@ func thousands(n int) string {
 	return s
 }
 
-// maxWeightsBytes caps a --weights file (the embedded ones are a few MB).
-const maxWeightsBytes = 1 * infile.GB
+// maxWeightsBytes caps a --weights file: the most a safetensors file the
+// models load may hold.
+const maxWeightsBytes = 8 + models.MaxHeader + models.MaxDataBytes
 
 // fileFingerprint is "sha256:" and the hex digest of a file: a regular
 // file of at most max bytes (what, a flag, names it in errors), so a FIFO
@@ -396,27 +391,6 @@ func fileFingerprint(path, what string, max int64) (string, error) {
 		return "", fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// maxMNISTBytes caps an MNIST file of --data (the training images are
-// 47 MB uncompressed).
-const maxMNISTBytes = 100 * infile.MB
-
-// checkDataDir refuses an MNIST file in --data (plain or .gz) that is not
-// a regular file (a FIFO hung the load) or is too large, before it is
-// opened; missing files are left to the loader's own message.
-func checkDataDir(dir string) error {
-	for _, f := range mnist.MNISTFiles {
-		for _, p := range []string{filepath.Join(dir, f.Name), filepath.Join(dir, f.Name+".gz")} {
-			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if _, err := infile.Stat(p, "--data", maxMNISTBytes); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // unusedFlags refuses a model parameter none of models uses (the swept
