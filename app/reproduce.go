@@ -279,16 +279,17 @@ func weightFilesFor(name, path string) (sim.WeightFiles, error) {
 }
 
 // checkDigits refuses --n beyond the test digits the data holds (never
-// a silent clamp: the run would not be what was asked).
+// a silent clamp: the run would not be what was asked); reproduce and
+// sweep share it.
 func checkDigits(n int, data *mnist.Data) error {
-	if have := data.Test.Len(); n > have {
-		hint := ""
-		if have < 10000 {
-			hint = "; `attractorlab data` fetches full MNIST's 10,000"
-		}
-		return fmt.Errorf("--n = %d is out of range for the data in use, the %s (allowed 1 … %d%s)", n, data.Source, have, hint)
+	have := data.Test.Len()
+	switch {
+	case n <= have:
+		return nil
+	case strings.HasPrefix(data.Source, "embedded"):
+		return fmt.Errorf("--n %d is out of range: the embedded sample has %s test digits (allowed 1 … %d); fetch full MNIST (10,000 test digits) with `attractorlab data`, or name its directory with --data", n, thousands(have), have)
 	}
-	return nil
+	return fmt.Errorf("--n %d is out of range: %s has %s test digits (allowed 1 … %d)", n, data.Source, thousands(have), have)
 }
 
 // loadData reads full MNIST from --data when given (strictly), else the

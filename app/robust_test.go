@@ -124,7 +124,7 @@ func TestFlagsNeverIgnored(t *testing.T) {
 		{[]string{"reproduce", "--model", "hopfield", "--lambda", "3"}, "--lambda is the bare self-attention's (bsa-p2, bsa-p4); --model hopfield does not use it"},
 		{[]string{"reproduce", "--model", "hopfield", "--k", "30"}, "--k is the classical Hopfield network's (hopfield-classic); --model hopfield does not use it"},
 		{[]string{"reproduce", "--model", "vit", "--beta", "2"}, "--beta is the modern Hopfield network's (hopfield); --model vit does not use it"},
-		{[]string{"reproduce", "--n", "5000"}, "--n = 5000 is out of range for the data in use, the embedded sample (1,000 test digits) (allowed 1 … 1000"},
+		{[]string{"reproduce", "--n", "5000"}, "--n 5000 is out of range: the embedded sample has 1,000 test digits (allowed 1 … 1000); fetch full MNIST (10,000 test digits) with `attractorlab data`"},
 		{[]string{"train", "--lr", "1e-320"}, "--lr = 1e-320 is out of range (allowed 1e-08 ≤ --lr ≤ 1)"},
 		{[]string{"train", "--images", "20000"}, "--images = 20000 is out of range (allowed 100 … 10000)"},
 		{[]string{"train", "--model", "block", "--epochs", "0"}, "--epochs = 0 is out of range"},

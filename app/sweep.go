@@ -235,11 +235,8 @@ func runSweep(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if have := data.Test.Len(); cfg.N > have {
-		if strings.HasPrefix(data.Source, "embedded") {
-			return fmt.Errorf("sweep: --n %d: the embedded sample has %s test digits (allowed 1 … %d); fetch full MNIST (10,000 test digits) with `attractorlab data`, or name its directory with --data", cfg.N, thousands(have), have)
-		}
-		return fmt.Errorf("sweep: --n %d: %s has %d test digits (allowed 1 … %d)", cfg.N, data.Source, have, have)
+	if err := checkDigits(cfg.N, data); err != nil {
+		return fmt.Errorf("sweep: %w", err)
 	}
 	cat := sim.NewCatalogue(data.Train, files)
 	for _, name := range cfg.Models {
