@@ -15,11 +15,6 @@ import "embed"
 //go:embed sample
 var Sample embed.FS
 
-// Weights holds the pretrained safetensors files.
-//
-//go:embed weights
-var Weights embed.FS
-
 // Lessons holds the shipped lessons (sim/lesson reads them), one JSON file
 // each, in the order of their file names.
 //

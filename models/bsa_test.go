@@ -507,7 +507,7 @@ func TestSafetensorsRejects(t *testing.T) {
 		{"huge header", "exceeds", []byte{0, 0, 0, 0, 0, 0, 0, 1}},
 		{"truncated", "data_offsets", good.Bytes()[:good.Len()-100]},
 		{"truncated header", "truncated", good.Bytes()[:40]},
-		{"dtype", `dtype "F16"`, hdr(`{"J":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, 4)},
+		{"dtype", `dtype "F64", want F32 or F16`, hdr(`{"J":{"dtype":"F64","shape":[2],"data_offsets":[0,16]}}`, 16)},
 		{"size mismatch", "want 8", hdr(`{"J":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`, 4)},
 		{"overlap", "overlap", hdr(`{"A":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"B":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}`, 12)},
 		{"gap", "no gaps", hdr(`{"A":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"B":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}}`, 20)},

@@ -54,6 +54,7 @@ type stTensor struct {
 	name  string
 	shape []int
 	a, b  int64
+	size  int64 // bytes per element: 4 (F32) or 2 (F16)
 }
 
 // stHeader is a checked header: tensors in file order, tiling the data
@@ -82,7 +83,10 @@ func headerLength(b []byte, size int64, name string) (int64, error) {
 	return int64(hl), nil
 }
 
-// parseHeader checks the JSON header: every tensor F32 with a shape of at
+// dtypeSize are the element types read, by safetensors dtype name.
+var dtypeSize = map[string]int64{"F32": 4, "F16": 2}
+
+// parseHeader checks the JSON header: every tensor F32 or F16 with a shape of at
 // most MaxDataBytes, data_offsets matching the shape, the tensors tiling
 // the data section as safetensors requires, and the data section within
 // MaxDataBytes. Nothing is allocated in proportion to the tensors.
@@ -111,8 +115,9 @@ func parseHeader(h []byte, name string) (*stHeader, error) {
 		if err := json.Unmarshal(v, &e); err != nil {
 			return nil, formatError(name, "tensor %q: %v", k, err)
 		}
-		if e.Dtype != "F32" {
-			return nil, formatError(name, "tensor %q has dtype %q, want F32", k, e.Dtype)
+		size, ok := dtypeSize[e.Dtype]
+		if !ok {
+			return nil, formatError(name, "tensor %q has dtype %q, want F32 or F16", k, e.Dtype)
 		}
 		if len(e.Offsets) != 2 {
 			return nil, formatError(name, "tensor %q: data_offsets must have 2 entries", k)
@@ -128,14 +133,14 @@ func parseHeader(h []byte, name string) (*stHeader, error) {
 		if a < 0 || b < a {
 			return nil, formatError(name, "tensor %q: data_offsets [%d,%d] are not a byte range", k, a, b)
 		}
-		if b-a != 4*n {
-			return nil, formatError(name, "tensor %q: %d bytes for shape %v, want %d", k, b-a, e.Shape, 4*n)
+		if b-a != size*n {
+			return nil, formatError(name, "tensor %q: %d bytes for shape %v of %s, want %d", k, b-a, e.Shape, e.Dtype, size*n)
 		}
 		shape := e.Shape
 		if shape == nil {
 			shape = []int{}
 		}
-		out.tensors = append(out.tensors, stTensor{name: k, shape: shape, a: a, b: b})
+		out.tensors = append(out.tensors, stTensor{name: k, shape: shape, a: a, b: b, size: size})
 	}
 	slices.SortStableFunc(out.tensors, func(x, y stTensor) int {
 		return cmp.Or(cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b))
@@ -176,14 +181,24 @@ func readTensors(r io.Reader, h *stHeader, name string) (map[string]Tensor, erro
 	ts := make(map[string]Tensor, len(h.tensors))
 	buf := make([]byte, 64<<10)
 	for _, t := range h.tensors {
-		d := make([]float32, (t.b-t.a)/4)
+		d := make([]float32, (t.b-t.a)/t.size)
 		for q := 0; q < len(d); {
 			c := buf[:4*min(len(buf)/4, len(d)-q)]
+			if t.size == 2 {
+				c = c[:len(c)/2]
+			}
 			if _, err := io.ReadFull(r, c); err != nil {
 				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 					return nil, formatError(name, "truncated while reading tensor %q (did the file change?)", t.name)
 				}
 				return nil, fmt.Errorf("%s: reading tensor %q: %w", name, t.name, err)
+			}
+			if t.size == 2 {
+				for p := 0; p < len(c); p += 2 {
+					d[q] = Float16To32(binary.LittleEndian.Uint16(c[p:]))
+					q++
+				}
+				continue
 			}
 			for p := 0; p < len(c); p += 4 {
 				d[q] = math.Float32frombits(binary.LittleEndian.Uint32(c[p:]))
@@ -228,7 +243,8 @@ func nonFiniteError(tensor string, shape []int, d []float32, k int) error {
 }
 
 // ParseSafetensors decodes a safetensors file held in data; name is used in
-// error messages. Every tensor must be F32 (little-endian) and finite; the
+// error messages. Every tensor must be F32 or F16 (little-endian; F16 is
+// widened to float32 exactly) and finite; the
 // tensors must tile the data section (no gaps, no overlaps, as safetensors
 // requires), which must be at most MaxDataBytes, and data must be exactly
 // 8 + header + data section bytes long.
@@ -301,6 +317,19 @@ func LoadSafetensors(path string) (map[string]Tensor, map[string]string, error) 
 // shape that does not match the data, NaN or ±Inf (by tensor and element),
 // a data section over MaxDataBytes and a header over MaxHeader.
 func WriteSafetensors(w io.Writer, tensors map[string]Tensor, meta map[string]string) error {
+	return writeSafetensors(w, tensors, meta, "F32")
+}
+
+// WriteSafetensorsF16 writes the tensors as WriteSafetensors does, but in
+// IEEE half precision (dtype F16, rounded to nearest even): the web build's
+// weights (docs/maths.md). A value beyond half precision's range (65504) is
+// refused by tensor and element.
+func WriteSafetensorsF16(w io.Writer, tensors map[string]Tensor, meta map[string]string) error {
+	return writeSafetensors(w, tensors, meta, "F16")
+}
+
+func writeSafetensors(w io.Writer, tensors map[string]Tensor, meta map[string]string, dtype string) error {
+	size := int(dtypeSize[dtype])
 	names := make([]string, 0, len(tensors))
 	for k := range tensors {
 		names = append(names, k)
@@ -329,15 +358,22 @@ func WriteSafetensors(w io.Writer, tensors map[string]Tensor, meta map[string]st
 		if q := firstNonFinite(t.Data); q >= 0 {
 			return nonFiniteError(k, t.Shape, t.Data, q)
 		}
-		if off+int64(4*n) > MaxDataBytes {
+		if dtype == "F16" {
+			for q, v := range t.Data {
+				if math.Abs(float64(v)) > MaxFloat16 {
+					return fmt.Errorf("tensor %q element %d is %g, beyond half precision's range (|w| ≤ %g)", k, q, v, float64(MaxFloat16))
+				}
+			}
+		}
+		if off+int64(size*n) > MaxDataBytes {
 			return fmt.Errorf("the tensors need more than %d bytes, the limit a file may hold (MaxDataBytes)", MaxDataBytes)
 		}
 		shape := t.Shape
 		if shape == nil {
 			shape = []int{}
 		}
-		hdr[k] = stEntry{Dtype: "F32", Shape: shape, Offsets: []int64{off, off + int64(4*n)}}
-		off += int64(4 * n)
+		hdr[k] = stEntry{Dtype: dtype, Shape: shape, Offsets: []int64{off, off + int64(size*n)}}
+		off += int64(size * n)
 	}
 	h, err := json.Marshal(hdr)
 	if err != nil {
@@ -360,8 +396,12 @@ func WriteSafetensors(w io.Writer, tensors map[string]Tensor, meta map[string]st
 	buf := make([]byte, 0, 1<<16)
 	for _, k := range names {
 		for _, v := range tensors[k].Data {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-			if len(buf) == cap(buf) {
+			if dtype == "F16" {
+				buf = binary.LittleEndian.AppendUint16(buf, Float32To16(v))
+			} else {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+			}
+			if len(buf) >= cap(buf)-4 {
 				if _, err := w.Write(buf); err != nil {
 					return err
 				}

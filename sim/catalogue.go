@@ -101,12 +101,15 @@ type Catalogue struct {
 	loaded  map[string]Model // unbound networks by name
 	errs    map[string]error
 	warning map[string][]string
+	// deferred tells whether a model's shipped weights would have to be
+	// fetched (the web build): LoadAll and Available leave those for later.
+	deferred func(name string) bool
 }
 
 // NewCatalogue prepares the models over the stored training subset train
 // (the Hopfield networks' memories) with the given weight files.
 func NewCatalogue(train *mnist.Set, files WeightFiles) *Catalogue {
-	return &Catalogue{train: train, files: files, loaded: map[string]Model{}, errs: map[string]error{}, warning: map[string][]string{}}
+	return &Catalogue{train: train, files: files, loaded: map[string]Model{}, errs: map[string]error{}, warning: map[string][]string{}, deferred: shippedDeferred}
 }
 
 // load returns the unbound network name, loading it once.
@@ -155,12 +158,31 @@ func (c *Catalogue) load(name string) (Model, error) {
 	return m, nil
 }
 
+// deferredInfo describes a shipped bare self-attention whose weights the
+// web build has not fetched yet, without fetching them: they come when the
+// model is first run (Model). Its shape follows from the patch side alone.
+func (c *Catalogue) deferredInfo(name string) (ModelInfo, bool) {
+	c.mu.Lock()
+	_, done := c.loaded[name]
+	c.mu.Unlock()
+	if done || (name == "bsa-p2" && c.files.BSA2 != "") || (name == "bsa-p4" && c.files.BSA4 != "") || !c.deferred(name) {
+		return ModelInfo{}, false
+	}
+	p := int(name[len(name)-1] - '0')
+	side := models.Side / p
+	return ModelInfo{Name: bsaName(p), Label: bsaLabel(p), Patch: p, Tokens: side * side, HasEnergy: true}, true
+}
+
 // LoadAll loads every model and returns what went wrong: problems are
 // warnings (a missing embedded network whose twin serves both tasks, or a
 // model that did not load while others did); err means none loaded.
 func (c *Catalogue) LoadAll() (problems []string, err error) {
 	n := 0
 	for _, name := range ModelNames {
+		if _, ok := c.deferredInfo(name); ok {
+			n++
+			continue
+		}
 		_, lerr := c.load(name)
 		problems = append(problems, c.warning[name]...)
 		if lerr != nil {
@@ -186,6 +208,10 @@ func (c *Catalogue) Warnings(name string) []string {
 func (c *Catalogue) Available() []ModelInfo {
 	var out []ModelInfo
 	for _, name := range ModelNames {
+		if info, ok := c.deferredInfo(name); ok {
+			out = append(out, info)
+			continue
+		}
 		if m, err := c.load(name); err == nil {
 			out = append(out, m.Info())
 		}

@@ -608,6 +608,7 @@ func (s *session) extend(n int) {
 	for _, l := range s.lanes {
 		for k := 0; k < n && len(l.frames) <= min(goal, s.limit(l)); k++ {
 			s.extendLane(l)
+			pause()
 		}
 	}
 	s.dirty = true

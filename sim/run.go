@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"runtime"
 
 	"attractorlab/models"
 )
@@ -58,7 +57,7 @@ func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Co
 				}
 				// Let a waiting goroutine (the window's engine) run
 				// between steps rather than after a 10 ms time slice.
-				runtime.Gosched()
+				pause()
 			}
 		}
 	})
@@ -92,7 +91,7 @@ func Run(ctx context.Context, m Model, inputs []*Corrupted, steps int, crew *mod
 				if t < steps {
 					tr.Step(nil)
 				}
-				runtime.Gosched()
+				pause()
 			}
 		}
 	})

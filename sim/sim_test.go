@@ -224,3 +224,40 @@ func FuzzReadCurveCSV(f *testing.F) {
 		}
 	})
 }
+
+// A model the web build has not fetched yet is listed with the shape its
+// weights give once loaded, and LoadAll leaves it for later.
+func TestDeferredModelInfo(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := NewCatalogue(data.Train, WeightFiles{})
+	want := map[string]ModelInfo{}
+	for _, info := range loaded.Available() {
+		want[info.Name] = info
+	}
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	var asked []string
+	cat.deferred = func(name string) bool { asked = append(asked, name); return name == "bsa-p2" || name == "bsa-p4" }
+	if _, err := cat.LoadAll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cat.loaded["bsa-p4"]; ok {
+		t.Fatal("LoadAll fetched bsa-p4's deferred weights")
+	}
+	for _, info := range cat.Available() {
+		if info != want[info.Name] {
+			t.Errorf("%s before its weights came: %+v, loaded: %+v", info.Name, info, want[info.Name])
+		}
+	}
+	if _, err := cat.Model("bsa-p4", DefaultSettings()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cat.loaded["bsa-p4"]; !ok {
+		t.Error("Model did not load bsa-p4")
+	}
+	if len(asked) == 0 {
+		t.Error("the catalogue never asked whether weights were deferred")
+	}
+}

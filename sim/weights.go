@@ -17,10 +17,10 @@ func LoadBSA(p int, path string) (*models.BSA, error) {
 	if path != "" {
 		m, err = models.LoadBSA(path)
 	} else {
-		name := fmt.Sprintf("weights/bsa-p%d.safetensors", p)
-		b, rerr := assets.Weights.ReadFile(name)
+		name := fmt.Sprintf("bsa-p%d.safetensors", p)
+		b, rerr := readShipped(name)
 		if rerr != nil {
-			return nil, fmt.Errorf("no embedded weights for P=%d (%s): pass --weights FILE", p, name)
+			return nil, fmt.Errorf("no embedded weights for P=%d: %v: pass --weights FILE", p, rerr)
 		}
 		m, err = models.ParseBSA(b, "embedded "+name)
 		path = "embedded " + name
@@ -40,12 +40,32 @@ func LoadTransformer(name, path string) (*models.Transformer[float32], error) {
 	if path != "" {
 		return models.LoadTransformer(path)
 	}
-	file := "weights/" + name + ".safetensors"
-	b, err := assets.Weights.ReadFile(file)
+	file := name + ".safetensors"
+	b, err := readShipped(file)
 	if err != nil {
-		return nil, fmt.Errorf("no embedded weights %s: pass --weights FILE", file)
+		return nil, fmt.Errorf("no embedded weights %s: %v: pass --weights FILE", file, err)
 	}
 	return models.ParseTransformer(b, "embedded "+file)
+}
+
+// readShipped returns the shipped weights file name: embedded in float32,
+// or, in the web build, fetched in half precision and unwrapped
+// (models.UnwrapWeb; docs/maths.md says what half precision changes).
+func readShipped(name string) ([]byte, error) {
+	b, err := assets.ReadWeights(name)
+	if err != nil || !assets.WebWeights {
+		return b, err
+	}
+	return models.UnwrapWeb(b, name, 8+models.MaxHeader+models.MaxDataBytes)
+}
+
+// shippedDeferred tells whether the model name's shipped weights would
+// have to be fetched first (the web build's larger files).
+func shippedDeferred(name string) bool {
+	if strings.HasPrefix(name, "bsa-p") {
+		return assets.WeightsDeferred(name + ".safetensors")
+	}
+	return false
 }
 
 // TrainCorrupter draws the training corruption of §6 for a transformer on

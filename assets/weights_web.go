@@ -1,0 +1,58 @@
+//go:build js && webweights
+
+package assets
+
+import (
+	"errors"
+	"fmt"
+	"syscall/js"
+)
+
+// The web build embeds no weights: the page (assets/web/index.html) fetches
+// them in their transport form (weights/NAME.web: half precision, see
+// models.WrapWeb) and hands them over through its attractorlab object.
+// The small files and the opening model's come before the app starts; the
+// others when a model first needs them.
+
+// WebWeights: ReadWeights returns the transport form.
+const WebWeights = true
+
+// ReadWeights fetches name's transport form (or takes the copy the page
+// fetched before the app started). It blocks the calling goroutine until
+// the page's fetch settles, and must not run inside a JavaScript callback.
+func ReadWeights(name string) ([]byte, error) {
+	page := js.Global().Get("attractorlab")
+	if page.IsUndefined() || page.Get("fetchWeights").IsUndefined() {
+		return nil, errors.New("the page provides no weights (attractorlab.fetchWeights): open the app from its index.html")
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	ok := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		u := args[0]
+		b := make([]byte, u.Get("length").Int())
+		js.CopyBytesToGo(b, u)
+		ch <- result{b: b}
+		return nil
+	})
+	fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- result{err: fmt.Errorf("fetching weights/%s.web: %s", name, args[0].Call("toString").String())}
+		return nil
+	})
+	defer ok.Release()
+	defer fail.Release()
+	page.Call("fetchWeights", name).Call("then", ok, fail)
+	r := <-ch
+	return r.b, r.err
+}
+
+// WeightsDeferred tells whether name has not been fetched yet.
+func WeightsDeferred(name string) bool {
+	page := js.Global().Get("attractorlab")
+	if page.IsUndefined() || page.Get("hasWeights").IsUndefined() {
+		return false
+	}
+	return !page.Call("hasWeights", name).Bool()
+}

@@ -1,0 +1,107 @@
+package models
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+)
+
+// The web build carries its weights as half-precision safetensors files
+// (WriteSafetensorsF16) in a transport wrapping that compresses them well:
+// gzip of the file with its data section split into byte planes (every
+// element's low byte, then every high byte). The sign, exponent and top
+// mantissa bits of trained weights repeat, so the high plane shrinks to a
+// fraction; gzip alone saves little on float data. Unwrapping gives back
+// the safetensors file byte for byte.
+
+// WrapWeb returns the transport form of the F16 safetensors file st.
+func WrapWeb(st []byte) ([]byte, error) {
+	start, err := dataStart(st, "weights")
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.NewBuffer(make([]byte, 0, len(st)/2))
+	zw, err := gzip.NewWriterLevel(out, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	zw.Write(st[:start])
+	zw.Write(planes(st[start:], true))
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// UnwrapWeb reverses WrapWeb, reading at most max bytes of the file (name
+// is for messages): more is refused without being inflated.
+func UnwrapWeb(wire []byte, name string, max int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(wire))
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a gzip stream: %w", name, err)
+	}
+	st, err := io.ReadAll(io.LimitReader(zr, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(st)) > max {
+		return nil, fmt.Errorf("%s: inflates to more than %d bytes, the limit", name, max)
+	}
+	start, err := dataStart(st, name)
+	if err != nil {
+		return nil, err
+	}
+	copy(st[start:], planes(st[start:], false))
+	return st, nil
+}
+
+// dataStart is the offset of the data section of the safetensors file st.
+func dataStart(st []byte, name string) (int, error) {
+	if len(st) < 8 {
+		return 0, formatError(name, "file is %d bytes, shorter than the 8-byte header length", len(st))
+	}
+	hl, err := headerLength(st, int64(len(st)), name)
+	if err != nil {
+		return 0, err
+	}
+	if (len(st)-8-int(hl))%2 != 0 {
+		return 0, formatError(name, "data section of %d bytes is not whole half-precision values", len(st)-8-int(hl))
+	}
+	return 8 + int(hl), nil
+}
+
+// planes splits 2-byte elements into a low and a high plane (split) or
+// joins them back (!split).
+func planes(d []byte, split bool) []byte {
+	n := len(d) / 2
+	out := make([]byte, len(d))
+	for k := 0; k < n; k++ {
+		if split {
+			out[k], out[n+k] = d[2*k], d[2*k+1]
+		} else {
+			out[2*k], out[2*k+1] = d[k], d[n+k]
+		}
+	}
+	return out
+}
+
+// WebWeights converts a float32 safetensors file to the web build's
+// transport form (half precision, WrapWeb); name is for messages.
+func WebWeights(f32 []byte, name string) ([]byte, error) {
+	ts, meta, err := ParseSafetensors(f32, name)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(meta)+1)
+	for k, v := range meta {
+		m[k] = v
+	}
+	m["dtype_note"] = "half precision for the web build, rounded from the float32 file"
+	var buf bytes.Buffer
+	if err := WriteSafetensorsF16(&buf, ts, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return WrapWeb(buf.Bytes())
+}
+
