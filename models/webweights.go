@@ -104,4 +104,3 @@ func WebWeights(f32 []byte, name string) ([]byte, error) {
 	}
 	return WrapWeb(buf.Bytes())
 }
-
