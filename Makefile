@@ -110,6 +110,7 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadIDX -fuzztime 2m ./sim/mnist
 	$(GO) test -run '^$$' -fuzz FuzzReadScenario -fuzztime 2m ./sim
+	$(GO) test -run '^$$' -fuzz FuzzParseLink -fuzztime 2m ./sim
 	$(GO) test -run '^$$' -fuzz FuzzReadCurveCSV -fuzztime 2m ./sim
 	$(GO) test -run '^$$' -fuzz FuzzParseSafetensors -fuzztime 2m ./models
 	$(GO) test -run '^$$' -fuzz FuzzParseBSA -fuzztime 2m ./models

@@ -181,6 +181,21 @@ echo "e2e: lesson by keys: $(grep -c '^lesson ' "$tmp/lesson.log") slides shown,
 kill "$app"; wait "$app" 2>/dev/null || true; app=
 if "$bin" --lesson no-such-lesson >"$tmp/nolesson.log" 2>&1; then echo "e2e: --lesson no-such-lesson started"; exit 1; fi
 grep -q 'neither a shipped lesson' "$tmp/nolesson.log" || { echo "e2e: --lesson no-such-lesson:"; cat "$tmp/nolesson.log"; exit 1; }
+# --link: a link to a shipped lesson starts it; a bad link opens the
+# window all the same (it says why in the window) and does not exit.
+"$bin" --link 'http://localhost:8080/?lesson=masking' >"$tmp/link.log" 2>&1 &
+app=$!
+waitwin "$tmp/link.log"
+waitfor "$tmp/link.log" 'lesson masking: slide 1' || { echo "e2e: --link did not start the lesson:"; cat "$tmp/link.log"; exit 1; }
+kill "$app"; wait "$app" 2>/dev/null || true; app=
+"$bin" --link 'http://localhost:8080/#s=not-a-scenario' >"$tmp/badlink.log" 2>&1 &
+app=$!
+waitwin "$tmp/badlink.log"
+sleep 1
+kill -0 "$app" 2>/dev/null || { echo "e2e: a bad --link ended the app:"; cat "$tmp/badlink.log"; exit 1; }
+if grep -qi 'panic\|fatal' "$tmp/badlink.log"; then echo "e2e: a bad --link:"; cat "$tmp/badlink.log"; exit 1; fi
+kill "$app"; wait "$app" 2>/dev/null || true; app=
+echo "e2e: --link opened a lesson; a bad link kept the window"
 "$bin" lesson export masking --out "$tmp/slides" >"$tmp/export.log" 2>&1 || { echo "e2e: lesson export failed:"; cat "$tmp/export.log"; exit 1; }
 [ "$(identify -format '%wx%h' "$tmp/slides/slide-01-answer.png")" = 1920x1080 ] || { echo "e2e: lesson export: wrong image size"; exit 1; }
 echo "e2e: lesson export: $(ls "$tmp/slides" | wc -l) files"

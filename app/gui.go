@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -16,26 +17,51 @@ import (
 	"attractorlab/ui"
 )
 
-func runGUI(ctx context.Context, args []string) error {
-	fs := newFlags("gui", "[gui] [--lesson NAME|FILE] [--weights-p2 FILE] …")
+// guiOptions are the window's flags.
+type guiOptions struct {
+	files  sim.WeightFiles
+	lesson string // a shipped lesson's name or a lesson file ("" none)
+	link   string // a link to open (sim.ParseLink; "" none)
+}
+
+// parseGUIFlags reads the window's flags. --lesson and --link both say
+// what the window opens on: one of them at most. The window takes no
+// arguments (a link goes after --link).
+func parseGUIFlags(args []string) (guiOptions, error) {
+	fs := newFlags("gui", "[gui] [--lesson NAME|FILE | --link URL] [--weights-p2 FILE] …")
 	w2 := fs.String("weights-p2", "", "bare self-attention P=2 weights (default: embedded)")
 	w4 := fs.String("weights-p4", "", "bare self-attention P=4 weights (default: embedded)")
 	weights := fs.String("weights", "", "alias of --weights-p2")
 	wBlock := fs.String("weights-block", "", "recycled block weights for both tasks (default: embedded block-mask and block-noise)")
 	wViT := fs.String("weights-vit", "", "ViT weights for both tasks (default: embedded vit-mask and vit-noise)")
 	lessonArg := fs.String("lesson", "", "start a lesson: a shipped lesson's name (attractorlab lesson list) or a lesson file")
+	link := fs.String("link", "", "open the scenario or the shipped lesson a link carries (File → Copy link makes one); a bad link is reported in the window")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return guiOptions{}, err
+	}
+	if fs.NArg() > 0 {
+		return guiOptions{}, fmt.Errorf("gui takes no arguments (got %q): a link goes after --link", fs.Arg(0))
+	}
+	if *lessonArg != "" && *link != "" {
+		return guiOptions{}, errors.New("--lesson and --link both say what the window opens on: give one")
 	}
 	if *weights != "" && *w2 == "" {
 		*w2 = *weights
+	}
+	return guiOptions{files: sim.WeightFiles{BSA2: *w2, BSA4: *w4, Block: *wBlock, ViT: *wViT}, lesson: *lessonArg, link: *link}, nil
+}
+
+func runGUI(ctx context.Context, args []string) error {
+	opts, err := parseGUIFlags(args)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	data, err := mnist.LoadCached()
 	if err != nil {
 		return err
 	}
-	files := sim.WeightFiles{BSA2: *w2, BSA4: *w4, Block: *wBlock, ViT: *wViT}
+	files := opts.files
 	cat := sim.NewCatalogue(data.Train, files)
 	problems, err := cat.LoadAll()
 	if err != nil {
@@ -45,15 +71,21 @@ func runGUI(ctx context.Context, args []string) error {
 		problems = append(problems, data.Warning)
 	}
 	var les *lesson.Lesson
-	if *lessonArg != "" {
+	if opts.lesson != "" {
 		// A bad lesson stops here, before any window opens.
-		if les, err = lesson.Load(*lessonArg, lessonLimitsWith(data, cat, files)); err != nil {
+		if les, err = lesson.Load(opts.lesson, lessonLimitsWith(data, cat, files)); err != nil {
 			return fmt.Errorf("--lesson: %w", err)
 		}
 	}
 	a := app.NewWithID("org.attractorlab.app")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	w := a.NewWindow("Attractor Lab")
+	// Fyne's driver turns SIGINT/SIGTERM into Quit only once ShowAndRun
+	// has started listening: a signal that came before (stopOnSignal took
+	// it, and ended ctx) left the window open for good. The window quits
+	// when ctx ends, whenever that is.
+	stopQuit := context.AfterFunc(ctx, func() { fyne.Do(a.Quit) })
+	defer stopQuit()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The first window opens on the phenomenon (the paper demo at t*); later
@@ -88,6 +120,10 @@ func runGUI(ctx context.Context, args []string) error {
 		m.StartLesson(les)
 	case demo:
 		m.Engine.ShowBest()
+	}
+	if opts.link != "" {
+		// A bad link is reported over the window it would have replaced.
+		m.OpenLink(opts.link)
 	}
 	fmt.Printf("window ready %.2fs after start\n", time.Since(start).Seconds())
 	w.ShowAndRun()

@@ -22,7 +22,8 @@ usage: attractorlab [command] [flags]
 
 commands:
   (none), gui   open the window (embedded sample and pretrained weights);
-                --lesson NAME|FILE presents a lesson
+                --lesson NAME|FILE presents a lesson, --link URL opens a link
+                (File → Copy link makes one)
   data          fetch MNIST into the cache (--data DIR to import local files)
   reproduce     run a model (or --model all) on test digits; write curve.csv,
                 mse.png and fig1.png; --fig2 writes the patch-variance figure

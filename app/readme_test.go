@@ -84,6 +84,7 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab lesson check FILE":    {{"lesson", "check", "../assets/lessons/2-masking.json"}},
 		"attractorlab --lesson masking":     {{"lesson", "check", "masking"}},
 		"attractorlab --lesson NAME\\|FILE": {{"lesson", "check", "transient-memory"}, {"lesson", "check", "../assets/lessons/4-three-models.json"}},
+		"attractorlab --link URL":           {},
 		"attractorlab data":                 {},
 		"attractorlab data [--data DIR]":    {},
 		"attractorlab gui [--weights-p2 F] [--weights-p4 F] [--weights-block F] [--weights-vit F]": {},

@@ -32,6 +32,9 @@ func (m *Main) menu() *fyne.MainMenu {
 		item("Open scenario…", ctrl(fyne.KeyO), m.openScenario),
 		item("Save scenario…", ctrl(fyne.KeyS), m.saveScenario),
 		item("Export…", ctrl(fyne.KeyE), m.showExport),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Copy link", m.CopyLink),
+		fyne.NewMenuItem("Link address…", m.showLinkBase),
 	)
 	view := fyne.NewMenu("View",
 		fyne.NewMenuItem("Paper demo (a noisy digit under the bare model, at t*)", m.PaperDemo),

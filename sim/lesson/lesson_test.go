@@ -49,6 +49,31 @@ func TestShippedLessons(t *testing.T) {
 	}
 }
 
+// TestShippedNames: the names a link may give are the shipped lessons',
+// in order, and each reads back with Load.
+func TestShippedNames(t *testing.T) {
+	lim, _, _ := testLimits(t)
+	ls, err := Shipped(lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := ShippedNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != len(ls) {
+		t.Fatalf("%d names for %d lessons: %v", len(names), len(ls), names)
+	}
+	for k, l := range ls {
+		if names[k] != l.Name {
+			t.Fatalf("name %d is %q, the lesson's %q", k, names[k], l.Name)
+		}
+		if got, err := Load(names[k], lim); err != nil || got.Name != l.Name {
+			t.Fatalf("Load(%q): %v", names[k], err)
+		}
+	}
+}
+
 const good = `{
   "version": 1,
   "title": "t",

@@ -66,6 +66,20 @@ func Shipped(lim Limits) ([]*Lesson, error) {
 	return out, errors.Join(errs...)
 }
 
+// ShippedNames are the names of the lessons embedded in the app, in order
+// (what a link's ?lesson= may name: sim.ParseLink). No lesson is checked.
+func ShippedNames() ([]string, error) {
+	files, err := shippedFiles()
+	if err != nil {
+		return nil, fmt.Errorf("shipped lessons: %w", err)
+	}
+	names := make([]string, len(files))
+	for k, f := range files {
+		names[k] = f.name
+	}
+	return names, nil
+}
+
 // Load finds a lesson by a shipped lesson's name or a file's path (read
 // through ReadFile). Only the lesson asked for is checked, so a model
 // another lesson needs cannot make it fail.
