@@ -12,7 +12,7 @@ TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
-.PHONY: run build deps test-deps test test-portable test-race test-app e2e data bench fuzz fmt lint generate clean package install uninstall
+.PHONY: run build deps test-deps test test-portable test-simd test-race test-app e2e data bench fuzz fmt lint generate clean package install uninstall
 
 run: build
 	./$(BIN)
@@ -34,8 +34,8 @@ test-deps: deps
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-# Every test: vet, the portable build, the SIMD build under the race
-# detector, and the end-to-end check of the real binary under Xvfb.
+# Every test: vet, the portable build, the SIMD build, the race detector on
+# shared memory, and the end-to-end check of the real binary under Xvfb.
 # Packages without Fyne's GLFW driver: they test headless. app/ links the
 # GLFW driver: its command tests run once, with the SIMD build `make build`
 # compiles anyway (a -race build would compile GLFW again, ~4 min).
@@ -44,7 +44,7 @@ LIB_PKGS := ./models/... ./sim/... ./ui/... ./assets/...
 test: test-deps
 	$(GO) vet $(LIB_PKGS)
 	$(SIMD) $(GO) vet ./...
-	$(MAKE) lint test-portable test-race test-app e2e
+	$(MAKE) lint test-portable test-simd test-race test-app e2e
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -54,20 +54,36 @@ lint:
 	$(SIMD) $(GO) run $(STATICCHECK) ./...
 	$(GO) run $(STATICCHECK) $(LIB_PKGS)
 
-# The window's long checks (every shipped slide, the population windows'
-# runs) skip under -short: they run here, without the race detector, and
-# the race detector runs everything else.
-UI_LONG := TestPresentationFocusLayout|TestPresentationFits|TestEveryShippedLessonRuns|TestAnswersCiteWhatIsShown|TestPopulationWindowsExport
+# One `go test`: a hung test fails after 20 minutes rather than Go's 10 (a
+# slow or shared machine), every run counted afresh.
+GOTEST := $(GO) test -count=1 -timeout 20m
 
+# The portable kernels (those the web build runs), every test of the
+# numerics and the simulation.
 test-portable:
-	$(GO) test -count=1 ./models/... ./sim/...
-	$(GO) test -count=1 -run '^($(UI_LONG))$$' ./ui/...
+	$(GOTEST) ./models/... ./sim/...
+
+# The AVX-512 kernels against their naive twins (the short tests) and the
+# window's every test, its long checks too (every shipped slide, the
+# population windows' runs), on the build `make run` uses.
+test-simd:
+	$(SIMD) $(GOTEST) -short ./models/... ./sim/...
+	$(SIMD) $(GOTEST) ./ui/...
+
+# The race detector where memory is shared: the engine goroutine, the
+# crews that split a batch, the loaders, and the window's own goroutines
+# (the population windows' jobs, the lesson handout's renderer, file
+# opening). The window's other tests drive a synchronous engine on the test
+# driver's one goroutine: test-simd runs them. Long single-goroutine
+# numerics skip under race (raceOn in models and sim).
+UI_RACE := TestEnsembleWindow|TestBasinWindow|TestLessonShotNumbers|TestWindowFileInputs|TestWindowRefusesWhatCheckRefuses
 
 test-race:
-	$(SIMD) $(GO) test -count=1 -race -short $(LIB_PKGS)
+	$(SIMD) $(GOTEST) -race -short ./models/... ./sim/... ./assets/...
+	$(SIMD) $(GOTEST) -race -short -run '^($(UI_RACE))$$' ./ui/...
 
 test-app:
-	$(SIMD) $(GO) test -count=1 ./app/...
+	$(SIMD) $(GOTEST) ./app/...
 
 e2e: build
 	./.ci/e2e.sh $(BIN)

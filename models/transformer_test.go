@@ -31,6 +31,9 @@ func tinyTransformer(t *testing.T, depth int) *Transformer[float64] {
 // float64 central differences on every parameter: the recycled block
 // (one block applied 3 times) and a 2-block ViT.
 func TestTransformerGradient(t *testing.T) {
+	if raceOn {
+		t.Skip("single-goroutine numerics: checked without the race detector (make test-portable, test-simd)")
+	}
 	for _, tc := range []struct {
 		name  string
 		depth int

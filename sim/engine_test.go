@@ -194,7 +194,7 @@ func TestEngineConcurrent(t *testing.T) {
 	cancel()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("engine did not stop after cancel while playing")
 	}
 	mu.Lock()
@@ -309,7 +309,7 @@ func TestCuePlays(t *testing.T) {
 	go e.Run(ctx)
 	wait := func(ok func(*Snapshot) bool, what string) *Snapshot {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			mu.Lock()
 			s := last
 			mu.Unlock()

@@ -35,6 +35,9 @@ func trajectories(t testing.TB, data *mnist.Data, m *models.BSA, c Corruption, n
 // for bit, in one call and state by state (a Trail, as the window
 // searches its frames).
 func TestNearestPrunedOnDigits(t *testing.T) {
+	if raceOn {
+		t.Skip("single-goroutine numerics: checked without the race detector (make test-portable, test-simd)")
+	}
 	data, mem, m := benchData(t)
 	if !mem.Search().Pruned() {
 		t.Fatal("the training digits' memory is searched by brute force")

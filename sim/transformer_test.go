@@ -243,6 +243,10 @@ type perImage struct{ Model }
 // chunked engine equals the per-image one (its naive twin) to 1e-5, for
 // masking and noise, over 100 steps.
 func TestChunkedReproduceMatchesPerImage(t *testing.T) {
+	n := 20
+	if raceOn {
+		n = 4 // the race pass checks the crew's sharing; the numbers are checked on 20 without it
+	}
 	data, err := mnist.LoadData("")
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +258,7 @@ func TestChunkedReproduceMatchesPerImage(t *testing.T) {
 	mem := NewMemories(data.Train)
 	for _, task := range []Corruption{DefaultMask, DefaultNoise} {
 		model := &BSAModel{M: m, Dyn: DefaultDynamics()}
-		cfg := ReproduceConfig{Model: model, Corruption: task, N: 20, Steps: 100}
+		cfg := ReproduceConfig{Model: model, Corruption: task, N: n, Steps: 100}
 		a, err := Reproduce(context.Background(), data, mem, cfg)
 		if err != nil {
 			t.Fatal(err)
