@@ -12,7 +12,7 @@ TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
-.PHONY: run build deps test-deps test test-portable test-simd test-race test-app e2e data bench fuzz fmt lint generate clean package install uninstall
+.PHONY: web serve-web run build deps test-deps test test-portable test-simd test-race test-app e2e data bench fuzz fmt lint generate clean package install uninstall
 
 run: build
 	./$(BIN)
@@ -116,6 +116,25 @@ install: package
 uninstall:
 	@[ -f dist/stage/Makefile ] || { echo "nothing installed from this tree (make install first)"; exit 1; }
 	$(MAKE) -C dist/stage user-uninstall
+
+# The web build: a static site in dist/web (index.html, the app's
+# WebAssembly and its gzipped copy, wasm_exec.js, the icon, the weights in
+# half precision, files.json) that any web server can host. The portable
+# kernels run there; no_emoji leaves out Fyne's emoji font (4 MB), which
+# the window never draws.
+WEB     := dist/web
+WEBWASM := dist/attractorlab.wasm
+WEBPORT ?= 8080
+
+web:
+	@mkdir -p dist
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags "-s -w" -tags webweights,no_emoji -o $(WEBWASM) ./app
+	$(GO) run ./app/internal/webdist -wasm $(WEBWASM) -out $(WEB)
+
+# Serves dist/web on http://localhost:$(WEBPORT)/ (Ctrl-C stops it).
+serve-web: web
+	@echo "serving $(WEB) on http://localhost:$(WEBPORT)/"
+	cd $(WEB) && python3 -m http.server --bind 127.0.0.1 $(WEBPORT)
 
 data: build
 	./$(BIN) data

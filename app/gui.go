@@ -112,18 +112,39 @@ func runGUI(ctx context.Context, args []string) error {
 		m.SavePreferences()
 		cancel()
 	})
-	for _, p := range problems {
-		m.Warn(p)
+	// What the window opens on: the warnings, a lesson or the demo at t*,
+	// the link.
+	opening := func() {
+		for _, p := range problems {
+			m.Warn(p)
+		}
+		switch {
+		case les != nil:
+			m.StartLesson(les)
+		case demo:
+			m.Engine.ShowBest()
+		}
+		if opts.link != "" {
+			// A bad link is reported over the window it would have replaced.
+			m.OpenLink(opts.link)
+		}
 	}
-	switch {
-	case les != nil:
-		m.StartLesson(les)
-	case demo:
-		m.Engine.ShowBest()
-	}
-	if opts.link != "" {
-		// A bad link is reported over the window it would have replaced.
-		m.OpenLink(opts.link)
+	if href, base, ok := pageAddress(); ok {
+		// The web build: links are made to this page, and the page's own
+		// address opens the scenario or lesson it carries. Fyne's loop
+		// runs on a goroutine of its own there: the window is filled in
+		// on it once it runs.
+		if err := sim.CheckLinkBase(base); err != nil {
+			problems = append(problems, "this page's address cannot start links ("+err.Error()+"): File → Link address… sets one")
+		} else if err := m.SetLinkBase(base); err != nil {
+			problems = append(problems, err.Error())
+		}
+		if opts.link == "" && sim.IsLink(href) {
+			opts.link = href
+		}
+		go pageReady(ctx, m, opening)
+	} else {
+		opening()
 	}
 	fmt.Printf("window ready %.2fs after start\n", time.Since(start).Seconds())
 	w.ShowAndRun()

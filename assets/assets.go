@@ -38,3 +38,10 @@ var FontRegular []byte
 //
 //go:embed fonts/DejaVuSansCondensed-Bold.ttf
 var FontBold []byte
+
+// WebPage is the web build's page (web/index.html): its loading screen,
+// the checks for WebAssembly and WebGL, and the weights' fetching. `make
+// web` writes it into dist/web beside the app.
+//
+//go:embed web/index.html
+var WebPage []byte

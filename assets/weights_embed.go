@@ -2,7 +2,11 @@
 
 package assets
 
-import "embed"
+import (
+	"embed"
+	"path"
+	"strings"
+)
 
 // weights holds the pretrained safetensors files (float32).
 //
@@ -24,3 +28,19 @@ func ReadWeights(name string) ([]byte, error) {
 // (the web build fetches the larger files on first use); the embedded
 // files never are.
 func WeightsDeferred(name string) bool { return false }
+
+// WeightNames lists the pretrained weights files (e.g.
+// "bsa-p2.safetensors"), in the order of their names.
+func WeightNames() ([]string, error) {
+	entries, err := weights.ReadDir("weights")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && path.Ext(e.Name()) == ".safetensors" && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}

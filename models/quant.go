@@ -117,7 +117,11 @@ func (qr *quantRows) bounds(zs [][]float32, ub [][]float32, p []int8, dots []int
 	// every group of predictions is multiplied with it.
 	for g0 := 0; g0 < qr.groups; g0 += quantGroups {
 		for c0 := 0; c0 < np; c0 += quantPreds {
-			quantDots(p[c0*q4:], q4, qr.packed[g0*16*q4:], 16*q4, q4/4, dots[c0*mp+g0*16:], mp)
+			if quantAllPreds {
+				quantDots(p[c0*q4:], q4, qr.packed[g0*16*q4:], 16*q4, q4/4, dots[c0*mp+g0*16:], mp)
+			} else {
+				quantDotsN(min(quantPreds, len(zs)-c0), p[c0*q4:], q4, qr.packed[g0*16*q4:], 16*q4, q4/4, dots[c0*mp+g0*16:], mp)
+			}
 		}
 	}
 	for c := range zs {
@@ -133,22 +137,37 @@ func (qr *quantRows) bounds(zs [][]float32, ub [][]float32, p []int8, dots []int
 var quantDots = quantDotsGo
 
 func quantDotsGo(p []int8, pstride int, packed []uint8, gstride, steps int, out []int32, ostride int) {
-	for c := range quantPreds {
+	quantDotsN(quantPreds, p, pstride, packed, gstride, steps, out, ostride)
+}
+
+// quantDotsN is the portable kernel over the first n predictions only
+// (the web build asks for one at a time: a kernel of four would do four
+// times the work). Each step's 16 rows × 4 bytes are read in order, the
+// 16 sums kept in registers; quantDotsNaive (quant_test.go) is its twin.
+func quantDotsN(n int, p []int8, pstride int, packed []uint8, gstride, steps int, out []int32, ostride int) {
+	for c := range n {
 		pc := p[c*pstride : c*pstride+4*steps]
 		for g := range quantGroups {
 			blk := packed[g*gstride : g*gstride+64*steps]
-			for r := range 16 {
-				var s int32
-				for k := range steps {
-					for b := range 4 {
-						s += int32(blk[(k*16+r)*4+b]) * int32(pc[k*4+b])
-					}
+			var s [16]int32
+			for k := range steps {
+				x := blk[k*64 : k*64+64 : k*64+64]
+				q := pc[k*4 : k*4+4 : k*4+4]
+				p0, p1, p2, p3 := int32(q[0]), int32(q[1]), int32(q[2]), int32(q[3])
+				for r := range 16 {
+					w := x[r*4 : r*4+4 : r*4+4]
+					s[r] += int32(w[0])*p0 + int32(w[1])*p1 + int32(w[2])*p2 + int32(w[3])*p3
 				}
-				out[c*ostride+g*16+r] = s
 			}
+			copy(out[c*ostride+g*16:c*ostride+g*16+16], s[:])
 		}
 	}
 }
+
+// quantAllPreds: quantDots is a kernel that always multiplies quantPreds
+// predictions (the VNNI one); else bounds asks the portable kernel for
+// the predictions there are.
+var quantAllPreds = false
 
 // quantBound writes ub[k] = s_k·t·(dots[k] − off) + ‖f‖·s_k‖q_k‖ + ‖z‖·‖e_k‖
 // for the m rows (dots[k] − off = p·q_k exactly: |p·q_k| ≤ 127²·q4 stays

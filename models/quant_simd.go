@@ -10,6 +10,7 @@ import (
 func init() {
 	if archsimd.X86.AVX512() && archsimd.X86.AVX512VNNI() {
 		quantDots = quantDotsAVX512
+		quantAllPreds = true
 	}
 	if archsimd.X86.AVX512() {
 		quantBound = quantBoundAVX512

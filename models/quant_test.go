@@ -6,8 +6,28 @@ import (
 	"testing"
 )
 
-// TestQuantKernelsMatchGo: the VNNI kernel gives the portable kernel's
-// integers, and the vector bound its bits, on random bytes (the extremes
+// quantDotsNaive is the kernel's definition, index by index: the naive
+// twin of quantDotsGo and of the VNNI kernel.
+func quantDotsNaive(p []int8, pstride int, packed []uint8, gstride, steps int, out []int32, ostride int) {
+	for c := range quantPreds {
+		pc := p[c*pstride : c*pstride+4*steps]
+		for g := range quantGroups {
+			blk := packed[g*gstride : g*gstride+64*steps]
+			for r := range 16 {
+				var s int32
+				for k := range steps {
+					for b := range 4 {
+						s += int32(blk[(k*16+r)*4+b]) * int32(pc[k*4+b])
+					}
+				}
+				out[c*ostride+g*16+r] = s
+			}
+		}
+	}
+}
+
+// TestQuantKernelsMatchGo: the VNNI kernel and the portable one give the
+// naive twin's integers (also for one prediction alone), and the vector bound its bits, on random bytes (the extremes
 // 0/255 and ±127 included).
 func TestQuantKernelsMatchGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
@@ -24,11 +44,28 @@ func TestQuantKernelsMatchGo(t *testing.T) {
 		p[0], p[1], packed[0], packed[1] = 127, -127, 255, 0
 		o1 := make([]int32, (quantPreds-1)*ostride+16*quantGroups)
 		o2 := make([]int32, len(o1))
-		quantDotsGo(p, pstride, packed, gstride, steps, o1, ostride)
+		quantDotsNaive(p, pstride, packed, gstride, steps, o1, ostride)
+		o3 := make([]int32, len(o1))
+		quantDotsGo(p, pstride, packed, gstride, steps, o3, ostride)
 		quantDots(p, pstride, packed, gstride, steps, o2, ostride)
 		for k := range o1 {
-			if o1[k] != o2[k] {
-				t.Fatalf("steps %d: out[%d] = %d, portable %d", steps, k, o2[k], o1[k])
+			if o1[k] != o2[k] || o1[k] != o3[k] {
+				t.Fatalf("steps %d: out[%d] = %d (dispatched), %d (portable), naive %d", steps, k, o2[k], o3[k], o1[k])
+			}
+		}
+		// One prediction: the others' outputs untouched.
+		o4 := make([]int32, len(o1))
+		quantDotsN(1, p, pstride, packed, gstride, steps, o4, ostride)
+		for k := range o1 {
+			if want := o1[k]; k >= ostride {
+				want = 0
+			} else if k >= 16*quantGroups {
+				continue
+			} else if o4[k] != want {
+				t.Fatalf("steps %d, one prediction: out[%d] = %d, naive %d", steps, k, o4[k], want)
+			}
+			if k >= ostride && o4[k] != 0 {
+				t.Fatalf("steps %d, one prediction: wrote out[%d] of another", steps, k)
 			}
 		}
 	}

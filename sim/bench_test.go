@@ -93,3 +93,29 @@ func BenchmarkCommandLatencyWhilePlaying(b *testing.B) {
 	b.ReportMetric(float64(total.Microseconds())/float64(k)/1000, "ms/command")
 	b.ReportMetric(float64(worst.Microseconds())/1000, "ms-worst")
 }
+
+// BenchmarkLookAhead is the window's work when a digit is chosen: the
+// paper demo's settings on a new noise draw, its 100-step look-ahead
+// recorded with every frame's readouts (attention, energy, nearest memory,
+// variances) — the work the web build does single-threaded with the
+// portable kernels. ns/op is one whole look-ahead.
+func BenchmarkLookAhead(b *testing.B) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: cat,
+		Settings: PaperDemo(), Synchronous: true})
+	e.Settle()
+	set := PaperDemo()
+	b.ReportAllocs()
+	for b.Loop() {
+		set.Corruption.Seed++
+		e.Restore(set, 0)
+		e.Settle()
+	}
+	if sn := e.Snapshot(); len(sn.Lanes[0].Frames) < 101 {
+		b.Fatalf("%d frames recorded", len(sn.Lanes[0].Frames))
+	}
+}

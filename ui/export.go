@@ -148,6 +148,14 @@ func (m *Main) saveAs(file string, data []byte) { m.saveAsIn(m.win, file, data) 
 
 // saveAsIn is saveAs in window win.
 func (m *Main) saveAsIn(win fyne.Window, file string, data []byte) {
+	if browserSave != nil {
+		if err := browserSave(file, data); err != nil {
+			m.showErrorIn(win, fmt.Errorf("downloading %s: %w", file, err))
+			return
+		}
+		m.setStatus(fmt.Sprintf("downloaded %s (%d bytes): the browser's downloads hold it", file, len(data)))
+		return
+	}
 	home, _ := os.UserHomeDir()
 	dir := m.app.Preferences().StringWithFallback("exportDir", home)
 	var d dialog.Dialog
@@ -310,7 +318,16 @@ func (m *Main) windowImage() image.Image {
 
 // openScenario restores a saved scenario; a bad file is reported by name
 // and nothing changes.
-func (m *Main) openScenario() { m.openJSON("scenario", m.OpenScenarioFile) }
+func (m *Main) openScenario() {
+	m.openJSON("scenario", m.OpenScenarioFile, m.OpenScenario, sim.MaxScenarioSize)
+}
+
+// browserSave and browserOpen are the web build's download and file
+// picker (browser_js.go); the desktop has neither.
+var (
+	browserSave func(name string, data []byte) error
+	browserOpen func(what string, max int64, open func(r io.Reader, name string) error, report func(error))
+)
 
 // openJSON asks for a .json file, what (a scenario, a lesson), and hands
 // it to open: a path typed in the field (absolute, ~/…, or relative to
@@ -319,8 +336,14 @@ func (m *Main) openScenario() { m.openJSON("scenario", m.OpenScenarioFile) }
 // refused by name before a byte is read); a file open refuses is reported
 // by name, nothing changes and the dialog stays to correct the path. The
 // chooser lists regular files only: Fyne opens the chosen file before its
-// callback, and opening a FIFO would block the window.
-func (m *Main) openJSON(what string, open func(path string) error) {
+// callback, and opening a FIFO would block the window. In the browser the
+// browser's file picker chooses, and read gets the file (of at most max
+// bytes).
+func (m *Main) openJSON(what string, open func(path string) error, read func(r io.Reader, name string) error, max int64) {
+	if browserOpen != nil {
+		browserOpen(what, max, read, m.showError)
+		return
+	}
 	home, _ := os.UserHomeDir()
 	dir := m.app.Preferences().StringWithFallback("openDir", home)
 	var d dialog.Dialog

@@ -95,7 +95,9 @@ func (m *Main) OpenLessonFile(path string) error {
 }
 
 // openLesson asks for a lesson file (Lessons → Open lesson…).
-func (m *Main) openLesson() { m.openJSON("lesson", m.OpenLessonFile) }
+func (m *Main) openLesson() {
+	m.openJSON("lesson", m.OpenLessonFile, m.OpenLesson, lesson.MaxSize)
+}
 
 // StartLesson presents l from its first slide.
 func (m *Main) StartLesson(l *lesson.Lesson) {
@@ -389,11 +391,11 @@ func (m *Main) lessonsMenu() *fyne.Menu {
 	}
 	for k, l := range ls {
 		l := l
-		items = append(items, fyne.NewMenuItem(fmt.Sprintf("%d. %s", k+1, l.Title), func() { m.StartLesson(l) }))
+		items = append(items, fyne.NewMenuItem(fmt.Sprintf("%d. %s", k+1, l.Title), onFyne(func() { m.StartLesson(l) })))
 	}
-	leave := fyne.NewMenuItem("Leave lesson (Esc)", m.LeaveLesson)
+	leave := fyne.NewMenuItem("Leave lesson (Esc)", onFyne(m.LeaveLesson))
 	leave.Disabled = m.lesson == nil
 	items = append(items, fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Open lesson…", m.openLesson), leave)
+		fyne.NewMenuItem("Open lesson…", onFyne(m.openLesson)), leave)
 	return fyne.NewMenu("Lessons", items...)
 }

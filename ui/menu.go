@@ -24,29 +24,34 @@ func ctrl(k fyne.KeyName) fyne.Shortcut {
 // first.
 func (m *Main) menu() *fyne.MainMenu {
 	item := func(label string, sc fyne.Shortcut, f func()) *fyne.MenuItem {
-		it := fyne.NewMenuItem(label, f)
+		it := fyne.NewMenuItem(label, onFyne(f))
 		it.Shortcut = sc
 		return it
+	}
+	plain := func(label string, f func()) *fyne.MenuItem { return fyne.NewMenuItem(label, onFyne(f)) }
+	present := "Presentation (F11 or P; Esc leaves)"
+	if inBrowser() {
+		present = "Presentation (P; Esc leaves)"
 	}
 	file := fyne.NewMenu("File",
 		item("Open scenario…", ctrl(fyne.KeyO), m.openScenario),
 		item("Save scenario…", ctrl(fyne.KeyS), m.saveScenario),
 		item("Export…", ctrl(fyne.KeyE), m.showExport),
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Copy link", m.CopyLink),
-		fyne.NewMenuItem("Link address…", m.showLinkBase),
+		plain("Copy link", m.CopyLink),
+		plain("Link address…", m.showLinkBase),
 	)
 	view := fyne.NewMenu("View",
-		fyne.NewMenuItem("Paper demo (a noisy digit under the bare model, at t*)", m.PaperDemo),
-		fyne.NewMenuItem("Presentation (F11; Esc leaves)", m.togglePresentation),
+		plain("Paper demo (a noisy digit under the bare model, at t*)", m.PaperDemo),
+		plain(present, m.togglePresentation),
 	)
 	population := fyne.NewMenu("Population",
 		item("Ensemble of the chosen models…", ctrl(fyne.KeyM), m.showEnsemble),
 		item("Basin map…", ctrl(fyne.KeyB), m.showBasin),
 	)
 	help := fyne.NewMenu("Help",
-		fyne.NewMenuItem("Keys", m.showKeys),
-		fyne.NewMenuItem("About Attractor Lab", m.showAbout),
+		plain("Keys", m.showKeys),
+		plain("About Attractor Lab", m.showAbout),
 	)
 	return fyne.NewMainMenu(file, view, population, m.lessonsMenu(), help)
 }
@@ -76,26 +81,53 @@ func (m *Main) saveScenario() {
 // with no keys heads a group.
 type keyRow struct{ keys, action string }
 
-// keysHelp lists the window's keys.
-var keysHelp = []keyRow{
-	{"Space", "play / pause"},
-	{"→  or  Page Down", "one step forward"},
-	{"←  or  Page Up", "one step back"},
-	{"Home", "back to t = 0"},
-	{"T", "jump to t*, the best step (the transient memory)"},
-	{"1 … 9", "show one model alone (the order of the Models list)"},
-	{"H", "next attention head (block and ViT)"},
-	{"L", "MSE axis logarithmic or linear"},
-	{"A", "attention colours: per map, shared, per row, log"},
-	{"F11", "presentation mode"},
-	{"Esc", "leave presentation mode, a lesson, a text field or a dialog"},
-	{"Ctrl+O", "open a scenario"},
-	{"Ctrl+S", "save the scenario"},
-	{"Ctrl+E", "export a picture or the numbers"},
-	{"", "In a lesson"},
-	{"→  or  Page Down", "show the answer, then the next slide"},
-	{"←  or  Page Up", "back a slide"},
-	{"Esc", "leave the lesson (the models stay)"},
+// onFyne runs f on Fyne's goroutine. The desktop calls menu items and
+// shortcuts there already; Fyne's web driver calls them on a goroutine of
+// its own, and f is handed over.
+func onFyne(f func()) func() {
+	if !inBrowser() {
+		return f
+	}
+	return func() { fyne.Do(f) }
+}
+
+// keysHelp lists the window's keys where it runs (keysFor).
+func keysHelp() []keyRow { return keysFor(inBrowser()) }
+
+// inBrowser tells whether this is the web build.
+func inBrowser() bool { return browserSave != nil }
+
+// keysFor lists the window's keys on the desktop or (web) in a browser,
+// whose page never receives Page Up, Page Down or Home (Fyne's web driver
+// does not pass them on) and whose F11 is the browser's own full screen:
+// 0 and P are there instead, and work on the desktop too.
+func keysFor(web bool) []keyRow {
+	pick := func(desktop, browser string) string {
+		if web {
+			return browser
+		}
+		return desktop
+	}
+	return []keyRow{
+		{"Space", "play / pause"},
+		{pick("→  or  Page Down", "→"), "one step forward"},
+		{pick("←  or  Page Up", "←"), "one step back"},
+		{pick("Home  or  0", "0"), "back to t = 0"},
+		{"T", "jump to t*, the best step (the transient memory)"},
+		{"1 … 9", "show one model alone (the order of the Models list)"},
+		{"H", "next attention head (block and ViT)"},
+		{"L", "MSE axis logarithmic or linear"},
+		{"A", "attention colours: per map, shared, per row, log"},
+		{pick("F11  or  P", "P"), "presentation mode"},
+		{"Esc", "leave presentation mode, a lesson, a text field or a dialog"},
+		{"Ctrl+O", pick("open a scenario", "open a scenario (the browser's file picker)")},
+		{"Ctrl+S", pick("save the scenario", "download the scenario")},
+		{"Ctrl+E", pick("export a picture or the numbers", "export a picture or the numbers (a download)")},
+		{"", "In a lesson"},
+		{pick("→  or  Page Down", "→"), "show the answer, then the next slide"},
+		{pick("←  or  Page Up", "←"), "back a slide"},
+		{"Esc", "leave the lesson (the models stay)"},
+	}
 }
 
 // keysNote ends Help → Keys.
@@ -105,7 +137,7 @@ const keysNote = "The keys work whatever control was clicked last, except while 
 // left, each action beside them.
 func keysGrid() fyne.CanvasObject {
 	var cells []fyne.CanvasObject
-	for _, r := range keysHelp {
+	for _, r := range keysHelp() {
 		if r.keys == "" {
 			cells = append(cells, widget.NewLabel(""),
 				widget.NewLabelWithStyle(r.action, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))

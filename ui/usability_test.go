@@ -152,7 +152,7 @@ func TestEveryGlyphDraws(t *testing.T) {
 	checkGlyphs(t, "Basin map", windowTexts(m.basin.w))
 	// The texts written outside widgets' trees.
 	var extra []*canvas.Text
-	for _, r := range keysHelp {
+	for _, r := range keysHelp() {
 		extra = append(extra, canvas.NewText(r.keys, nil), canvas.NewText(r.action, nil))
 	}
 	for _, s := range []string{checkMark(true), checkMark(false), describeCorruption(sim.Corruption{Kind: sim.Noise, Sigma2: 0.7}), escapeText(-1)} {
@@ -201,7 +201,7 @@ func TestKeysHelpIsAGrid(t *testing.T) {
 		return fyne.CurrentApp().Driver().AbsolutePositionForObject(o)
 	}
 	var actionX float32 = -1
-	for _, r := range keysHelp {
+	for _, r := range keysHelp() {
 		if r.keys == "" {
 			continue
 		}

@@ -106,6 +106,7 @@ type Main struct {
 	shipped    []*lesson.Lesson
 	shippedErr error
 	OnLesson   func(string) // told each slide shown ("lesson NAME: slide 2 / 5, answer") and when a lesson ends
+	OnApplied  func()       // told on Fyne's goroutine after each snapshot is drawn (the web page's Shown)
 }
 
 // NewMain builds the window content for w and starts the engine, which
@@ -259,7 +260,16 @@ func (m *Main) setStatusText(s string) {
 }
 
 // typedKey receives the keys typed while nothing has the focus.
-func (m *Main) typedKey(k *fyne.KeyEvent) { m.handleKey(k) }
+//
+// Fyne's web driver calls it on a goroutine of its own rather than
+// Fyne's: there the key is handed to Fyne's goroutine.
+func (m *Main) typedKey(k *fyne.KeyEvent) {
+	if inBrowser() {
+		fyne.Do(func() { m.handleKey(k) })
+		return
+	}
+	m.handleKey(k)
+}
 
 // handleKey implements the window's keys, whatever control has the focus
 // (keys.go), and reports whether k is one of them.
@@ -277,7 +287,7 @@ func (m *Main) handleKey(k *fyne.KeyEvent) bool {
 		m.Engine.Step()
 	case fyne.KeyLeft, fyne.KeyPageUp:
 		m.Engine.Back()
-	case fyne.KeyHome:
+	case fyne.KeyHome, fyne.Key0:
 		m.Engine.Reset()
 	case fyne.KeyT:
 		m.Engine.SeekBest()
@@ -287,7 +297,7 @@ func (m *Main) handleKey(k *fyne.KeyEvent) bool {
 		m.side.logCheck.SetChecked(!m.logY)
 	case fyne.KeyA:
 		m.side.scaleSel.SetSelectedIndex((int(m.attnScale) + 1) % len(attnScaleNames))
-	case fyne.KeyF11:
+	case fyne.KeyF11, fyne.KeyP:
 		m.togglePresentation()
 	case fyne.KeyEscape:
 		if !m.presentation {
@@ -393,6 +403,9 @@ func plotKey(sn *sim.Snapshot) string {
 func (m *Main) apply(sn *sim.Snapshot) {
 	if sn == nil {
 		return
+	}
+	if m.OnApplied != nil {
+		defer m.OnApplied()
 	}
 	prev := m.snap
 	m.snap = sn

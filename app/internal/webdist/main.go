@@ -1,0 +1,197 @@
+// Command webdist assembles the web build's static site (make web): the
+// page (assets/web/index.html), Go's wasm_exec.js, the icon, the app's
+// WebAssembly with a gzipped copy, the weights in their transport form
+// (half precision, models.WebWeights) and files.json, which tells the page
+// every file's size and which weights it fetches before the app starts.
+//
+//	go run ./app/internal/webdist -wasm FILE -out DIR
+//
+// DIR is written whole or not at all: the site is built beside it and
+// renamed into place, so a failed run leaves the last site as it was.
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"attractorlab/assets"
+	"attractorlab/models"
+)
+
+// preload: the weights the page fetches before the app starts (the
+// opening model's and the small ones); the others come on first use.
+var preload = map[string]bool{
+	"bsa-p2.safetensors":      true,
+	"block-mask.safetensors":  true,
+	"block-noise.safetensors": true,
+	"vit-mask.safetensors":    true,
+	"vit-noise.safetensors":   true,
+}
+
+// Files is files.json.
+type Files struct {
+	Wasm struct {
+		File string `json:"file"`
+		Raw  int    `json:"raw"`
+		GZ   int    `json:"gz"`
+	} `json:"wasm"`
+	Weights map[string]int `json:"weights"` // name → bytes of weights/NAME.web
+	Preload []string       `json:"preload"`
+	// FirstVisit is what the page downloads before the app starts, with
+	// gzip: files.json itself, the page, wasm_exec.js, the icon, the
+	// gzipped wasm and the preloaded weights.
+	FirstVisit int `json:"first_visit"`
+}
+
+func main() {
+	wasm := flag.String("wasm", "", "the app built with GOOS=js GOARCH=wasm -tags webweights")
+	out := flag.String("out", "dist/web", "the site's folder (replaced whole)")
+	flag.Parse()
+	if err := build(*wasm, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "webdist:", err)
+		os.Exit(1)
+	}
+}
+
+func build(wasmPath, out string) error {
+	if wasmPath == "" {
+		return errors.New("-wasm: name the app's WebAssembly (GOOS=js GOARCH=wasm go build -tags webweights)")
+	}
+	code, err := os.ReadFile(wasmPath)
+	if err != nil {
+		return fmt.Errorf("-wasm: %w", err)
+	}
+	if !bytes.HasPrefix(code, []byte("\x00asm")) {
+		return fmt.Errorf("-wasm %s: not WebAssembly (no \\0asm header)", wasmPath)
+	}
+	execJS, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js"))
+	if err != nil {
+		return fmt.Errorf("Go's wasm_exec.js: %w", err)
+	}
+	out = filepath.Clean(out)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	write := func(name string, b []byte) error {
+		p := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(p, b, 0o644)
+	}
+	var f Files
+	f.Wasm.File = "attractorlab.wasm"
+	f.Wasm.Raw = len(code)
+	gz, err := gzipBest(code)
+	if err != nil {
+		return err
+	}
+	f.Wasm.GZ = len(gz)
+	page := assets.WebPage
+	for _, w := range []struct {
+		name string
+		b    []byte
+	}{{"index.html", page}, {"wasm_exec.js", execJS}, {"icon.png", assets.Icon}, {"attractorlab.wasm", code}, {"attractorlab.wasm.gz", gz}} {
+		if err := write(w.name, w.b); err != nil {
+			return err
+		}
+	}
+	first := len(gz) + len(assets.Icon)
+	for _, b := range [][]byte{page, execJS} {
+		g, err := gzipBest(b)
+		if err != nil {
+			return err
+		}
+		first += len(g)
+	}
+	names, err := assets.WeightNames()
+	if err != nil {
+		return err
+	}
+	f.Weights = map[string]int{}
+	for _, name := range names {
+		raw, err := assets.ReadWeights(name)
+		if err != nil {
+			return err
+		}
+		web, err := models.WebWeights(raw, name)
+		if err != nil {
+			return err
+		}
+		if err := write("weights/"+name+".web", web); err != nil {
+			return err
+		}
+		f.Weights[name] = len(web)
+		if preload[name] {
+			f.Preload = append(f.Preload, name)
+			first += len(web)
+		}
+	}
+	for name := range preload {
+		if _, ok := f.Weights[name]; !ok {
+			return fmt.Errorf("the page preloads %s, which assets/weights does not hold", name)
+		}
+	}
+	meta, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	f.FirstVisit = first + len(meta) + len(`"first_visit": 00000000,`)
+	if meta, err = json.MarshalIndent(f, "", "  "); err != nil {
+		return err
+	}
+	if err := write("files.json", append(meta, '\n')); err != nil {
+		return err
+	}
+	// Into place: the old site goes only once the new one is whole.
+	old := ""
+	if _, err := os.Stat(out); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(out, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		if old != "" {
+			os.Rename(old, out)
+		}
+		return err
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	fmt.Printf("web: %s (first visit %.1f MB with gzip: app %.1f MB of %.1f MB, weights %s)\n",
+		out, float64(f.FirstVisit)/1e6, float64(f.Wasm.GZ)/1e6, float64(f.Wasm.Raw)/1e6, strings.Join(f.Preload, ", "))
+	return nil
+}
+
+func gzipBest(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	z, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := z.Write(b); err != nil {
+		return nil, err
+	}
+	if err := z.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

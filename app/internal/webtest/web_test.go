@@ -1,0 +1,440 @@
+package webtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"attractorlab/sim"
+)
+
+// The site comes from ATTRACTORLAB_WEB (make test-web sets it to dist/web
+// after building it); ATTRACTORLAB_SHOTS, when set, is a folder for the
+// page's screenshots; ATTRACTORLAB_CHROMIUM names the browser (default:
+// chromium on PATH).
+
+// shown is ui.Shown as the page publishes it (attractorlab.shown()).
+type shown struct {
+	T        int      `json:"t"`
+	Frames   int      `json:"frames"`
+	Digit    int      `json:"digit"`
+	Split    string   `json:"split"`
+	Models   []string `json:"models"`
+	Lesson   string   `json:"lesson"`
+	Slide    int      `json:"slide"`
+	Revealed bool     `json:"revealed"`
+	Status   string   `json:"status"`
+	Dialogs  int      `json:"dialogs"`
+	Playing  bool     `json:"playing"`
+	Err      string   `json:"error"`
+}
+
+// pageState is the page's own progress: the first frame's time and the
+// message it shows when the app cannot start.
+type pageState struct {
+	Frame float64 `json:"frame"`
+	Err   string  `json:"err"`
+}
+
+// site serves dir on localhost and counts the bytes it sends.
+type site struct {
+	*httptest.Server
+	sent atomic.Int64
+}
+
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (w countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n.Add(int64(n))
+	return n, err
+}
+
+func serve(t *testing.T, dir string) *site {
+	s := &site{}
+	files := http.FileServer(http.Dir(dir))
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		files.ServeHTTP(countingWriter{w, &s.sent}, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// newBrowser starts a headless Chromium at 1280×800 and returns its context.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	exe := os.Getenv("ATTRACTORLAB_CHROMIUM")
+	if exe == "" {
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if p, err := exec.LookPath(name); err == nil {
+				exe = p
+				break
+			}
+		}
+	}
+	if exe == "" {
+		t.Fatal("no Chromium: install Debian's chromium (make test-deps does) or set ATTRACTORLAB_CHROMIUM")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.Flag("headless", "new"),
+		chromedp.Flag("use-angle", "swiftshader"),
+		chromedp.Flag("enable-unsafe-swiftshader", true),
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1280, 800),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 8*time.Minute)
+	t.Cleanup(cancel3)
+	// The app's own lines (the lesson's progress) and any panic reach the
+	// browser's console: the log keeps them.
+	err := chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			var parts []string
+			for _, a := range ev.Args {
+				parts = append(parts, strings.Trim(string(a.Value), `"`))
+			}
+			t.Logf("console: %s", strings.Join(parts, " "))
+		case *runtime.EventExceptionThrown:
+			t.Logf("exception: %s %v", ev.ExceptionDetails.Text, ev.ExceptionDetails.Exception)
+		}
+	})
+	if err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	return ctx
+}
+
+// open navigates to url and waits for the window (or the page's error).
+// It returns the first frame's time after navigation.
+func open(t *testing.T, ctx context.Context, url string) time.Duration {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url)); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	var state pageState
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var err error
+		state, err = chromedp.Run(ctx, chromedp.Evaluate[pageState](`({frame: globalThis.attractorlab ? attractorlab.firstFrame : 0, err: globalThis.attractorlab ? attractorlab.error : ""})`))
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		if state.Err != "" {
+			t.Fatalf("%s: the page says %q", url, state.Err)
+		}
+		if state.Frame > 0 {
+			// Keys go to the page that has the focus: a click on the
+			// status line (nothing there to press) gives it.
+			if err := chromedp.Do(ctx, chromedp.MouseClickXY(1100, 790)); err != nil {
+				t.Fatal(err)
+			}
+			return time.Duration(state.Frame * float64(time.Millisecond))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no window after 3 minutes", url)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func current(t *testing.T, ctx context.Context) shown {
+	t.Helper()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`attractorlab.shownJSON`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s shown
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		t.Fatalf("attractorlab.shownJSON %q: %v", raw, err)
+	}
+	return s
+}
+
+// until waits for the window to show what ok accepts.
+func until(t *testing.T, ctx context.Context, what string, ok func(shown) bool) shown {
+	t.Helper()
+	var s shown
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if s = current(t, ctx); ok(s) {
+			return s
+		}
+	}
+	t.Fatalf("waiting for %s: the window shows %+v", what, s)
+	return s
+}
+
+func key(t *testing.T, ctx context.Context, k string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(k)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// screenshot takes the page, checks it is drawn (not one colour), saves it
+// to ATTRACTORLAB_SHOTS/name.png when that is set, and returns it.
+func screenshot(t *testing.T, ctx context.Context, name string) image.Image {
+	t.Helper()
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := os.Getenv("ATTRACTORLAB_SHOTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	colours := map[[3]uint32]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, bl >> 8}]++
+		}
+	}
+	if b.Dx() != 1280 || b.Dy() != 800 {
+		t.Errorf("%s: the page is %d×%d, want 1280×800", name, b.Dx(), b.Dy())
+	}
+	if len(colours) < 64 {
+		t.Fatalf("%s: the page has %d colours: blank", name, len(colours))
+	}
+	return img
+}
+
+// changed counts the pixels that differ between a and b.
+func changed(a, b image.Image) int {
+	n := 0
+	r := a.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if a.At(x, y) != b.At(x, y) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// timed runs act and waits until the window shows what ok accepts and the
+// browser has painted the frame after it; it returns the time taken.
+func timed(t *testing.T, ctx context.Context, act func(), ok string) time.Duration {
+	t.Helper()
+	before, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`attractorlab.shownAt`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	act()
+	script := fmt.Sprintf(`new Promise((done) => {
+		const check = () => {
+			const s = attractorlab.shown();
+			if (attractorlab.shownAt > %f && (%s)) requestAnimationFrame(() => done(true));
+			else setTimeout(check, 1);
+		};
+		check();
+	})`, before, ok)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](script, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+func TestWebPage(t *testing.T) {
+	dir := os.Getenv("ATTRACTORLAB_WEB")
+	if dir == "" {
+		t.Skip("ATTRACTORLAB_WEB names the built site: make test-web builds and tests it")
+	}
+	var files struct {
+		FirstVisit int `json:"first_visit"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "files.json")); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &files); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, dir)
+	ctx := newBrowser(t)
+	base := srv.URL + "/"
+
+	// The plain page: it loads, draws, and → steps.
+	first := open(t, ctx, base)
+	sent := srv.sent.Load()
+	t.Logf("first visit: window after %.2f s; %.2f MB transferred (files.json: %.2f MB)", first.Seconds(), float64(sent)/1e6, float64(files.FirstVisit)/1e6)
+	if sent > 20e6 {
+		t.Errorf("the first visit transferred %d bytes: more than 20 MB", sent)
+	}
+	s := until(t, ctx, "the paper demo", func(s shown) bool { return s.Frames >= 100 && !s.Playing })
+	demo := sim.PaperDemo()
+	if s.Digit != demo.Index || s.Lesson != "" || s.Dialogs != 0 {
+		t.Fatalf("the page opened on %+v, want the paper demo and no dialog", s)
+	}
+	plain := screenshot(t, ctx, "web-plain")
+	// The browser never hands the page Home: 0 goes back to t = 0.
+	key(t, ctx, "0")
+	until(t, ctx, "t = 0", func(s shown) bool { return s.T == 0 })
+	atZero := screenshot(t, ctx, "web-t0")
+	var steps []time.Duration
+	for k := 1; k <= 10; k++ {
+		steps = append(steps, timed(t, ctx, func() { key(t, ctx, kb.ArrowRight) }, fmt.Sprintf("s.t === %d", k)))
+	}
+	atTen := screenshot(t, ctx, "web-t10")
+	if n := changed(atZero, atTen); n < 2000 {
+		t.Errorf("→ ten times changed %d pixels: the state panel did not change", n)
+	}
+	if n := changed(plain, atTen); n == 0 {
+		t.Errorf("t* and t = 10 look the same")
+	}
+	med := median(steps)
+	t.Logf("step + redraw, one model: median %.1f ms of %d (%v)", ms(med), len(steps), steps)
+
+	// Ctrl+S: the scenario is the browser's download.
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("s", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, "the download", func(s shown) bool { return strings.Contains(s.Status, "downloaded scenario.json") })
+	saved := filepath.Join(downloads, "scenario.json")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		b, err := os.ReadFile(saved)
+		if err == nil && bytes.Contains(b, []byte(`"index": 12`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Ctrl+S: %s: %v %q", saved, err, b)
+		}
+	}
+
+	// P: presentation mode.
+	key(t, ctx, "p")
+	time.Sleep(500 * time.Millisecond)
+	screenshot(t, ctx, "web-presentation")
+	key(t, ctx, "p")
+
+	// A scenario link restores its digit and t; opened in the same page
+	// (only the fragment changes, as when a student clicks a second link),
+	// it runs the new digit's 100-step look-ahead.
+	st := sim.PaperDemo()
+	st.Index = 3
+	st.Corruption.Seed = 7
+	link, err := sim.EncodeLink(base, st, 14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	look := timed(t, ctx, func() {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`location.hash = %q`, link[strings.Index(link, "#"):]))); err != nil {
+			t.Fatal(err)
+		}
+	}, "s.digit === 3 && s.t === 14 && s.frames >= 100")
+	t.Logf("a scenario link in the open page (look-ahead of 100 steps, one model): %.2f s", look.Seconds())
+	s = current(t, ctx)
+	if s.Digit != 3 || s.T != 14 || s.Dialogs != 0 {
+		t.Fatalf("after the link: %+v, want digit 3 at t = 14", s)
+	}
+
+	// The same link opened fresh.
+	open(t, ctx, link)
+	s = until(t, ctx, "the link's scenario", func(s shown) bool { return s.Digit == 3 && s.T == 14 })
+	if s.Dialogs != 0 {
+		t.Fatalf("the link opened with a dialog: %+v", s)
+	}
+
+	// A lesson by name: slide 1, → to the question, → reveals.
+	open(t, ctx, base+"?lesson=transient-memory")
+	s = until(t, ctx, "slide 1", func(s shown) bool { return s.Lesson == "transient-memory" && s.Slide == 1 })
+	screenshot(t, ctx, "web-lesson")
+	key(t, ctx, kb.ArrowRight)
+	s = until(t, ctx, "slide 2's question", func(s shown) bool { return s.Slide == 2 })
+	if s.Revealed {
+		t.Fatalf("slide 2 opened revealed: %+v", s)
+	}
+	key(t, ctx, kb.ArrowRight)
+	until(t, ctx, "slide 2's answer", func(s shown) bool { return s.Slide == 2 && s.Revealed })
+	screenshot(t, ctx, "web-lesson-revealed")
+
+	// Compare mode from a link: four models side by side.
+	cmp := sim.PaperDemo()
+	cmp.Lanes = []string{"bsa-p2", "block", "vit", "hopfield"}
+	link, err = sim.EncodeLink(base, cmp, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	open(t, ctx, link)
+	until(t, ctx, "four models", func(s shown) bool { return len(s.Models) == 4 && s.T == 5 && s.Frames >= 100 })
+	t.Logf("compare link, four models: look-ahead done %.1f s after navigation", time.Since(began).Seconds())
+	screenshot(t, ctx, "web-compare")
+
+	// A bad lesson name: a message over the default window, nothing broken.
+	open(t, ctx, base+"?lesson=no-such-lesson")
+	s = until(t, ctx, "the message", func(s shown) bool { return s.Dialogs > 0 })
+	if !strings.Contains(s.Status, "no-such-lesson") || s.Lesson != "" {
+		t.Fatalf("a bad lesson name: %+v, want its name in the message and no lesson", s)
+	}
+	screenshot(t, ctx, "web-bad-lesson")
+	key(t, ctx, kb.Escape)
+	s = until(t, ctx, "the message closed", func(s shown) bool { return s.Dialogs == 0 && s.Frames >= 100 && !s.Playing })
+	for { // the demo's jump to t* done
+		time.Sleep(300 * time.Millisecond)
+		if now := current(t, ctx); now.T == s.T {
+			break
+		} else {
+			s = now
+		}
+	}
+	if s.Digit != demo.Index {
+		t.Fatalf("under the message: %+v, want the paper demo", s)
+	}
+	was := s.T
+	key(t, ctx, kb.ArrowRight)
+	until(t, ctx, "a step after the message", func(s shown) bool { return s.T == was+1 })
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,69 @@
+//go:build js
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"syscall/js"
+	"time"
+
+	"fyne.io/fyne/v2"
+
+	"attractorlab/ui"
+)
+
+// pageAddress is the page the web build runs in: its whole address (a link
+// to open when it is one) and the address without query or fragment (the
+// base of the links File → Copy link makes).
+func pageAddress() (href, base string, ok bool) {
+	loc := js.Global().Get("location")
+	if loc.IsUndefined() {
+		return "", "", false
+	}
+	return loc.Get("href").String(), loc.Get("origin").String() + loc.Get("pathname").String(), true
+}
+
+// pageReady tells the page the window is up: it takes its loading screen
+// away and notes the time. From then on the page's attractorlab.shownJSON
+// holds what the window shows (ui.Shown) — set as each snapshot is drawn,
+// with shownAt its time, and looked at again every tenth of a second (the
+// status line and dialogs change without a snapshot).
+// opening fills the window in first, on Fyne's goroutine.
+func pageReady(ctx context.Context, m *ui.Main, opening func()) {
+	fyne.DoAndWait(opening)
+	page := js.Global().Get("attractorlab")
+	if page.IsUndefined() {
+		return
+	}
+	perf := js.Global().Get("performance")
+	last := ""
+	set := func(s ui.Shown) { // on Fyne's goroutine
+		if b, err := json.Marshal(s); err == nil && string(b) != last {
+			last = string(b)
+			page.Set("shownJSON", last)
+			page.Set("shownAt", perf.Call("now"))
+		}
+	}
+	publish := func() { fyne.DoAndWait(func() { set(m.Shown()) }) }
+	fyne.DoAndWait(func() { m.OnApplied = func() { set(m.Shown()) } })
+	publish()
+	// A link to this page clicked while it is open changes only the
+	// fragment (the browser does not reload): the window opens it.
+	js.Global().Call("addEventListener", "hashchange", js.FuncOf(func(js.Value, []js.Value) any {
+		href := js.Global().Get("location").Get("href").String()
+		go fyne.Do(func() { m.OpenLink(href) })
+		return nil
+	}))
+	if !page.Get("ready").IsUndefined() {
+		page.Call("ready")
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+			publish()
+		}
+	}
+}

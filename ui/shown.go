@@ -1,0 +1,45 @@
+package ui
+
+// Shown is what the window shows, in words: the web page publishes it
+// (attractorlab.shown) for its browser test and for scripts that drive the
+// page, as the desktop's end-to-end check reads the lesson lines.
+type Shown struct {
+	T        int      `json:"t"`               // the step shown
+	Frames   int      `json:"frames"`          // steps computed (the longest lane: a ViT stops at its depth)
+	Digit    int      `json:"digit"`           // the digit's index in its split
+	Split    string   `json:"split"`           // "test" or "train"
+	Models   []string `json:"models"`          // the lanes' model names
+	Lesson   string   `json:"lesson"`          // the lesson presented ("" none)
+	Slide    int      `json:"slide"`           // its slide, from 1
+	Revealed bool     `json:"revealed"`        // the slide's answer is shown
+	Status   string   `json:"status"`          // the status line
+	Dialogs  int      `json:"dialogs"`         // dialogs open (an error's among them)
+	Playing  bool     `json:"playing"`         // a run is playing
+	Err      string   `json:"error,omitempty"` // the engine's refusal, if any
+}
+
+// Shown reports what the window shows. Call it on Fyne's goroutine.
+func (m *Main) Shown() Shown {
+	var s Shown
+	if m.snap != nil {
+		s.T = m.snap.T
+		s.Digit = m.snap.Settings.Index
+		s.Split = m.snap.Settings.Split.String()
+		s.Models = append([]string{}, m.snap.Settings.Lanes...)
+		s.Playing = m.snap.Playing
+		s.Err = m.snap.Err
+		for _, l := range m.snap.Lanes {
+			s.Frames = max(s.Frames, len(l.Frames)-1)
+		}
+	}
+	if m.lesson != nil {
+		s.Lesson = m.lesson.l.Name
+		s.Slide = m.lesson.slide + 1
+		s.Revealed = m.lesson.revealed
+	}
+	if m.status != nil {
+		s.Status = m.status.Text
+	}
+	s.Dialogs = len(m.dialogs)
+	return s
+}
