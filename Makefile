@@ -8,11 +8,11 @@ SIMD      := GOEXPERIMENT=simd
 BIN       := bin/attractorlab
 APT_PKGS  := libgl1-mesa-dev libgl1-mesa-dri libx11-dev libxcursor-dev libxrandr-dev \
              libxinerama-dev libxi-dev libxxf86vm-dev
-TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils
+TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils chromium nodejs
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
-.PHONY: web serve-web run build deps test-deps test test-portable test-simd test-race test-app e2e data bench fuzz fmt lint generate clean package install uninstall
+.PHONY: web serve-web run build deps test-deps test test-portable test-simd test-race test-wasm test-web test-app e2e data bench fuzz fmt lint generate clean package install uninstall
 
 run: build
 	./$(BIN)
@@ -44,7 +44,7 @@ LIB_PKGS := ./models/... ./sim/... ./ui/... ./assets/...
 test: test-deps
 	$(GO) vet $(LIB_PKGS)
 	$(SIMD) $(GO) vet ./...
-	$(MAKE) lint test-portable test-simd test-race test-app e2e
+	$(MAKE) lint test-portable test-simd test-race test-wasm test-web test-app e2e
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -82,8 +82,19 @@ test-race:
 	$(SIMD) $(GOTEST) -race -short ./models/... ./sim/... ./assets/...
 	$(SIMD) $(GOTEST) -race -short -run '^($(UI_RACE))$$' ./ui/...
 
+# The models' and the simulation's tests as the web build runs them:
+# compiled to WebAssembly, run by Node with Go's wasm_exec (GOROOT/lib/wasm).
+test-wasm:
+	PATH="$$PATH:$$($(GO) env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm $(GOTEST) -short ./models/... ./sim/...
+
+# The web build in the system's Chromium (headless, software WebGL): the
+# page loads and draws, keys, links, lessons, compare, a bad link, the
+# download; it logs the transfer size and the timings (docs: README, Web).
+test-web: web
+	ATTRACTORLAB_WEB=$(CURDIR)/$(WEB) $(GOTEST) -v -run '^TestWebPage$$' ./app/internal/webtest/
+
 test-app:
-	$(SIMD) $(GOTEST) ./app/...
+	$(SIMD) $(GOTEST) $$($(GO) list ./app/... | grep -v /internal/webtest)
 
 e2e: build
 	./.ci/e2e.sh $(BIN)

@@ -82,7 +82,9 @@ func TestLoadRefusesBeforeReading(t *testing.T) {
 		}, "not a regular file (a character device)", false},
 		{"pipe", func(t *testing.T) string {
 			r, w, err := os.Pipe()
-			if err != nil {
+			if err != nil && runtime.GOOS == "js" {
+				t.Skip("no pipes in the browser's file system")
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { r.Close(); w.Close() })

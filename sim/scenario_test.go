@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
+	"attractorlab/models/infile/fifotest"
 	"attractorlab/sim/mnist"
 )
 
@@ -90,9 +90,7 @@ func TestScenarioFileInputs(t *testing.T) {
 	cat := NewCatalogue(data.Train, WeightFiles{})
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "s.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifotest.Make(t, fifo)
 	big := filepath.Join(dir, "big.json")
 	if err := os.WriteFile(big, bytes.Repeat([]byte(" "), MaxScenarioSize+1), 0o600); err != nil {
 		t.Fatal(err)

