@@ -140,7 +140,7 @@ WEBPORT ?= 8080
 web:
 	@mkdir -p dist
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags "-s -w" -tags webweights,no_emoji -o $(WEBWASM) ./app
-	$(GO) run ./app/internal/webdist -wasm $(WEBWASM) -out $(WEB)
+	$(GO) run ./app/internal/webdist -wasm $(WEBWASM) -exec "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" -out $(WEB)
 
 # Serves dist/web on http://localhost:$(WEBPORT)/ (Ctrl-C stops it).
 serve-web: web

@@ -4,6 +4,8 @@ package assets
 
 import (
 	"embed"
+	"encoding/binary"
+	"fmt"
 	"path"
 	"strings"
 )
@@ -43,4 +45,21 @@ func WeightNames() ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// WeightsHead returns the start of the weights file name: the 8-byte
+// header length and the JSON header it counts.
+func WeightsHead(name string) ([]byte, error) {
+	b, err := ReadWeights(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 8 {
+		return nil, fmt.Errorf("weights/%s: shorter than its header length", name)
+	}
+	n := binary.LittleEndian.Uint64(b)
+	if n > uint64(len(b)-8) {
+		return nil, fmt.Errorf("weights/%s: header of %d bytes, file of %d", name, n, len(b))
+	}
+	return b[:8+n], nil
 }

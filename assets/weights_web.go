@@ -56,3 +56,20 @@ func WeightsDeferred(name string) bool {
 	}
 	return !page.Call("hasWeights", name).Bool()
 }
+
+// WeightsHead returns the start of name's file as the page has it before
+// fetching the file (files.json: the header length and the JSON header of
+// its half-precision form), or an error when the page has none.
+func WeightsHead(name string) ([]byte, error) {
+	page := js.Global().Get("attractorlab")
+	if page.IsUndefined() || page.Get("weightsHead").IsUndefined() {
+		return nil, errors.New("the page provides no weights headers (attractorlab.weightsHead): open the app from its index.html")
+	}
+	u := page.Call("weightsHead", name)
+	if u.IsNull() || u.IsUndefined() {
+		return nil, fmt.Errorf("the page has no header of weights/%s", name)
+	}
+	b := make([]byte, u.Get("length").Int())
+	js.CopyBytesToGo(b, u)
+	return b, nil
+}

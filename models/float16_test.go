@@ -2,6 +2,7 @@ package models
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -151,5 +152,56 @@ func TestWebWeightsRoundTrip(t *testing.T) {
 	}
 	if _, err := UnwrapWeb([]byte("not gzip"), "x.web", 1000); err == nil || !strings.Contains(err.Error(), "x.web") {
 		t.Errorf("garbage: %v", err)
+	}
+}
+
+// TestTransformerConfigOfHeader: the start of a weights file (its length
+// and JSON header, in float32 or in the web build's half precision) gives
+// the configuration the whole file does; a cut or foreign header is
+// refused by name.
+func TestTransformerConfigOfHeader(t *testing.T) {
+	cfg := TransformerConfig{Patch: 4, Dim: 16, Heads: 2, MLP: 32, Depth: 3}
+	m, err := NewTransformer[float32](cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := m.WriteTransformer(&buf, "vit", "mask"); err != nil {
+		t.Fatal(err)
+	}
+	f32 := buf.Bytes()
+	web, err := WebWeights(f32, "tiny.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f16, err := UnwrapWeb(web, "tiny.safetensors", 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, file := range map[string][]byte{"float32": f32, "float16": f16} {
+		hl := int(binary.LittleEndian.Uint64(file))
+		got, err := TransformerConfigOfHeader(file[:8+hl], "tiny.safetensors")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		full, err := ParseTransformer(file, "tiny.safetensors")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got != full.Cfg || got != cfg {
+			t.Fatalf("%s: header gives %+v, the file %+v, written %+v", name, got, full.Cfg, cfg)
+		}
+		if _, err := TransformerConfigOfHeader(file[:8+hl/2], "tiny.safetensors"); err == nil || !strings.Contains(err.Error(), "tiny.safetensors") {
+			t.Fatalf("%s: a cut header: %v", name, err)
+		}
+	}
+	var bsa bytes.Buffer
+	b := tinyBSA(4, 3, 1)
+	if err := b.WriteBSA(&bsa); err != nil {
+		t.Fatal(err)
+	}
+	hl := int(binary.LittleEndian.Uint64(bsa.Bytes()))
+	if _, err := TransformerConfigOfHeader(bsa.Bytes()[:8+hl], "p2.safetensors"); err == nil || !strings.Contains(err.Error(), "want \"block\" or \"vit\"") {
+		t.Fatalf("a bare self-attention's header: %v", err)
 	}
 }

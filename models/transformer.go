@@ -352,34 +352,63 @@ func LoadTransformer(path string) (*Transformer[float32], error) {
 	return transformerFromTensors(ts, meta, path)
 }
 
-// transformerFromTensors checks every tensor the metadata's configuration
-// needs before allocating the parameters, so metadata describing a huge
-// model is refused by the missing tensors rather than by running out of
-// memory.
-func transformerFromTensors(ts map[string]Tensor, meta map[string]string, file string) (*Transformer[float32], error) {
-	if meta["model"] != "block" && meta["model"] != "vit" {
-		return nil, fmt.Errorf("%s: metadata model=%q, want \"block\" or \"vit\"", file, meta["model"])
-	}
+// transformerConfig reads a block's or ViT's configuration from a
+// weights file's metadata, checked.
+func transformerConfig(meta map[string]string, file string) (TransformerConfig, error) {
 	var cfg TransformerConfig
+	if meta["model"] != "block" && meta["model"] != "vit" {
+		return cfg, fmt.Errorf("%s: metadata model=%q, want \"block\" or \"vit\"", file, meta["model"])
+	}
 	for _, f := range []struct {
 		key string
 		dst *int
 	}{{"patch", &cfg.Patch}, {"dim", &cfg.Dim}, {"heads", &cfg.Heads}, {"mlp", &cfg.MLP}, {"depth", &cfg.Depth}} {
 		v, err := metaInt(meta, file, f.key)
 		if err != nil {
-			return nil, err
+			return cfg, err
 		}
 		if v <= 0 || v > 4096 {
-			return nil, fmt.Errorf("%s: metadata %s = %d out of range (allowed 1 … 4096)", file, f.key, v)
+			return cfg, fmt.Errorf("%s: metadata %s = %d out of range (allowed 1 … 4096)", file, f.key, v)
 		}
 		*f.dst = v
 	}
 	cfg.Relu = meta["attention"] == "relu/seqlen"
 	if _, err := NewPatches(cfg.Patch); err != nil {
-		return nil, fmt.Errorf("%s: metadata patch: %w", file, err)
+		return cfg, fmt.Errorf("%s: metadata patch: %w", file, err)
 	}
 	if cfg.Dim%cfg.Heads != 0 {
-		return nil, fmt.Errorf("%s: metadata dim = %d is not a multiple of heads = %d", file, cfg.Dim, cfg.Heads)
+		return cfg, fmt.Errorf("%s: metadata dim = %d is not a multiple of heads = %d", file, cfg.Dim, cfg.Heads)
+	}
+	return cfg, nil
+}
+
+// TransformerConfigOfHeader reads a block's or ViT's configuration from
+// the start of its safetensors file (the length and the JSON header,
+// without the tensors): the web build describes a model whose weights it
+// has not fetched yet.
+func TransformerConfigOfHeader(head []byte, file string) (TransformerConfig, error) {
+	if len(head) < 8 {
+		return TransformerConfig{}, formatError(file, "shorter than the 8-byte header length")
+	}
+	hl, err := headerLength(head, int64(len(head)), file)
+	if err != nil {
+		return TransformerConfig{}, err
+	}
+	h, err := parseHeader(head[8:8+hl], file)
+	if err != nil {
+		return TransformerConfig{}, err
+	}
+	return transformerConfig(h.meta, file)
+}
+
+// transformerFromTensors checks every tensor the metadata's configuration
+// needs before allocating the parameters, so metadata describing a huge
+// model is refused by the missing tensors rather than by running out of
+// memory.
+func transformerFromTensors(ts map[string]Tensor, meta map[string]string, file string) (*Transformer[float32], error) {
+	cfg, err := transformerConfig(meta, file)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range cfg.specs() {
 		if _, err := need(ts, file, s.name, s.shape...); err != nil {

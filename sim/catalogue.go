@@ -158,19 +158,50 @@ func (c *Catalogue) load(name string) (Model, error) {
 	return m, nil
 }
 
-// deferredInfo describes a shipped bare self-attention whose weights the
-// web build has not fetched yet, without fetching them: they come when the
-// model is first run (Model). Its shape follows from the patch side alone.
+// deferredInfo describes a shipped model whose weights the web build has
+// not fetched yet, without fetching them: they come when the model is
+// first run (Model). A bare self-attention's shape follows from its patch
+// side alone; a block's or ViT's from its file's header, which the page
+// has (shippedHead).
 func (c *Catalogue) deferredInfo(name string) (ModelInfo, bool) {
 	c.mu.Lock()
 	_, done := c.loaded[name]
 	c.mu.Unlock()
-	if done || (name == "bsa-p2" && c.files.BSA2 != "") || (name == "bsa-p4" && c.files.BSA4 != "") || !c.deferred(name) {
+	given := map[string]string{"bsa-p2": c.files.BSA2, "bsa-p4": c.files.BSA4, "block": c.files.Block, "vit": c.files.ViT}[name]
+	if done || given != "" || !c.deferred(name) {
 		return ModelInfo{}, false
 	}
-	p := int(name[len(name)-1] - '0')
-	side := models.Side / p
-	return ModelInfo{Name: bsaName(p), Label: bsaLabel(p), Patch: p, Tokens: side * side, HasEnergy: true}, true
+	switch name {
+	case "bsa-p2", "bsa-p4":
+		p := int(name[len(name)-1] - '0')
+		side := models.Side / p
+		return ModelInfo{Name: bsaName(p), Label: bsaLabel(p), Patch: p, Tokens: side * side, HasEnergy: true}, true
+	case "block", "vit":
+		file := name + "-mask.safetensors"
+		head, err := shippedHead(file)
+		if err != nil {
+			return ModelInfo{}, false
+		}
+		cfg, err := models.TransformerConfigOfHeader(head, "embedded "+file)
+		if err != nil {
+			return ModelInfo{}, false
+		}
+		return transformerInfo(name, cfg), true
+	}
+	return ModelInfo{}, false
+}
+
+// Info describes the model name: from its weights, or (a model whose
+// weights the web build has not fetched yet) without fetching them.
+func (c *Catalogue) Info(name string) (ModelInfo, error) {
+	if info, ok := c.deferredInfo(name); ok {
+		return info, nil
+	}
+	m, err := c.load(name)
+	if err != nil {
+		return ModelInfo{}, err
+	}
+	return m.Info(), nil
 }
 
 // LoadAll loads every model and returns what went wrong: problems are

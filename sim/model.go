@@ -90,6 +90,14 @@ type bsaTraj struct {
 	st *models.State
 	w  *models.Workspace
 	dy models.Dynamics
+	// ahead is the next state and aheadAttn its step's attention: Energy
+	// takes the step (whose pass computes the energy of the state it steps
+	// from, §5, in the same arithmetic as an energy pass), and the next
+	// Step takes its result. A frame costs one pass over the couplings
+	// instead of two; ahead is set while aheadOK.
+	ahead     *models.State
+	aheadAttn []float32
+	aheadOK   bool
 }
 
 // RunBatch steps every input through the batched path (RunBSA).
@@ -101,10 +109,24 @@ func (t *bsaTraj) Decode(dst []float32) { t.m.Decode(dst, t.st.X) }
 
 func (t *bsaTraj) Energy() float64 {
 	e := []float64{math.NaN()}
-	t.m.Energy(t.w, []*models.State{t.st}, t.dy, e)
+	if t.ahead == nil {
+		t.ahead = &models.State{}
+		t.aheadAttn = make([]float32, t.m.N*t.m.N)
+	}
+	t.ahead.X = append(t.ahead.X[:0], t.st.X...)
+	t.ahead.Masked, t.ahead.T = t.st.Masked, t.st.T
+	t.m.Step(t.w, []*models.State{t.ahead}, t.dy, [][]float32{t.aheadAttn}, e)
+	t.aheadOK = true
 	return e[0]
 }
 
 func (t *bsaTraj) Step(attn []float32) {
+	if t.aheadOK {
+		t.st.X, t.ahead.X = t.ahead.X, t.st.X
+		t.st.T = t.ahead.T
+		copy(attn, t.aheadAttn)
+		t.aheadOK = false
+		return
+	}
 	t.m.Step(t.w, []*models.State{t.st}, t.dy, [][]float32{attn}, nil)
 }

@@ -174,8 +174,8 @@ func (c *Catalogue) CheckScenario(s Settings, via Via) error {
 func (c *Catalogue) MaskGrid(lanes []string) int {
 	var sides []int
 	for _, name := range lanes {
-		if m, err := c.load(name); err == nil {
-			sides = append(sides, m.Info().Patch)
+		if info, err := c.Info(name); err == nil {
+			sides = append(sides, info.Patch)
 		}
 	}
 	return MaskGrid(sides...)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -239,25 +240,86 @@ func TestDeferredModelInfo(t *testing.T) {
 	}
 	cat := NewCatalogue(data.Train, WeightFiles{})
 	var asked []string
-	cat.deferred = func(name string) bool { asked = append(asked, name); return name == "bsa-p2" || name == "bsa-p4" }
+	cat.deferred = func(name string) bool {
+		asked = append(asked, name)
+		return name == "bsa-p2" || name == "bsa-p4" || name == "block" || name == "vit"
+	}
 	if _, err := cat.LoadAll(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := cat.loaded["bsa-p4"]; ok {
-		t.Fatal("LoadAll fetched bsa-p4's deferred weights")
+	for _, name := range []string{"bsa-p4", "block", "vit"} {
+		if _, ok := cat.loaded[name]; ok {
+			t.Fatalf("LoadAll fetched %s's deferred weights", name)
+		}
+	}
+	if n := len(cat.Available()); n != len(want) {
+		t.Fatalf("%d models before their weights came, %d loaded", n, len(want))
 	}
 	for _, info := range cat.Available() {
 		if info != want[info.Name] {
 			t.Errorf("%s before its weights came: %+v, loaded: %+v", info.Name, info, want[info.Name])
 		}
 	}
-	if _, err := cat.Model("bsa-p4", DefaultSettings()); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := cat.loaded["bsa-p4"]; !ok {
-		t.Error("Model did not load bsa-p4")
+	for _, name := range []string{"bsa-p4", "vit"} {
+		if _, err := cat.Model(name, DefaultSettings()); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cat.loaded[name]; !ok {
+			t.Errorf("Model did not load %s", name)
+		}
 	}
 	if len(asked) == 0 {
 		t.Error("the catalogue never asked whether weights were deferred")
 	}
+}
+
+// TestBSATrajectoryOnePass: the trajectory that steps ahead inside Energy
+// (one pass a frame) gives the states, attention and energies of plain
+// Step and Energy calls, bit for bit, masked (first-step rules) and noisy.
+func TestBSATrajectoryOnePass(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadBSA(2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &BSAModel{M: m, Dyn: DefaultDynamics()}
+	for _, c := range []Corruption{DefaultMask, DefaultNoise} {
+		in := c.Apply(data.Test.Clean(3, mnist.PixelGain), m.Patches, 3)
+		tr := model.Start(in).(*bsaTraj)
+		st := BSAState(m, in)
+		w := m.NewWorkspace(1)
+		a1, a2 := make([]float32, m.N*m.N), make([]float32, m.N*m.N)
+		for step := 0; step < 12; step++ {
+			e := []float64{0}
+			m.Energy(w, []*models.State{st}, model.Dyn, e)
+			if got := tr.Energy(); math.Float64bits(got) != math.Float64bits(e[0]) {
+				t.Fatalf("%v, t = %d: energy %v, plain %v", c.Kind, step, got, e[0])
+			}
+			if step%3 == 2 {
+				tr.Energy() // asked twice: the same step ahead
+			}
+			tr.Step(a1)
+			m.Step(w, []*models.State{st}, model.Dyn, [][]float32{a2}, nil)
+			if tr.st.T != st.T || !slices.Equal(f32bits(tr.st.X), f32bits(st.X)) || !slices.Equal(f32bits(a1), f32bits(a2)) {
+				t.Fatalf("%v, step %d: the state or the attention differs from plain Step", c.Kind, step+1)
+			}
+		}
+		// A Step without an Energy before it steps itself.
+		tr.Step(a1)
+		m.Step(w, []*models.State{st}, model.Dyn, [][]float32{a2}, nil)
+		if !slices.Equal(f32bits(tr.st.X), f32bits(st.X)) {
+			t.Fatalf("%v: a Step without Energy differs", c.Kind)
+		}
+	}
+}
+
+func f32bits(x []float32) []uint32 {
+	out := make([]uint32, len(x))
+	for k, v := range x {
+		out[k] = math.Float32bits(v)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 
 	"attractorlab/models"
@@ -22,7 +23,7 @@ func NewTransformerModel(mask, noise *models.Transformer[float32]) *TransformerM
 	}
 	t := &TransformerModel{Name: "block", Label: "Block (recycled)", Mask: mask, Noise: noise}
 	if m != nil && m.Cfg.Depth > 1 {
-		t.Name, t.Label = "vit", "ViT (5 layers)"
+		t.Name, t.Label = "vit", transformerLabel(m.Cfg.Depth)
 	}
 	return t
 }
@@ -37,13 +38,23 @@ func (t *TransformerModel) net(noise bool) *models.Transformer[float32] {
 // Info describes the network: 49 tokens of 4×4 pixels, 4 heads; the ViT
 // stops after its 5 layers.
 func (t *TransformerModel) Info() ModelInfo {
-	m := t.net(false)
-	info := ModelInfo{Name: t.Name, Label: t.Label, Patch: m.Cfg.Patch, Tokens: m.Pt.N, Heads: m.Cfg.Heads}
-	if m.Cfg.Depth > 1 {
-		info.MaxSteps = m.Cfg.Depth
+	info := transformerInfo(t.Name, t.net(false).Cfg)
+	info.Label = t.Label
+	return info
+}
+
+// transformerInfo describes a block or ViT of configuration cfg.
+func transformerInfo(name string, cfg models.TransformerConfig) ModelInfo {
+	pt, _ := models.NewPatches(cfg.Patch) // cfg was checked when read
+	info := ModelInfo{Name: name, Label: "Block (recycled)", Patch: cfg.Patch, Tokens: pt.N, Heads: cfg.Heads}
+	if cfg.Depth > 1 {
+		info.Label, info.MaxSteps = transformerLabel(cfg.Depth), cfg.Depth
 	}
 	return info
 }
+
+// transformerLabel names a ViT of depth layers.
+func transformerLabel(depth int) string { return fmt.Sprintf("ViT (%d layers)", depth) }
 
 // Start embeds the corrupted image: masked pixels 0, noise unclamped (§2).
 func (t *TransformerModel) Start(in *Corrupted) Trajectory {

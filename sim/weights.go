@@ -60,13 +60,21 @@ func readShipped(name string) ([]byte, error) {
 }
 
 // shippedDeferred tells whether the model name's shipped weights would
-// have to be fetched first (the web build's larger files).
+// have to be fetched first (the web build fetches them on first use; the
+// block and the ViT come with both their tasks' files).
 func shippedDeferred(name string) bool {
-	if strings.HasPrefix(name, "bsa-p") {
+	switch {
+	case strings.HasPrefix(name, "bsa-p"):
 		return assets.WeightsDeferred(name + ".safetensors")
+	case name == "block" || name == "vit":
+		return assets.WeightsDeferred(name+"-mask.safetensors") || assets.WeightsDeferred(name+"-noise.safetensors")
 	}
 	return false
 }
+
+// shippedHead is the start of the shipped weights file name: its length
+// and JSON header (the web build has it before the file).
+func shippedHead(name string) ([]byte, error) { return assets.WeightsHead(name) }
 
 // TrainCorrupter draws the training corruption of §6 for a transformer on
 // patches pt: c with the draw (seed, k), masked pixels 0 and noise unclamped.

@@ -127,16 +127,11 @@ func Read(r io.Reader, name string, lim Limits) (*Lesson, error) {
 }
 
 // LimitsOf are the limits of a catalogue's models and a data set's
-// splits. A model is loaded only when a lesson asks for it.
+// splits. A model is loaded only when a lesson asks for it (and, in the
+// web build, its weights fetched only when the lesson runs it).
 func LimitsOf(data *mnist.Data, cat *sim.Catalogue) Limits {
 	lim := Limits{Digits: map[sim.Split]int{}}
-	lim.Model = func(name string) (sim.ModelInfo, error) {
-		m, err := cat.Model(name, sim.DefaultSettings())
-		if err != nil {
-			return sim.ModelInfo{}, err
-		}
-		return m.Info(), nil
-	}
+	lim.Model = cat.Info
 	lim.Digits[sim.TestSplit] = data.Test.Len()
 	lim.Digits[sim.TrainSplit] = data.Train.Len()
 	return lim

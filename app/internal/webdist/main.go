@@ -4,7 +4,7 @@
 // (half precision, models.WebWeights) and files.json, which tells the page
 // every file's size and which weights it fetches before the app starts.
 //
-//	go run ./app/internal/webdist -wasm FILE -out DIR
+//	go run ./app/internal/webdist -wasm FILE -exec GOROOT/lib/wasm/wasm_exec.js -out DIR
 //
 // DIR is written whole or not at all: the site is built beside it and
 // renamed into place, so a failed run leaves the last site as it was.
@@ -13,13 +13,13 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"attractorlab/assets"
@@ -27,14 +27,9 @@ import (
 )
 
 // preload: the weights the page fetches before the app starts (the
-// opening model's and the small ones); the others come on first use.
-var preload = map[string]bool{
-	"bsa-p2.safetensors":      true,
-	"block-mask.safetensors":  true,
-	"block-noise.safetensors": true,
-	"vit-mask.safetensors":    true,
-	"vit-noise.safetensors":   true,
-}
+// opening model's); the others come on first use, the app describing them
+// meanwhile from their headers (Files.Heads).
+var preload = map[string]bool{"bsa-p2.safetensors": true}
 
 // Files is files.json.
 type Files struct {
@@ -45,6 +40,10 @@ type Files struct {
 	} `json:"wasm"`
 	Weights map[string]int `json:"weights"` // name → bytes of weights/NAME.web
 	Preload []string       `json:"preload"`
+	// Heads: each weights file's start in half precision (the 8-byte
+	// header length and the JSON header; base64 in JSON), which describes
+	// a model before its file is fetched.
+	Heads map[string][]byte `json:"heads"`
 	// FirstVisit is what the page downloads before the app starts, with
 	// gzip: files.json itself, the page, wasm_exec.js, the icon, the
 	// gzipped wasm and the preloaded weights.
@@ -53,15 +52,16 @@ type Files struct {
 
 func main() {
 	wasm := flag.String("wasm", "", "the app built with GOOS=js GOARCH=wasm -tags webweights")
+	execJS := flag.String("exec", "", "Go's wasm_exec.js (its GOROOT/lib/wasm), which starts the app in the page")
 	out := flag.String("out", "dist/web", "the site's folder (replaced whole)")
 	flag.Parse()
-	if err := build(*wasm, *out); err != nil {
+	if err := build(*wasm, *execJS, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "webdist:", err)
 		os.Exit(1)
 	}
 }
 
-func build(wasmPath, out string) error {
+func build(wasmPath, execPath, out string) error {
 	if wasmPath == "" {
 		return errors.New("-wasm: name the app's WebAssembly (GOOS=js GOARCH=wasm go build -tags webweights)")
 	}
@@ -72,9 +72,12 @@ func build(wasmPath, out string) error {
 	if !bytes.HasPrefix(code, []byte("\x00asm")) {
 		return fmt.Errorf("-wasm %s: not WebAssembly (no \\0asm header)", wasmPath)
 	}
-	execJS, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js"))
+	if execPath == "" {
+		return errors.New("-exec: name Go's wasm_exec.js ($(go env GOROOT)/lib/wasm/wasm_exec.js), of the Go that built the app")
+	}
+	execJS, err := os.ReadFile(execPath)
 	if err != nil {
-		return fmt.Errorf("Go's wasm_exec.js: %w", err)
+		return fmt.Errorf("-exec: %w", err)
 	}
 	out = filepath.Clean(out)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -124,7 +127,7 @@ func build(wasmPath, out string) error {
 	if err != nil {
 		return err
 	}
-	f.Weights = map[string]int{}
+	f.Weights, f.Heads = map[string]int{}, map[string][]byte{}
 	for _, name := range names {
 		raw, err := assets.ReadWeights(name)
 		if err != nil {
@@ -137,6 +140,11 @@ func build(wasmPath, out string) error {
 		if err := write("weights/"+name+".web", web); err != nil {
 			return err
 		}
+		f16, err := models.UnwrapWeb(web, name, 8+models.MaxHeader+models.MaxDataBytes)
+		if err != nil {
+			return err
+		}
+		f.Heads[name] = f16[:8+binary.LittleEndian.Uint64(f16)]
 		f.Weights[name] = len(web)
 		if preload[name] {
 			f.Preload = append(f.Preload, name)

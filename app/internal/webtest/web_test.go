@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,6 +58,8 @@ type pageState struct {
 type site struct {
 	*httptest.Server
 	sent atomic.Int64
+	mu   sync.Mutex
+	got  []string // the paths asked for, in order
 }
 
 type countingWriter struct {
@@ -74,6 +77,9 @@ func serve(t *testing.T, dir string) *site {
 	s := &site{}
 	files := http.FileServer(http.Dir(dir))
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.got = append(s.got, r.URL.Path)
+		s.mu.Unlock()
 		files.ServeHTTP(countingWriter{w, &s.sent}, r)
 	}))
 	t.Cleanup(s.Close)
@@ -292,6 +298,9 @@ func TestWebPage(t *testing.T) {
 	// The plain page: it loads, draws, and → steps.
 	first := open(t, ctx, base)
 	sent := srv.sent.Load()
+	srv.mu.Lock()
+	t.Logf("fetched before the first frame: %s", strings.Join(srv.got, " "))
+	srv.mu.Unlock()
 	t.Logf("first visit: window after %.2f s; %.2f MB transferred (files.json: %.2f MB)", first.Seconds(), float64(sent)/1e6, float64(files.FirstVisit)/1e6)
 	if sent > 20e6 {
 		t.Errorf("the first visit transferred %d bytes: more than 20 MB", sent)
