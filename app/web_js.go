@@ -55,6 +55,16 @@ func pageReady(ctx context.Context, m *ui.Main, opening func()) {
 		go fyne.Do(func() { m.OpenLink(href) })
 		return nil
 	}))
+	// The session is remembered as the desktop remembers it when its
+	// window closes: a page is left (closed, reloaded, navigated away)
+	// without closing the app, so it is saved then, into the browser's
+	// local storage. The page's own thread is the app's: nothing else runs
+	// while this does.
+	save := js.FuncOf(func(js.Value, []js.Value) any {
+		m.SavePreferences()
+		return nil
+	})
+	js.Global().Call("addEventListener", "pagehide", save)
 	if !page.Get("ready").IsUndefined() {
 		page.Call("ready")
 	}
