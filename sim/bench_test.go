@@ -100,12 +100,9 @@ func BenchmarkCommandLatencyWhilePlaying(b *testing.B) {
 // variances) — the work the web build does single-threaded with the
 // portable kernels. ns/op is one whole look-ahead.
 func BenchmarkLookAhead(b *testing.B) {
-	data, err := mnist.LoadData("")
-	if err != nil {
-		b.Fatal(err)
-	}
+	data, mem, _ := benchData(b)
 	cat := NewCatalogue(data.Train, WeightFiles{})
-	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: cat,
+	e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: cat,
 		Settings: PaperDemo(), Synchronous: true})
 	e.Settle()
 	set := PaperDemo()

@@ -277,14 +277,7 @@ func TestDeferredModelInfo(t *testing.T) {
 // (one pass a frame) gives the states, attention and energies of plain
 // Step and Energy calls, bit for bit, masked (first-step rules) and noisy.
 func TestBSATrajectoryOnePass(t *testing.T) {
-	data, err := mnist.LoadData("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := LoadBSA(2, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, _, m := benchData(t)
 	model := &BSAModel{M: m, Dyn: DefaultDynamics()}
 	for _, c := range []Corruption{DefaultMask, DefaultNoise} {
 		in := c.Apply(data.Test.Clean(3, mnist.PixelGain), m.Patches, 3)
