@@ -87,7 +87,7 @@ func serve(t *testing.T, dir string) *site {
 }
 
 // newBrowser starts a headless Chromium at 1280×800 and returns its context.
-func newBrowser(t *testing.T) context.Context {
+func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	exe := os.Getenv("ATTRACTORLAB_CHROMIUM")
 	if exe == "" {
@@ -113,6 +113,7 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.WindowSize(1280, 800),
 		chromedp.UserDataDir(t.TempDir()),
 	)
+	opts = append(opts, extra...)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
@@ -460,3 +461,42 @@ func median(d []time.Duration) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestWebPageWithoutWebGL: where the browser has no WebGL, the page says
+// so (and how to get it) instead of starting the app.
+func TestWebPageWithoutWebGL(t *testing.T) {
+	dir := os.Getenv("ATTRACTORLAB_WEB")
+	if dir == "" {
+		t.Skip("ATTRACTORLAB_WEB names the built site: make test-web builds and tests it")
+	}
+	srv := serve(t, dir)
+	ctx := newBrowser(t, chromedp.Flag("disable-webgl", true), chromedp.Flag("disable-3d-apis", true))
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	for deadline := time.Now().Add(30 * time.Second); msg == ""; time.Sleep(100 * time.Millisecond) {
+		var err error
+		if msg, err = chromedp.Run(ctx, chromedp.Evaluate[string](`attractorlab.error`)); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no message after 30 s")
+		}
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("action").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "WebGL") || shown != msg {
+		t.Fatalf("the page says %q (error %q), want the WebGL message on screen", shown, msg)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for _, p := range srv.got {
+		if strings.HasSuffix(p, ".wasm.gz") || strings.HasSuffix(p, ".wasm") {
+			t.Fatalf("the page fetched the app (%s) in a browser that cannot run it", p)
+		}
+	}
+	screenshot(t, ctx, "web-no-webgl")
+}
