@@ -34,6 +34,14 @@ func menuItem(t *testing.T, w fyne.Window, menu, label string) *fyne.MenuItem {
 
 // dialogEntry is the text field of the dialog shown last.
 func dialogEntry(w fyne.Window) *keyEntry {
+	if top := w.Canvas().Overlays().Top(); top != nil {
+		return findEntry(top)
+	}
+	return nil
+}
+
+// findEntry is the last text field in o's tree (nil: none).
+func findEntry(o fyne.CanvasObject) *keyEntry {
 	var found *keyEntry
 	var walk func(fyne.CanvasObject)
 	walk = func(o fyne.CanvasObject) {
@@ -50,9 +58,7 @@ func dialogEntry(w fyne.Window) *keyEntry {
 			}
 		}
 	}
-	if top := w.Canvas().Overlays().Top(); top != nil {
-		walk(top)
-	}
+	walk(o)
 	return found
 }
 

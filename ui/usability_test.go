@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"unicode"
 
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/image/font/sfnt"
 	"golang.org/x/image/math/fixed"
 
+	"attractorlab/models/infile/fifotest"
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
 )
@@ -334,29 +334,10 @@ func TestOpenScenarioTypedPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(dir, "fifo.json")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fifotest.Make(t, fifo)
 	entry := func() *keyEntry {
 		for _, o := range w.Canvas().Overlays().List() {
-			var found *keyEntry
-			var walk func(fyne.CanvasObject)
-			walk = func(o fyne.CanvasObject) {
-				switch v := o.(type) {
-				case *keyEntry:
-					found = v
-				case *fyne.Container:
-					for _, c := range v.Objects {
-						walk(c)
-					}
-				case fyne.Widget:
-					for _, c := range test.WidgetRenderer(v).Objects() {
-						walk(c)
-					}
-				}
-			}
-			walk(o)
-			if found != nil {
+			if found := findEntry(o); found != nil {
 				return found
 			}
 		}
