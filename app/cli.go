@@ -119,7 +119,7 @@ func trainChecks(fs *flag.FlagSet, out string, force bool, check func() error, v
 
 // trainImages is how many of the embedded training images a trainer uses
 // (balanced by class).
-var trainImages = sim.Range{Name: "training images", Flag: "images", Min: 100, Max: 10000, Default: 10000, Integer: true}
+var trainImages = sim.TrainImages
 
 // trainingSet is the first n images of each class of the embedded
 // training subset, balanced, as pixel vectors.
@@ -133,7 +133,7 @@ func trainingSet(train *mnist.Set, n int) [][]float32 {
 }
 
 // valDigits is how many embedded test digits the trainers validate on.
-var valDigits = sim.Range{Name: "validation digits", Flag: "val", Min: 1, Max: 1000, Default: 200, Integer: true}
+var valDigits = sim.ValDigits
 
 func runTrain(ctx context.Context, args []string) error {
 	switch m := trainModel(args); m {
@@ -156,10 +156,14 @@ func runTrain(ctx context.Context, args []string) error {
 	fs.BoolVar(&cfg.AllRows, "all-rows", false, "update every query row each batch (default: one random row per batch, the recipe of docs/maths.md §5)")
 	val := fs.Int("val", int(valDigits.Default), "embedded test digits used for the validation masked-MSE: "+valDigits.Allowed())
 	nImages := fs.Int("images", int(trainImages.Default), "embedded training images, balanced by class: "+trainImages.Allowed())
+	lambda := fs.Float64("lambda", sim.TrainLambda.Default, "λ of the pseudo-likelihood loss (saved as lambda_train): "+sim.TrainLambda.Allowed())
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if err := sim.TrainLambda.Check(*lambda, sim.ViaFlag); err != nil {
+		return fmt.Errorf("train: %w", err)
 	}
 	o, err := trainChecks(fs, *out, *force, cfg.Check, *val, *nImages)
 	if err != nil {
@@ -182,12 +186,13 @@ func runTrain(ctx context.Context, args []string) error {
 	}
 	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
 	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
+	m.LambdaTrain = float32(*lambda)
 	images := trainingSet(train, *nImages)
 	m.Meta["train_images"] = fmt.Sprint(len(images))
 	cfg.Seed = *seed
 	cfg.Validate = func(m *models.BSA) float64 { return sim.ValidateBSA(m, test, *val, 1) }
 	cfg.Progress = func(s models.EpochStats) { fmt.Println(s) }
-	fmt.Printf("training BSA P=%d d=%d on %d images, %d epochs, batch %d\n", *patch, *d, len(images), cfg.Epochs, cfg.Batch)
+	fmt.Printf("training BSA P=%d d=%d on %d images, λ %g, %d epochs, batch %d\n", *patch, *d, len(images), *lambda, cfg.Epochs, cfg.Batch)
 	start := time.Now()
 	tr := models.NewTrainer(m, cfg)
 	err = tr.Train(ctx, images)

@@ -118,8 +118,8 @@ func TestREADMECommands(t *testing.T) {
 		},
 		"attractorlab sweep merge DIR/shard-* --out DIR2": {{"sweep", "merge", p("parts/shard-0-of-2"), p("parts/shard-1-of-2"), "--out", p("merged")}},
 		"attractorlab sweep merge DIR… --out DIR":         {{"sweep", "merge", p("parts/shard-0-of-2"), p("parts/shard-1-of-2"), "--out", p("merged2")}},
-		"attractorlab train --patch 2\\|4 --out FILE [--epochs 200 --seed 0 --batch 256 --lr 5e-4 --d D --force]": {
-			with([]string{"train", "--patch", "2", "--out", p("t2.safetensors"), "--seed", "0", "--lr", "5e-4", "--d", "8"}, fast),
+		"attractorlab train --patch 2\\|4 --out FILE [--epochs 200 --seed 0 --batch 256 --lr 5e-4 --d D --lambda 5 --images 10000 --force]": {
+			with([]string{"train", "--patch", "2", "--out", p("t2.safetensors"), "--seed", "0", "--lr", "5e-4", "--d", "8", "--lambda", "5"}, fast),
 			with([]string{"train", "--patch", "4", "--out", p("t4.safetensors")}, fast),
 			with([]string{"train", "--patch", "4", "--out", p("t4.safetensors"), "--force"}, fast),
 		},

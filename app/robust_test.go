@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -330,5 +331,35 @@ func TestReplotRefusesIrregular(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("hung on a FIFO")
+	}
+}
+
+// TestTrainLambda: --lambda sets the loss's λ, which the file keeps
+// (lambda_train); out of range (or not a number) it is refused by name
+// with the range before any work.
+func TestTrainLambda(t *testing.T) {
+	dir := t.TempDir()
+	for _, lam := range []string{"2.5", "5"} {
+		out := filepath.Join(dir, "l"+lam+".safetensors")
+		if err := run(context.Background(), []string{"train", "--epochs", "1", "--images", "100", "--val", "10", "--batch", "50", "--lambda", lam, "--out", out}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := sim.LoadBSA(2, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(m.LambdaTrain); got != lam {
+			t.Fatalf("--lambda %s: the file keeps lambda_train %s", lam, got)
+		}
+	}
+	for _, bad := range []string{"0.05", "11", "NaN"} {
+		out := filepath.Join(dir, "bad.safetensors")
+		err := run(context.Background(), []string{"train", "--epochs", "1", "--lambda", bad, "--out", out})
+		if err == nil || !strings.Contains(err.Error(), "--lambda") || !strings.Contains(err.Error(), sim.TrainLambda.Allowed()) {
+			t.Fatalf("--lambda %s: %v", bad, err)
+		}
+		if _, serr := os.Stat(out); serr == nil {
+			t.Fatalf("--lambda %s wrote %s", bad, out)
+		}
 	}
 }

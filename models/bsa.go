@@ -7,6 +7,10 @@ import (
 	"math/rand/v2"
 )
 
+// DefaultLambdaTrain is the λ of the pseudo-likelihood training loss
+// (§5) unless a run chooses another.
+const DefaultLambdaTrain = 5
+
 // AttnKind selects the attention nonlinearity of the bare self-attention.
 type AttnKind int
 
@@ -40,7 +44,7 @@ type BSA struct {
 	*Embedding
 	NP          int       // N rounded up to a multiple of 16
 	J           []float32 // [i][r][e][NP] (lanes over keys j); J_ii and padding are 0
-	LambdaTrain float32   // λ used in training (5)
+	LambdaTrain float32   // λ used in training (DefaultLambdaTrain)
 	Clamp       float32   // score clamp (20)
 	Meta        map[string]string
 }
@@ -82,7 +86,7 @@ func newBSA(emb *Embedding) *BSA {
 		Embedding:   emb,
 		NP:          np,
 		J:           make([]float32, emb.N*emb.D*emb.D*np),
-		LambdaTrain: 5,
+		LambdaTrain: DefaultLambdaTrain,
 		Clamp:       20,
 		Meta:        map[string]string{},
 	}

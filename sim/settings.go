@@ -48,6 +48,14 @@ var (
 	Digits = Range{Name: "test digits", Flag: "n", Min: 1, Max: 10000, Default: 1000, Integer: true}
 	// WorkerCount is the goroutines of a batch run (0: every core).
 	WorkerCount = Range{Name: "workers", Flag: "workers", Min: 0, Max: 1024, Default: 0, Integer: true}
+	// The bare self-attention's pseudo-likelihood training (§5): its λ
+	// (the couplings' temperature in the training loss; each file keeps
+	// its own as lambda_train), how many of the embedded training images
+	// it learns from (balanced by class: a capacity experiment) and how
+	// many test digits validate each epoch.
+	TrainLambda = Range{Name: "training λ", Flag: "lambda", Min: 0.1, Max: 10, Default: float64(models.DefaultLambdaTrain)}
+	TrainImages = Range{Name: "training images", Flag: "images", Min: 100, Max: 10000, Default: 10000, Integer: true}
+	ValDigits   = Range{Name: "validation digits", Flag: "val", Min: 1, Max: 1000, Default: 200, Integer: true}
 	// MaxLanes is how many models the window compares at once.
 	MaxLanes = 4
 	// MinVisible is how many tokens a mask must leave visible: attention
