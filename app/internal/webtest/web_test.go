@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -357,6 +359,40 @@ func TestWebPage(t *testing.T) {
 			t.Fatalf("Ctrl+S: %s: %v %q", saved, err, b)
 		}
 	}
+
+	// Ctrl+O: the browser's file picker; the file chosen (the download,
+	// another digit written in) opens.
+	choosers := make(chan page.EventFileChooserOpened, 4)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*page.EventFileChooserOpened); ok {
+			select {
+			case choosers <- *e:
+			default:
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, page.SetInterceptFileChooserDialog, page.SetInterceptFileChooserDialogParams{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(saved)
+	other := filepath.Join(t.TempDir(), "seven.json")
+	if err := os.WriteFile(other, bytes.Replace(b, []byte(`"index": 12`), []byte(`"index": 7`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("o", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case fc := <-choosers:
+		if _, err := chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{other}, BackendNodeID: fc.BackendNodeID}); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Ctrl+O opened no file picker")
+	}
+	until(t, ctx, "the chosen scenario", func(s shown) bool { return s.Digit == 7 && strings.Contains(s.Status, "opened seven.json") })
 
 	// P: presentation mode.
 	key(t, ctx, "p")
