@@ -162,51 +162,36 @@ func runTrain(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := sim.TrainLambda.Check(*lambda, sim.ViaFlag); err != nil {
-		return fmt.Errorf("train: %w", err)
-	}
 	o, err := trainChecks(fs, *out, *force, cfg.Check, *val, *nImages)
 	if err != nil {
 		return err
 	}
 	defer o.Abort()
-	if *patch != 2 && *patch != 4 {
-		return fmt.Errorf("train: --patch = %d is out of range (allowed 2 or 4)", *patch)
-	}
-	if *d == 0 {
-		*d = 2 * (*patch) * (*patch)
+	run := sim.BSATraining{Patch: *patch, D: *d, Images: *nImages, Lambda: *lambda, Seed: *seed, Val: *val, Config: cfg}
+	if err := run.Check(); err != nil {
+		return fmt.Errorf("train: %w", err)
 	}
 	train, test, err := mnist.Sample()
 	if err != nil {
 		return err
 	}
-	m, err := models.NewBSA(*patch, *d, *seed)
-	if err != nil {
-		return fmt.Errorf("train: --d: %w", err)
+	if *d == 0 {
+		*d = 2 * (*patch) * (*patch)
 	}
-	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
-	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
-	m.LambdaTrain = float32(*lambda)
-	images := trainingSet(train, *nImages)
-	m.Meta["train_images"] = fmt.Sprint(len(images))
-	cfg.Seed = *seed
-	cfg.Validate = func(m *models.BSA) float64 { return sim.ValidateBSA(m, test, *val, 1) }
-	cfg.Progress = func(s models.EpochStats) { fmt.Println(s) }
-	fmt.Printf("training BSA P=%d d=%d on %d images, λ %g, %d epochs, batch %d\n", *patch, *d, len(images), *lambda, cfg.Epochs, cfg.Batch)
+	fmt.Printf("training BSA P=%d d=%d on %d images, λ %g, %d epochs, batch %d\n", *patch, *d, min(*nImages, train.Len()), *lambda, cfg.Epochs, cfg.Batch)
 	start := time.Now()
-	tr := models.NewTrainer(m, cfg)
-	err = tr.Train(ctx, images)
+	m, epochs, err := sim.TrainBSA(ctx, train, test, run, func(s models.EpochStats, _ *models.BSA) { fmt.Println(s) })
 	if err != nil && ctx.Err() == nil {
-		return err
+		return fmt.Errorf("train: %w", err)
 	}
-	if tr.Epochs() == 0 {
+	if epochs == 0 || m == nil {
 		// Interrupted before an epoch finished: an untrained model is
 		// not a result, and it must not replace one.
 		return fmt.Errorf("train: stopped before the first epoch finished; %s not written: %w", *out, context.Canceled)
 	}
-	// Interrupted (Ctrl-C), the epochs done are saved whole; any other
-	// error saves nothing.
-	m.Meta["epochs_done"] = fmt.Sprint(tr.Epochs())
+	// Interrupted (Ctrl-C), the epochs done are saved whole (the couplings
+	// as the last one left them); any other error saves nothing.
+	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
 	if serr := o.Write(*out, m.WriteBSA); serr != nil {
 		return serr
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"attractorlab/models"
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 )
 
 // Item 1: train --model block|vit runs end to end and saves a file the
@@ -360,6 +363,38 @@ func TestTrainLambda(t *testing.T) {
 		}
 		if _, serr := os.Stat(out); serr == nil {
 			t.Fatalf("--lambda %s wrote %s", bad, out)
+		}
+	}
+}
+
+// TestTrainSameCouplingsEverywhere: the same settings and seed give the
+// same couplings from `train` (through its file) and from a run of
+// sim.TrainBSA in memory (as the window runs it), bit for bit.
+func TestTrainSameCouplingsEverywhere(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "cli.safetensors")
+	if err := run(context.Background(), []string{"train", "--epochs", "2", "--images", "100", "--val", "10", "--batch", "50", "--lambda", "4", "--seed", "3", "--out", out}); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := sim.LoadBSA(2, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, test, err := mnist.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := models.DefaultTrainConfig()
+	cfg.Epochs, cfg.Batch = 2, 50
+	mem, epochs, err := sim.TrainBSA(context.Background(), train, test, sim.BSATraining{Patch: 2, Images: 100, Lambda: 4, Seed: 3, Val: 10, Config: cfg}, nil)
+	if err != nil || epochs != 2 {
+		t.Fatalf("%d epochs: %v", epochs, err)
+	}
+	if len(cli.J) != len(mem.J) {
+		t.Fatalf("%d couplings from the file, %d in memory", len(cli.J), len(mem.J))
+	}
+	for k := range cli.J {
+		if math.Float32bits(cli.J[k]) != math.Float32bits(mem.J[k]) {
+			t.Fatalf("coupling %d: %g from train's file, %g in memory", k, cli.J[k], mem.J[k])
 		}
 	}
 }

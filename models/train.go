@@ -30,6 +30,10 @@ type TrainConfig struct {
 	Validate func(*BSA) float64
 	// Progress receives one line of statistics per epoch.
 	Progress func(EpochStats)
+	// Batched, when set, is called after each batch's update (epoch and
+	// batch from 1), on the training goroutine: a live view may copy the
+	// couplings there.
+	Batched func(epoch, batch int)
 }
 
 // Allowed ranges of the training settings shared by both trainers; the
@@ -364,6 +368,9 @@ func (t *Trainer) Train(ctx context.Context, images [][]float32) error {
 			}
 			loss += l
 			nb++
+			if c.Batched != nil {
+				c.Batched(ep, nb)
+			}
 		}
 		st := EpochStats{Epoch: ep, Loss: loss / float64(nb), ValMSE: math.NaN(), LR: lr}
 		if c.Validate != nil {

@@ -1,0 +1,113 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"attractorlab/models"
+	"attractorlab/sim/mnist"
+)
+
+// BSATraining is a pseudo-likelihood training run of the bare
+// self-attention (docs/maths.md §5) on the embedded training subset: what
+// `attractorlab train` runs, and what the window will run live. The same
+// settings give the same couplings, bit for bit, wherever they run.
+type BSATraining struct {
+	Patch  int     // 2 or 4
+	D      int     // embedding dimension (0: 2·P²)
+	Images int     // training images, balanced by class (TrainImages)
+	Lambda float64 // λ of the loss (TrainLambda), kept as lambda_train
+	Seed   uint64  // embedding, initial couplings, shuffling
+	Val    int     // test digits of the per-epoch validation (ValDigits)
+	Config models.TrainConfig
+	// Start, when set, is trained further (a copy: Start is not changed)
+	// instead of new couplings drawn from Seed.
+	Start *models.BSA
+}
+
+// Check refuses settings out of range, naming the flag and the range.
+func (s BSATraining) Check() error {
+	if s.Patch != 2 && s.Patch != 4 {
+		return fmt.Errorf("--patch = %d is out of range (allowed 2 or 4)", s.Patch)
+	}
+	if err := TrainLambda.Check(s.Lambda, ViaFlag); err != nil {
+		return err
+	}
+	if err := TrainImages.CheckInt(s.Images, ViaFlag); err != nil {
+		return err
+	}
+	if err := ValDigits.CheckInt(s.Val, ViaFlag); err != nil {
+		return err
+	}
+	return s.Config.Check()
+}
+
+// TrainBSA runs s on train (its first Images, balanced by class),
+// validating each epoch on the first Val digits of test; onEpoch, when
+// set, gets each epoch's statistics and a copy of the couplings as they
+// are at its end. It returns the model after the last finished epoch and
+// how many epochs finished. Cancelled (ctx) mid-epoch, the model is the
+// last finished epoch's, never half an epoch's (nil when none finished),
+// with ctx's error; diverged, it is nil with the error (models.ErrDiverged):
+// its couplings are not to be used.
+func TrainBSA(ctx context.Context, train, test *mnist.Set, s BSATraining, onEpoch func(models.EpochStats, *models.BSA)) (*models.BSA, int, error) {
+	if err := s.Check(); err != nil {
+		return nil, 0, err
+	}
+	var m *models.BSA
+	if s.Start != nil {
+		m = CloneBSA(s.Start)
+	} else {
+		d := s.D
+		if d == 0 {
+			d = 2 * s.Patch * s.Patch
+		}
+		var err error
+		if m, err = models.NewBSA(s.Patch, d, s.Seed); err != nil {
+			return nil, 0, fmt.Errorf("--d: %w", err)
+		}
+	}
+	m.LambdaTrain = float32(s.Lambda)
+	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
+	idx := train.Balanced(min(s.Images, train.Len()))
+	images := make([][]float32, len(idx))
+	for k, i := range idx {
+		images[k] = train.Clean(i, mnist.PixelGain)
+	}
+	m.Meta["train_images"] = fmt.Sprint(len(images))
+	cfg := s.Config
+	cfg.Seed = s.Seed
+	cfg.Validate = func(m *models.BSA) float64 { return ValidateBSA(m, test, s.Val, 1) }
+	var last *models.BSA
+	cfg.Progress = func(st models.EpochStats) {
+		last = CloneBSA(m)
+		if onEpoch != nil {
+			onEpoch(st, CloneBSA(m))
+		}
+	}
+	tr := models.NewTrainer(m, cfg)
+	err := tr.Train(ctx, images)
+	if err == nil {
+		last = m
+	}
+	if last != nil {
+		last.Meta["epochs_done"] = fmt.Sprint(tr.Epochs())
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return nil, tr.Epochs(), err
+	}
+	return last, tr.Epochs(), err
+}
+
+// CloneBSA copies a model's couplings and metadata (the embedding, which
+// training never changes, is shared).
+func CloneBSA(m *models.BSA) *models.BSA {
+	c := *m
+	c.J = append([]float32(nil), m.J...)
+	c.Meta = map[string]string{}
+	for k, v := range m.Meta {
+		c.Meta[k] = v
+	}
+	return &c
+}
