@@ -41,17 +41,23 @@ func CouplingNorms(m *models.BSA) []float64 {
 // NaN.
 func Locality(norms []float64, side int) []float64 {
 	w := 2*side - 1
-	sum := make([]float64, w*w)
-	count := make([]int, w*w)
-	n := side * side
-	for i := range n {
-		for j := range n {
+	return meanByPair(norms, side, w*w, func(dr, dc int) int { return (dr+side-1)*w + dc + side - 1 })
+}
+
+// meanByPair averages norms (side×side tokens) over the pairs i ≠ j in
+// each of n groups, the group of a pair given by its displacement; a group
+// with no pair is NaN.
+func meanByPair(norms []float64, side, n int, group func(dr, dc int) int) []float64 {
+	sum := make([]float64, n)
+	count := make([]int, n)
+	tokens := side * side
+	for i := range tokens {
+		for j := range tokens {
 			if i == j {
 				continue
 			}
-			dr, dc := j/side-i/side, j%side-i%side
-			k := (dr+side-1)*w + dc + side - 1
-			sum[k] += norms[i*n+j]
+			k := group(j/side-i/side, j%side-i%side)
+			sum[k] += norms[i*tokens+j]
 			count[k]++
 		}
 	}
@@ -69,24 +75,7 @@ func Locality(norms []float64, side int) []float64 {
 // at each Chebyshev distance (max(|Δrow|, |Δcol|)) 1 … side−1: index 0 is
 // distance 1.
 func LocalityByDistance(norms []float64, side int) []float64 {
-	sum := make([]float64, side-1)
-	count := make([]int, side-1)
-	n := side * side
-	for i := range n {
-		for j := range n {
-			if i == j {
-				continue
-			}
-			dr, dc := j/side-i/side, j%side-i%side
-			k := max(abs(dr), abs(dc)) - 1
-			sum[k] += norms[i*n+j]
-			count[k]++
-		}
-	}
-	for k := range sum {
-		sum[k] /= float64(count[k])
-	}
-	return sum
+	return meanByPair(norms, side, side-1, func(dr, dc int) int { return max(abs(dr), abs(dc)) - 1 })
 }
 
 func abs(x int) int {
