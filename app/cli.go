@@ -104,10 +104,10 @@ func trainChecks(fs *flag.FlagSet, out string, force bool, check func() error, v
 	if err := check(); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	if err := valDigits.CheckInt(val, sim.ViaFlag); err != nil {
+	if err := sim.ValDigits.CheckInt(val, sim.ViaFlag); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	if err := trainImages.CheckInt(images, sim.ViaFlag); err != nil {
+	if err := sim.TrainImages.CheckInt(images, sim.ViaFlag); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	o, err := planOutputs("--out", force, out)
@@ -116,24 +116,6 @@ func trainChecks(fs *flag.FlagSet, out string, force bool, check func() error, v
 	}
 	return o, nil
 }
-
-// trainImages is how many of the embedded training images a trainer uses
-// (balanced by class).
-var trainImages = sim.TrainImages
-
-// trainingSet is the first n images of each class of the embedded
-// training subset, balanced, as pixel vectors.
-func trainingSet(train *mnist.Set, n int) [][]float32 {
-	idx := train.Balanced(min(n, train.Len()))
-	images := make([][]float32, len(idx))
-	for k, i := range idx {
-		images[k] = train.Clean(i, mnist.PixelGain)
-	}
-	return images
-}
-
-// valDigits is how many embedded test digits the trainers validate on.
-var valDigits = sim.ValDigits
 
 func runTrain(ctx context.Context, args []string) error {
 	switch m := trainModel(args); m {
@@ -154,8 +136,8 @@ func runTrain(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.HalveEvery, "halve-every", cfg.HalveEvery, "halve the learning rate every this many epochs (0: never)")
 	seed := fs.Uint64("seed", 0, "seed for the embedding, the initial couplings and the shuffling")
 	fs.BoolVar(&cfg.AllRows, "all-rows", false, "update every query row each batch (default: one random row per batch, the recipe of docs/maths.md §5)")
-	val := fs.Int("val", int(valDigits.Default), "embedded test digits used for the validation masked-MSE: "+valDigits.Allowed())
-	nImages := fs.Int("images", int(trainImages.Default), "embedded training images, balanced by class: "+trainImages.Allowed())
+	val := fs.Int("val", int(sim.ValDigits.Default), "embedded test digits used for the validation masked-MSE: "+sim.ValDigits.Allowed())
+	nImages := fs.Int("images", int(sim.TrainImages.Default), "embedded training images, balanced by class: "+sim.TrainImages.Allowed())
 	lambda := fs.Float64("lambda", sim.TrainLambda.Default, "λ of the pseudo-likelihood loss (saved as lambda_train): "+sim.TrainLambda.Allowed())
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
@@ -175,10 +157,7 @@ func runTrain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *d == 0 {
-		*d = 2 * (*patch) * (*patch)
-	}
-	fmt.Printf("training BSA P=%d d=%d on %d images, λ %g, %d epochs, batch %d\n", *patch, *d, min(*nImages, train.Len()), *lambda, cfg.Epochs, cfg.Batch)
+	fmt.Printf("training BSA P=%d d=%d on %d images, λ %g, %d epochs, batch %d\n", *patch, run.Dim(), min(*nImages, train.Len()), *lambda, cfg.Epochs, cfg.Batch)
 	start := time.Now()
 	m, epochs, err := sim.TrainBSA(ctx, train, test, run, func(s models.EpochStats, _ *models.BSA) { fmt.Println(s) })
 	if err != nil && ctx.Err() == nil {
@@ -214,8 +193,8 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	fs.BoolVar(&cfg.Cosine, "cosine", cfg.Cosine, "decay the learning rate to 0 along a half cosine (false: constant)")
 	fs.IntVar(&cfg.Workers, "workers", 0, "goroutines (default: every core)")
 	seed := fs.Uint64("seed", 0, "seed for the initial weights, the shuffling, τ and the corruptions")
-	val := fs.Int("val", int(valDigits.Default), "embedded test digits used for the validation MSE: "+valDigits.Allowed())
-	nImages := fs.Int("images", int(trainImages.Default), "embedded training images, balanced by class: "+trainImages.Allowed())
+	val := fs.Int("val", int(sim.ValDigits.Default), "embedded test digits used for the validation MSE: "+sim.ValDigits.Allowed())
+	nImages := fs.Int("images", int(sim.TrainImages.Default), "embedded training images, balanced by class: "+sim.TrainImages.Allowed())
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
 	if err := parseFlags(fs, args); err != nil {
@@ -245,7 +224,7 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	}
 	cfg.Seed = *seed
 	cfg.Corrupt = sim.TrainCorrupter(corr, pt)
-	if err := valDigits.CheckInt(*val, sim.ViaFlag); err == nil {
+	if err := sim.ValDigits.CheckInt(*val, sim.ViaFlag); err == nil {
 		vc := corr
 		vc.Seed = 1
 		cfg.ValInputs, cfg.ValClean = sim.CorruptFirst(test, *val, vc, pt)
@@ -262,7 +241,7 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	m.Init(*seed)
 	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
 	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
-	images := trainingSet(train, *nImages)
+	images := sim.TrainingImages(train, *nImages)
 	m.Meta["train_images"] = fmt.Sprint(len(images))
 	cfg.Progress = func(s models.TransformerEpoch) { fmt.Println(s) }
 	fmt.Printf("training %s for %s on %d images, %d epochs, batch %d, lr %g (cosine %v), wd %g\n",

@@ -134,10 +134,8 @@ func runGUI(ctx context.Context, args []string) error {
 		// address opens the scenario or lesson it carries. Fyne's loop
 		// runs on a goroutine of its own there: the window is filled in
 		// on it once it runs.
-		if err := sim.CheckLinkBase(base); err != nil {
+		if err := m.SetLinkBase(base); err != nil {
 			problems = append(problems, "this page's address cannot start links ("+err.Error()+"): File → Link address… sets one")
-		} else if err := m.SetLinkBase(base); err != nil {
-			problems = append(problems, err.Error())
 		}
 		if opts.link == "" && sim.IsLink(href) {
 			opts.link = href

@@ -24,12 +24,12 @@ func pageAddress() (href, base string, ok bool) {
 	return loc.Get("href").String(), loc.Get("origin").String() + loc.Get("pathname").String(), true
 }
 
-// pageReady tells the page the window is up: it takes its loading screen
-// away and notes the time. From then on the page's attractorlab.shownJSON
-// holds what the window shows (ui.Shown) — set as each snapshot is drawn,
-// with shownAt its time, and looked at again every tenth of a second (the
-// status line and dialogs change without a snapshot).
-// opening fills the window in first, on Fyne's goroutine.
+// pageReady fills the window in (opening, on Fyne's goroutine), then tells
+// the page the window is up: it takes its loading screen away and notes
+// the time. From then on the page's attractorlab.shownJSON holds what the
+// window shows (ui.Shown) — set as each snapshot is drawn, with shownAt
+// its time, and looked at again every tenth of a second (the status line
+// and dialogs change without a snapshot).
 func pageReady(ctx context.Context, m *ui.Main, opening func()) {
 	fyne.DoAndWait(opening)
 	page := js.Global().Get("attractorlab")
@@ -52,7 +52,7 @@ func pageReady(ctx context.Context, m *ui.Main, opening func()) {
 	// fragment (the browser does not reload): the window opens it.
 	js.Global().Call("addEventListener", "hashchange", js.FuncOf(func(js.Value, []js.Value) any {
 		href := js.Global().Get("location").Get("href").String()
-		go fyne.Do(func() { m.OpenLink(href) })
+		fyne.Do(func() { m.OpenLink(href) })
 		return nil
 	}))
 	// The session is remembered as the desktop remembers it when its

@@ -89,6 +89,16 @@ func planes(d []byte, split bool) []byte {
 // WebWeights converts a float32 safetensors file to the web build's
 // transport form (half precision, WrapWeb); name is for messages.
 func WebWeights(f32 []byte, name string) ([]byte, error) {
+	f16, err := HalfWeights(f32, name)
+	if err != nil {
+		return nil, err
+	}
+	return WrapWeb(f16)
+}
+
+// HalfWeights converts a float32 safetensors file to the same file in
+// half precision (F16), noting so in its metadata.
+func HalfWeights(f32 []byte, name string) ([]byte, error) {
 	ts, meta, err := ParseSafetensors(f32, name)
 	if err != nil {
 		return nil, err
@@ -102,5 +112,5 @@ func WebWeights(f32 []byte, name string) ([]byte, error) {
 	if err := WriteSafetensorsF16(&buf, ts, m); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return WrapWeb(buf.Bytes())
+	return buf.Bytes(), nil
 }

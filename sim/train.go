@@ -26,6 +26,14 @@ type BSATraining struct {
 	Start *models.BSA
 }
 
+// Dim is the embedding dimension the run uses: D, or 2·P² when D is 0.
+func (s BSATraining) Dim() int {
+	if s.D == 0 {
+		return 2 * s.Patch * s.Patch
+	}
+	return s.D
+}
+
 // Check refuses settings out of range, naming the flag and the range.
 func (s BSATraining) Check() error {
 	if s.Patch != 2 && s.Patch != 4 {
@@ -59,22 +67,14 @@ func TrainBSA(ctx context.Context, train, test *mnist.Set, s BSATraining, onEpoc
 	if s.Start != nil {
 		m = CloneBSA(s.Start)
 	} else {
-		d := s.D
-		if d == 0 {
-			d = 2 * s.Patch * s.Patch
-		}
 		var err error
-		if m, err = models.NewBSA(s.Patch, d, s.Seed); err != nil {
+		if m, err = models.NewBSA(s.Patch, s.Dim(), s.Seed); err != nil {
 			return nil, 0, fmt.Errorf("--d: %w", err)
 		}
 	}
 	m.LambdaTrain = float32(s.Lambda)
 	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
-	idx := train.Balanced(min(s.Images, train.Len()))
-	images := make([][]float32, len(idx))
-	for k, i := range idx {
-		images[k] = train.Clean(i, mnist.PixelGain)
-	}
+	images := TrainingImages(train, s.Images)
 	m.Meta["train_images"] = fmt.Sprint(len(images))
 	cfg := s.Config
 	cfg.Seed = s.Seed
@@ -98,6 +98,18 @@ func TrainBSA(ctx context.Context, train, test *mnist.Set, s BSATraining, onEpoc
 		return nil, tr.Epochs(), err
 	}
 	return last, tr.Epochs(), err
+}
+
+// TrainingImages is the first n images of each class of train, balanced
+// (at most all of them), as pixel vectors with the gain applied: what the
+// trainers learn from.
+func TrainingImages(train *mnist.Set, n int) [][]float32 {
+	idx := train.Balanced(min(n, train.Len()))
+	images := make([][]float32, len(idx))
+	for k, i := range idx {
+		images[k] = train.Clean(i, mnist.PixelGain)
+	}
+	return images
 }
 
 // CloneBSA copies a model's couplings and metadata (the embedding, which

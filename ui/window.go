@@ -263,13 +263,7 @@ func (m *Main) setStatusText(s string) {
 //
 // Fyne's web driver calls it on a goroutine of its own rather than
 // Fyne's: there the key is handed to Fyne's goroutine.
-func (m *Main) typedKey(k *fyne.KeyEvent) {
-	if inBrowser() {
-		fyne.Do(func() { m.handleKey(k) })
-		return
-	}
-	m.handleKey(k)
-}
+func (m *Main) typedKey(k *fyne.KeyEvent) { onFyne(func() { m.handleKey(k) })() }
 
 // handleKey implements the window's keys, whatever control has the focus
 // (keys.go), and reports whether k is one of them.

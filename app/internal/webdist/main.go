@@ -133,15 +133,15 @@ func build(wasmPath, execPath, out string) error {
 		if err != nil {
 			return err
 		}
-		web, err := models.WebWeights(raw, name)
+		f16, err := models.HalfWeights(raw, name)
+		if err != nil {
+			return err
+		}
+		web, err := models.WrapWeb(f16)
 		if err != nil {
 			return err
 		}
 		if err := write("weights/"+name+".web", web); err != nil {
-			return err
-		}
-		f16, err := models.UnwrapWeb(web, name, 8+models.MaxHeader+models.MaxDataBytes)
-		if err != nil {
 			return err
 		}
 		f.Heads[name] = f16[:8+binary.LittleEndian.Uint64(f16)]
@@ -160,7 +160,9 @@ func build(wasmPath, execPath, out string) error {
 	if err != nil {
 		return err
 	}
-	f.FirstVisit = first + len(meta) + len(`"first_visit": 00000000,`)
+	// files.json counts itself: its first_visit, written as 0 above, takes
+	// at most 7 more digits.
+	f.FirstVisit = first + len(meta) + 7
 	if meta, err = json.MarshalIndent(f, "", "  "); err != nil {
 		return err
 	}
