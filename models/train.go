@@ -140,6 +140,9 @@ type Trainer struct {
 	xh      [][]float32
 	rowG    [][]float32
 	ws      []*Workspace
+	// g is zero outside g[gLo:gHi] (one row's gradient, or all of it)
+	gLo, gHi int
+	sq       []float64 // the update's per-chunk sums of squares
 	err     error // cfg.Check(): Train returns it
 }
 
@@ -172,6 +175,7 @@ func (t *Trainer) Gradient(xs [][]float32) float64 {
 	bg := context.Background()
 	Parallel(bg, len(xs), t.Cfg.Workers, func(_, b int) { m.layerNorm(t.xh[b], xs[b], nil) })
 	clear(t.g)
+	t.gLo, t.gHi = 0, len(t.g)
 	scale := -1 / float32(len(xs)*n)
 	losses := make([]float64, t.Cfg.Workers)
 	Parallel(bg, n, t.Cfg.Workers, func(wk, i int) {
@@ -205,7 +209,8 @@ func (t *Trainer) GradientRow(xs [][]float32, i int) float64 {
 	for _, g := range t.rowG[:W] {
 		clear(g)
 	}
-	clear(t.g)
+	clear(t.g[t.gLo:t.gHi])
+	t.gLo, t.gHi = i*d*d*np, (i+1)*d*d*np
 	scale := -1 / float32(len(xs))
 	losses := make([]float64, W)
 	ji := m.J[i*d*d*np : (i+1)*d*d*np]
@@ -267,11 +272,14 @@ func (t *Trainer) rowGrad(w *Workspace, ji, gi, xh []float32, i int, scale float
 func (t *Trainer) Update(lr float64) { t.update(lr) }
 
 // update is Update; it returns false, leaving J unscaled, when the step
-// left a non-finite coupling (the RMS is then NaN or +Inf).
+// left a non-finite coupling (the RMS is then NaN or +Inf). The couplings
+// are cut into fixed chunks of updateChunk values shared out among the
+// workers; the sum of squares behind the RMS adds the chunks' partial sums
+// in chunk order, so the result does not depend on the number of workers.
 func (t *Trainer) update(lr float64) bool {
 	c := t.Cfg
 	var gn float64
-	for _, g := range t.g {
+	for _, g := range t.g[t.gLo:t.gHi] { // zero outside [gLo, gHi)
 		gn += float64(g) * float64(g)
 	}
 	gn = math.Sqrt(gn)
@@ -282,30 +290,62 @@ func (t *Trainer) update(lr float64) bool {
 	t.step++
 	bc1 := 1 - math.Pow(c.Beta1, float64(t.step))
 	bc2 := 1 - math.Pow(c.Beta2, float64(t.step))
-	b1, b2 := float32(c.Beta1), float32(c.Beta2)
-	decay := float32(1 - lr*c.WeightDecay)
-	stepSize := float32(lr / bc1)
-	sq2 := float32(math.Sqrt(bc2))
-	eps := float32(c.Eps)
+	a := adamStep{b1: float32(c.Beta1), b2: float32(c.Beta2), gs: float32(gs),
+		decay: float32(1 - lr*c.WeightDecay), stepSize: float32(lr / bc1),
+		sq2: float32(math.Sqrt(bc2)), eps: float32(c.Eps)}
 	J := t.M.J
-	for k, g := range t.g {
-		g *= float32(gs)
-		mk := b1*t.m[k] + (1-b1)*g
-		vk := b2*t.v[k] + (1-b2)*g*g
-		t.m[k], t.v[k] = mk, vk
-		J[k] = J[k]*decay - stepSize*mk/(float32(math.Sqrt(float64(vk)))/sq2+eps)
+	chunks := (len(J) + updateChunk - 1) / updateChunk
+	if len(t.sq) < chunks {
+		t.sq = make([]float64, chunks)
 	}
-	r := t.M.rms()
+	bg := context.Background()
+	Parallel(bg, chunks, c.Workers, func(_, k int) {
+		lo, hi := k*updateChunk, min((k+1)*updateChunk, len(J))
+		t.sq[k] = a.apply(J[lo:hi], t.g[lo:hi], t.m[lo:hi], t.v[lo:hi])
+	})
+	var s float64
+	for _, p := range t.sq[:chunks] {
+		s += p
+	}
+	r := math.Sqrt(s / float64(t.M.N*t.M.N*t.M.D*t.M.D))
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return false
 	}
 	if r > 0 {
 		f := float32(t.rms0 / r)
-		for k := range J {
-			J[k] *= f
-		}
+		Parallel(bg, chunks, c.Workers, func(_, k int) {
+			for i := k * updateChunk; i < min((k+1)*updateChunk, len(J)); i++ {
+				J[i] *= f
+			}
+		})
 	}
 	return true
+}
+
+// updateChunk is how many couplings one task of the update covers.
+const updateChunk = 1 << 15
+
+// adamStep is one AdamW step's constants (§5): the moments' decay rates,
+// the clipping factor gs, the weight decay factor, the bias-corrected step
+// size, √(1−β₂ˢ) and ε.
+type adamStep struct {
+	b1, b2, gs, decay, stepSize, sq2, eps float32
+}
+
+// apply steps the couplings J with gradient g and moments m, v (one chunk)
+// and returns the sum of the new couplings' squares.
+func (a adamStep) apply(J, g, m, v []float32) float64 {
+	var s float64
+	for k := range J {
+		gk := g[k] * a.gs
+		mk := a.b1*m[k] + (1-a.b1)*gk
+		vk := a.b2*v[k] + (1-a.b2)*gk*gk
+		m[k], v[k] = mk, vk
+		j := J[k]*a.decay - a.stepSize*mk/(float32(math.Sqrt(float64(vk)))/a.sq2+a.eps)
+		J[k] = j
+		s += float64(j) * float64(j)
+	}
+	return s
 }
 
 // Train runs the recipe on clean training images (pixels in [0,1], gain

@@ -266,3 +266,76 @@ func TestTrainerStopsOnNonFinite(t *testing.T) {
 		}
 	})
 }
+
+// updateNaive is the AdamW step and RMS rescale of §5 written as one
+// sequential loop over every coupling: the twin of Trainer.update.
+func updateNaive(t *Trainer, lr float64) {
+	c := t.Cfg
+	var gn float64
+	for _, g := range t.g {
+		gn += float64(g) * float64(g)
+	}
+	gn = math.Sqrt(gn)
+	gs := 1.0
+	if c.Clip > 0 && gn > c.Clip {
+		gs = c.Clip / gn
+	}
+	t.step++
+	bc1 := 1 - math.Pow(c.Beta1, float64(t.step))
+	bc2 := 1 - math.Pow(c.Beta2, float64(t.step))
+	J := t.M.J
+	for k, g := range t.g {
+		g *= float32(gs)
+		t.m[k] = float32(c.Beta1)*t.m[k] + (1-float32(c.Beta1))*g
+		t.v[k] = float32(c.Beta2)*t.v[k] + (1-float32(c.Beta2))*g*g
+		J[k] = J[k]*float32(1-lr*c.WeightDecay) - float32(lr/bc1)*t.m[k]/(float32(math.Sqrt(float64(t.v[k])))/float32(math.Sqrt(bc2))+float32(c.Eps))
+	}
+	f := float32(t.rms0 / t.M.rms())
+	for k := range J {
+		J[k] *= f
+	}
+}
+
+// The parallel, chunked update matches its sequential twin (to the
+// rounding of the RMS's sum, added in another order) over steps with one
+// row's gradient and with every row's, and gives the same bits whatever the
+// number of workers it is shared among.
+func TestUpdateMatchesNaive(t *testing.T) {
+	imgs := randomImages(64, 5)
+	run := func(workers int, naive bool) []float32 {
+		m, _ := NewBSA(2, 8, 3)
+		xs := make([][]float32, len(imgs))
+		for k := range xs {
+			xs[k] = make([]float32, m.N*m.D)
+			m.Encode(xs[k], imgs[k], nil)
+		}
+		cfg := DefaultTrainConfig()
+		cfg.Workers = 1 // the gradient's sum over images follows the workers
+		cfg.LR = 1e-2 // large steps, so differences would grow
+		tr := NewTrainer(m, cfg)
+		for s := range 6 {
+			if s%3 == 2 {
+				tr.Gradient(xs)
+			} else {
+				tr.GradientRow(xs, (s*37)%m.N)
+			}
+			tr.Cfg.Workers = workers
+			if naive {
+				updateNaive(tr, cfg.LR)
+			} else if !tr.update(cfg.LR) {
+				t.Fatal("update diverged")
+			}
+			tr.Cfg.Workers = 1
+		}
+		return m.J
+	}
+	one, two, naive := run(1, false), run(2, false), run(1, true)
+	for k := range one {
+		if math.Float32bits(one[k]) != math.Float32bits(two[k]) {
+			t.Fatalf("J[%d]: %g with one worker, %g with two", k, one[k], two[k])
+		}
+		if d := math.Abs(float64(one[k] - naive[k])); d > 1e-5*math.Abs(float64(naive[k]))+1e-9 {
+			t.Fatalf("J[%d]: %g, naive twin %g", k, one[k], naive[k])
+		}
+	}
+}
