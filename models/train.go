@@ -143,7 +143,7 @@ type Trainer struct {
 	// g is zero outside g[gLo:gHi] (one row's gradient, or all of it)
 	gLo, gHi int
 	sq       []float64 // the update's per-chunk sums of squares
-	err     error // cfg.Check(): Train returns it
+	err      error     // cfg.Check(): Train returns it
 }
 
 // NewTrainer prepares AdamW state for m; its current RMS is the one kept.

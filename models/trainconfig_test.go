@@ -311,7 +311,7 @@ func TestUpdateMatchesNaive(t *testing.T) {
 		}
 		cfg := DefaultTrainConfig()
 		cfg.Workers = 1 // the gradient's sum over images follows the workers
-		cfg.LR = 1e-2 // large steps, so differences would grow
+		cfg.LR = 1e-2   // large steps, so differences would grow
 		tr := NewTrainer(m, cfg)
 		for s := range 6 {
 			if s%3 == 2 {
