@@ -15,6 +15,15 @@ import (
 // window, `reproduce --model all`'s order and directory names).
 var ModelNames = []string{"bsa-p2", "bsa-p4", "block", "vit", "hopfield", "hopfield-classic"}
 
+// TrainedNames are the bare self-attention models trained in the window
+// (Training…): they exist once a training run there has finished an
+// epoch, and are named like the shipped ones (TrainedName).
+var TrainedNames = []string{"bsa-p2-trained", "bsa-p4-trained"}
+
+// TrainedName is the name of a bare self-attention trained here, by patch
+// side.
+func TrainedName(p int) string { return bsaName(p) + "-trained" }
+
 // ParseModel reads a model name; "bsa" alone is not a name (it needs a
 // patch side: ParseModelPatch).
 func ParseModel(name string) (string, error) {
@@ -23,7 +32,10 @@ func ParseModel(name string) (string, error) {
 			return n, nil
 		}
 	}
-	return "", fmt.Errorf("model %q is not one of %s", name, strings.Join(ModelNames, ", "))
+	if slices.Contains(TrainedNames, name) {
+		return name, nil
+	}
+	return "", fmt.Errorf("model %q is not one of %s (or %s, trained in the window)", name, strings.Join(ModelNames, ", "), strings.Join(TrainedNames, ", "))
 }
 
 // ParseModelPatch reads a model name as the command line takes it: "bsa"
@@ -143,6 +155,10 @@ func (c *Catalogue) load(name string) (Model, error) {
 		var problems []string
 		m, problems, err = LoadTransformerModel(name, path)
 		c.warning[name] = problems
+	case "bsa-p2-trained", "bsa-p4-trained":
+		// Only SetTrained puts these in loaded; not an error kept in errs,
+		// since a training run may add it later.
+		return nil, fmt.Errorf("model %s has not been trained in this session: Training… (Ctrl+I) trains it", name)
 	case "hopfield":
 		m = &HopfieldModel{net: &modernNet{set: c.train}, Beta: float32(Beta.Default)}
 	case "hopfield-classic":
@@ -235,7 +251,8 @@ func (c *Catalogue) Warnings(name string) []string {
 	return c.warning[name]
 }
 
-// Available are the models that load, in menu order, with their info.
+// Available are the models that load, in menu order, with their info:
+// the shipped ones, then those trained in this session.
 func (c *Catalogue) Available() []ModelInfo {
 	var out []ModelInfo
 	for _, name := range ModelNames {
@@ -247,7 +264,26 @@ func (c *Catalogue) Available() []ModelInfo {
 			out = append(out, m.Info())
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, name := range TrainedNames {
+		if m, ok := c.loaded[name]; ok {
+			out = append(out, m.Info())
+		}
+	}
 	return out
+}
+
+// SetTrained makes net (a bare self-attention trained in this session)
+// the model TrainedName(net.P), replacing an earlier one of that patch
+// side; it returns the name. The catalogue keeps net as it is: give it a
+// copy that nothing trains further.
+func (c *Catalogue) SetTrained(net *models.BSA) string {
+	name := TrainedName(net.P)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loaded[name] = &BSAModel{M: net, Dyn: DefaultDynamics(), name: name, label: bsaLabel(net.P) + " (trained here)"}
+	return name
 }
 
 // Model returns the named model bound to the settings' parameters for it
@@ -261,7 +297,7 @@ func (c *Catalogue) Model(name string, s Settings) (Model, error) {
 	}
 	switch m := m.(type) {
 	case *BSAModel:
-		return &BSAModel{M: m.M, Dyn: s.Dyn}, nil
+		return &BSAModel{M: m.M, Dyn: s.Dyn, name: m.name, label: m.label}, nil
 	case *HopfieldModel:
 		return &HopfieldModel{net: m.net, Beta: s.Hop.Beta}, nil
 	case *ClassicModel:

@@ -70,6 +70,7 @@ type Snapshot struct {
 	MNISTIdx  int
 	Clean     []float32
 	Input     []float32 // corrupted pixels as shown (clamped to [0,1])
+	RawInput  []float32 // the models' input (noise not clamped)
 	PixelMask []bool    // masked pixels (nil for noise)
 	MaskGrid  int       // patch side the mask is drawn on
 	T         int
@@ -538,6 +539,17 @@ func (s *session) rebuild() {
 	s.dirty = true
 }
 
+// InputFor is the snapshot's corrupted input as a model with tokens pt
+// receives it (the masked tokens among them): what another model run on
+// the same digit starts from.
+func (sn *Snapshot) InputFor(pt *models.Patches) *Corrupted {
+	in := &Corrupted{Clean: sn.Clean, Input: sn.RawInput, Pixel: sn.PixelMask}
+	if sn.PixelMask != nil && pt != nil {
+		in.Masked = tokensFromPixels(pt, sn.PixelMask)
+	}
+	return in
+}
+
 // tokensFromPixels marks a token masked when all its pixels are.
 func tokensFromPixels(pt *models.Patches, pixel []bool) []bool {
 	out := make([]bool, pt.N)
@@ -717,6 +729,7 @@ func (s *session) snapshot() *Snapshot {
 		Horizon: s.cfg.Horizon, Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy}
 	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
 	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
+	sn.RawInput = s.input
 	sn.Input = make([]float32, len(s.input))
 	for q, v := range s.input {
 		sn.Input[q] = min(max(v, 0), 1)

@@ -70,11 +70,18 @@ type Trajectory interface {
 type BSAModel struct {
 	M   *models.BSA
 	Dyn models.Dynamics
+	// name and label, when set, replace the shipped model's (a model
+	// trained in the window: Catalogue.SetTrained).
+	name, label string
 }
 
 // Info describes the network.
 func (b *BSAModel) Info() ModelInfo {
-	return ModelInfo{Name: bsaName(b.M.P), Label: bsaLabel(b.M.P), Patch: b.M.P, Tokens: b.M.N, HasEnergy: true}
+	info := ModelInfo{Name: bsaName(b.M.P), Label: bsaLabel(b.M.P), Patch: b.M.P, Tokens: b.M.N, HasEnergy: true}
+	if b.name != "" {
+		info.Name, info.Label = b.name, b.label
+	}
+	return info
 }
 
 func bsaName(p int) string  { return "bsa-p" + string(rune('0'+p)) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"attractorlab/models"
 	"attractorlab/sim/mnist"
@@ -122,4 +123,48 @@ func CloneBSA(m *models.BSA) *models.BSA {
 		c.Meta[k] = v
 	}
 	return &c
+}
+
+// DigitRun is one corrupted digit run by a bare self-attention for a
+// number of steps: what the training window re-runs, with the couplings
+// as they are, to show a transient memory forming.
+type DigitRun struct {
+	MSE     []float64 // at t = 0 … steps (all pixels, §8)
+	TStar   int       // the step ≥ 1 of the lowest MSE (BestStep)
+	MSEStar float64
+	// Transient: the state at t* repairs the input (Improves), and the
+	// error rises again after it (the last step's MSE is above MSE(t*)).
+	Transient bool
+	AtStar    []float32 // the decoded state at t*
+	Last      []float32 // … and at the last step
+	NearLabel int       // label of the stored digit nearest the state at t* (−1 without memories)
+	NearCorr  float64   // its correlation
+	MeanCorr  float64   // the last state's correlation with the mean training digit (NaN without memories)
+}
+
+// RunDigit runs in with m under dyn for steps steps on one goroutine;
+// mem (optional) gives the nearest stored digit and the mean digit.
+func RunDigit(ctx context.Context, m *models.BSA, dyn models.Dynamics, in *Corrupted, mem *Memories, steps int) (DigitRun, error) {
+	r := DigitRun{MSE: make([]float64, steps+1), NearLabel: -1, MeanCorr: math.NaN(), NearCorr: math.NaN()}
+	imgs := make([][]float32, steps+1)
+	err := RunBSA(ctx, m, dyn, []*Corrupted{in}, steps, models.NewCrew(1), func(t, _ int, pred []float32, _ float64) {
+		img := make([]float32, len(pred))
+		for q, v := range pred {
+			img[q] = min(max(v, 0), 1)
+		}
+		imgs[t] = img
+		r.MSE[t], _, _ = MSE(img, in.Clean, in.Pixel)
+	})
+	if err != nil {
+		return r, err
+	}
+	r.TStar, r.MSEStar = BestStep(steps+1, func(t int) float64 { return r.MSE[t] })
+	r.Transient = Improves(r.MSEStar, r.MSE[0]) && r.MSE[steps] > r.MSEStar
+	r.AtStar, r.Last = imgs[r.TStar], imgs[steps]
+	if mem != nil {
+		k, corr := mem.Search().NewTrail().Nearest(r.AtStar)
+		r.NearLabel, r.NearCorr = int(mem.Set.Labels[k]), float64(corr)
+		r.MeanCorr = Pearson(r.Last, mem.Mean)
+	}
+	return r, nil
 }

@@ -76,3 +76,51 @@ func TestTrainBSARefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainedModelInCatalogue: a model trained here joins the catalogue
+// under its own name and label (after the shipped ones), the engine runs
+// it like the shipped model, and RunDigit — the training window's re-run
+// of the main window's digit — gives the engine's MSE curve and t*.
+func TestTrainedModelInCatalogue(t *testing.T) {
+	data, mem, _ := benchData(t)
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	if _, err := cat.Model("bsa-p2-trained", DefaultSettings()); err == nil || !strings.Contains(err.Error(), "Training…") {
+		t.Fatalf("before training: %v", err)
+	}
+	shipped, err := LoadBSA(2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name := cat.SetTrained(CloneBSA(shipped)); name != "bsa-p2-trained" {
+		t.Fatalf("name %q", name)
+	}
+	av := cat.Available()
+	last := av[len(av)-1]
+	if last.Name != "bsa-p2-trained" || last.Label != "BSA P=2 (trained here)" {
+		t.Fatalf("last available %+v", last)
+	}
+	set := PaperDemo()
+	set.Lanes = []string{"bsa-p2-trained"}
+	e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: cat, Settings: set, Synchronous: true})
+	e.Settle()
+	sn := e.Snapshot()
+	if sn.Err != "" || len(sn.Lanes) != 1 || sn.Lanes[0].Info.Name != "bsa-p2-trained" {
+		t.Fatalf("engine: err %q, lanes %d", sn.Err, len(sn.Lanes))
+	}
+	l := sn.Lanes[0]
+	run, err := RunDigit(context.Background(), shipped, set.Dyn, sn.InputFor(shipped.Patches), mem, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tt := 0; tt <= 100; tt++ {
+		if d := math.Abs(run.MSE[tt] - l.Frames[tt].MSE); d > 1e-6 {
+			t.Fatalf("t %d: RunDigit MSE %g, engine %g", tt, run.MSE[tt], l.Frames[tt].MSE)
+		}
+	}
+	if run.TStar != l.Best || !run.Transient {
+		t.Fatalf("t* %d (engine %d), transient %v", run.TStar, l.Best, run.Transient)
+	}
+	if run.NearLabel != int(l.Frames[l.Best].NearLbl) {
+		t.Fatalf("nearest label at t*: %d, engine %d", run.NearLabel, l.Frames[l.Best].NearLbl)
+	}
+}

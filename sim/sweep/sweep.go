@@ -82,7 +82,7 @@ func (p Param) Owner() string {
 // ParamOf is the parameter model name has (NoParam for the transformers).
 func ParamOf(name string) Param {
 	switch name {
-	case "bsa-p2", "bsa-p4":
+	case "bsa-p2", "bsa-p4", "bsa-p2-trained", "bsa-p4-trained":
 		return Lambda
 	case "hopfield":
 		return Beta
