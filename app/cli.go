@@ -139,17 +139,22 @@ func runTrain(ctx context.Context, args []string) error {
 	val := fs.Int("val", int(sim.ValDigits.Default), "embedded test digits used for the validation masked-MSE: "+sim.ValDigits.Allowed())
 	nImages := fs.Int("images", int(sim.TrainImages.Default), "embedded training images, balanced by class: "+sim.TrainImages.Allowed())
 	lambda := fs.Float64("lambda", sim.TrainLambda.Default, "λ of the pseudo-likelihood loss (saved as lambda_train): "+sim.TrainLambda.Allowed())
+	attn := fs.String("attn", "softmax", "attention whose energy is the loss (docs/maths.md §5): "+strings.Join(sim.Attentions, " or "))
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	kind, err := sim.ParseAttention(*attn)
+	if err != nil {
+		return fmt.Errorf("train: --attn: %w", err)
 	}
 	o, err := trainChecks(fs, *out, *force, cfg.Check, *val, *nImages)
 	if err != nil {
 		return err
 	}
 	defer o.Abort()
-	run := sim.BSATraining{Patch: *patch, D: *d, Images: *nImages, Lambda: *lambda, Seed: *seed, Val: *val, Config: cfg}
+	run := sim.BSATraining{Patch: *patch, D: *d, Images: *nImages, Lambda: *lambda, Attn: kind, Seed: *seed, Val: *val, Config: cfg}
 	if err := run.Check(); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
@@ -157,7 +162,7 @@ func runTrain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("training BSA P=%d d=%d on %d images, λ %g, %d epochs, batch %d\n", *patch, run.Dim(), min(*nImages, train.Len()), *lambda, cfg.Epochs, cfg.Batch)
+	fmt.Printf("training BSA P=%d d=%d on %d images, λ %g, %s, %d epochs, batch %d\n", *patch, run.Dim(), min(*nImages, train.Len()), *lambda, kind, cfg.Epochs, cfg.Batch)
 	start := time.Now()
 	m, epochs, err := sim.TrainBSA(ctx, train, test, run, func(s models.EpochStats, _ *models.BSA) { fmt.Println(s) })
 	if err != nil && ctx.Err() == nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -364,6 +365,39 @@ func TestTrainLambda(t *testing.T) {
 		if _, serr := os.Stat(out); serr == nil {
 			t.Fatalf("--lambda %s wrote %s", bad, out)
 		}
+	}
+}
+
+// TestTrainAttn: --attn relu/seqlen trains on the relu/seqlen energy and
+// says so in the file (other couplings than softmax's from the same seed);
+// an unknown attention is refused by the flag's name with the choices.
+func TestTrainAttn(t *testing.T) {
+	dir := t.TempDir()
+	js := map[string][]float32{}
+	for _, attn := range []string{"softmax", "relu/seqlen"} {
+		out := filepath.Join(dir, strings.ReplaceAll(attn, "/", "-")+".safetensors")
+		if err := run(context.Background(), []string{"train", "--epochs", "1", "--images", "100", "--val", "10", "--batch", "50", "--attn", attn, "--out", out}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := sim.LoadBSA(2, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Meta["train_attention"] != attn {
+			t.Fatalf("--attn %s: the file says train_attention %q", attn, m.Meta["train_attention"])
+		}
+		js[attn] = m.J
+	}
+	if slices.Equal(js["softmax"], js["relu/seqlen"]) {
+		t.Fatal("--attn relu/seqlen trained the same couplings as softmax")
+	}
+	out := filepath.Join(dir, "bad.safetensors")
+	err := run(context.Background(), []string{"train", "--epochs", "1", "--attn", "tanh", "--out", out})
+	if err == nil || !strings.Contains(err.Error(), "--attn") || !strings.Contains(err.Error(), "relu/seqlen") {
+		t.Fatalf("--attn tanh: %v", err)
+	}
+	if _, serr := os.Stat(out); serr == nil {
+		t.Fatalf("--attn tanh wrote %s", out)
 	}
 }
 

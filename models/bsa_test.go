@@ -71,19 +71,50 @@ func nplLoss64(m *BSA, J []float64, xhs [][]float32, lam, clamp float64) float64
 	return loss / float64(len(xhs)*n)
 }
 
+// reluLoss64 is the mean relu/seqlen token energy of §5 in float64, from
+// the definition: e_i = −(1/(2λN)) Σ_{j≠i} max(λ min(s_ij, c), 0)².
+func reluLoss64(m *BSA, J []float64, xhs [][]float32, lam, clamp float64) float64 {
+	n, d, np := m.N, m.D, m.NP
+	var loss float64
+	for _, xh := range xhs {
+		x := func(i, r int) float64 { return float64(xh[r*np+i]) }
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if j == i {
+					continue
+				}
+				var s float64
+				for r := 0; r < d; r++ {
+					for e := 0; e < d; e++ {
+						s += J[m.jidx(i, j, r, e)] * x(i, r) * x(j, e)
+					}
+				}
+				v := math.Max(lam*math.Min(s, clamp), 0)
+				loss -= v * v / (2 * lam * float64(n))
+			}
+		}
+	}
+	return loss / float64(len(xhs)*n)
+}
+
 func TestNPLGradientFiniteDifference(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		clamp float32
-	}{{"unclamped", 20}, {"clamped", 1.5}} {
+		attn  AttnKind
+	}{{"unclamped", 20, Softmax}, {"clamped", 1.5, Softmax}, {"relu-unclamped", 20, ReluSeqlen}, {"relu-clamped", 0.3, ReluSeqlen}} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 7))
 			m := tinyBSA(6, 3, 1)
 			m.Clamp = tc.clamp
 			m.LambdaTrain = 5
 			xs := [][]float32{randX(rng, 18), randX(rng, 18), randX(rng, 18)}
-			tr := NewTrainer(m, TrainConfig{Workers: 2})
+			tr := NewTrainer(m, TrainConfig{Workers: 2, Attn: tc.attn})
 			loss := tr.Gradient(xs)
+			nplLoss64 := nplLoss64
+			if tc.attn == ReluSeqlen {
+				nplLoss64 = reluLoss64
+			}
 			xhs := make([][]float32, len(xs))
 			for b := range xs {
 				xhs[b] = make([]float32, m.D*m.NP)

@@ -21,6 +21,9 @@ type TrainConfig struct {
 	HalveEvery  int     // lr halves every this many epochs (10)
 	Clip        float64 // global gradient-norm clip (1)
 	Seed        uint64  // shuffling seed
+	// Attn is the attention the loss is the energy of (§5): softmax (the
+	// pseudo-likelihood) or relu/seqlen.
+	Attn AttnKind
 	// AllRows computes the gradient of every query row each batch; the
 	// recipe of §5 (false) updates one random token row i per batch.
 	AllRows bool
@@ -252,6 +255,9 @@ func (t *Trainer) rowGrad(w *Workspace, ji, gi, xh []float32, i int, scale float
 	for j := n; j < np; j++ {
 		w.s[j] = invalidScore
 	}
+	if t.Cfg.Attn == ReluSeqlen {
+		return t.reluRowGrad(w, gi, xh, i, n, clamped)
+	}
 	sum, lse, _ := w.softmaxRow(m.LambdaTrain)
 	inv := 1 / sum
 	for j := range w.a {
@@ -266,6 +272,32 @@ func (t *Trainer) rowGrad(w *Workspace, ji, gi, xh []float32, i int, scale float
 	}
 	grad(gi, xh, w.a, w.c, d, np)
 	return lse
+}
+
+// reluRowGrad is rowGrad for the relu/seqlen energy of §5,
+// e_i = −(1/(2λN)) Σ_{j≠i} max(λ s_ij, 0)², whose gradient has the softmax
+// one's form with α_ij = max(λ s_ij, 0)/N, the variant's attention. It
+// returns −e_i. The scores w.s are clamped, with i and the padding
+// invalid.
+func (t *Trainer) reluRowGrad(w *Workspace, gi, xh []float32, i, n int, clamped bool) float64 {
+	m := t.M
+	lam := m.LambdaTrain
+	inv := 1 / float32(n)
+	var e float64
+	for j := range w.a {
+		w.a[j] = 0
+		if j >= n || j == i {
+			continue
+		}
+		if v := lam * w.s[j]; v > 0 {
+			e += float64(v) * float64(v)
+			if !clamped || w.s[j] < m.Clamp {
+				w.a[j] = v * inv
+			}
+		}
+	}
+	grad(gi, xh, w.a, w.c, m.D, m.NP)
+	return e / (2 * float64(lam) * float64(n))
 }
 
 // Update applies clipping, one AdamW step at rate lr and the RMS rescale.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"attractorlab/models"
 	"attractorlab/sim/mnist"
@@ -19,6 +20,10 @@ type BSATraining struct {
 	D      int     // embedding dimension (0: 2·P²)
 	Images int     // training images, balanced by class (TrainImages)
 	Lambda float64 // λ of the loss (TrainLambda), kept as lambda_train
+	// Attn is the attention whose energy the loss is (§5): softmax (the
+	// pseudo-likelihood) or relu/seqlen; kept as train_attention, and the
+	// per-epoch validation runs with it.
+	Attn models.AttnKind
 	Seed   uint64  // embedding, initial couplings, shuffling
 	Val    int     // test digits of the per-epoch validation (ValDigits)
 	Config models.TrainConfig
@@ -49,6 +54,9 @@ func (s BSATraining) Check() error {
 	if err := ValDigits.CheckInt(s.Val, ViaFlag); err != nil {
 		return err
 	}
+	if s.Attn != models.Softmax && s.Attn != models.ReluSeqlen {
+		return fmt.Errorf("--attn = %d is out of range (allowed %s)", s.Attn, strings.Join(Attentions, ", "))
+	}
 	return s.Config.Check()
 }
 
@@ -77,9 +85,10 @@ func TrainBSA(ctx context.Context, train, test *mnist.Set, s BSATraining, onEpoc
 	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
 	images := TrainingImages(train, s.Images)
 	m.Meta["train_images"] = fmt.Sprint(len(images))
+	m.Meta["train_attention"] = s.Attn.String()
 	cfg := s.Config
-	cfg.Seed = s.Seed
-	cfg.Validate = func(m *models.BSA) float64 { return ValidateBSA(m, test, s.Val, 1) }
+	cfg.Seed, cfg.Attn = s.Seed, s.Attn
+	cfg.Validate = func(m *models.BSA) float64 { return ValidateBSA(m, test, s.Val, 1, s.Attn) }
 	var last *models.BSA
 	cfg.Progress = func(st models.EpochStats) {
 		last = CloneBSA(m)
