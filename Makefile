@@ -76,7 +76,7 @@ test-simd:
 # opening). The window's other tests drive a synchronous engine on the test
 # driver's one goroutine: test-simd runs them. Long single-goroutine
 # numerics skip under race (raceOn in models and sim).
-UI_RACE := TestEnsembleWindow|TestBasinWindow|TestLessonShotNumbers|TestWindowFileInputs|TestWindowRefusesWhatCheckRefuses
+UI_RACE := TestTrainingWindow|TestEnsembleWindow|TestBasinWindow|TestLessonShotNumbers|TestWindowFileInputs|TestWindowRefusesWhatCheckRefuses
 
 test-race:
 	$(SIMD) $(GOTEST) -race -short ./models/... ./sim/... ./assets/...

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"time"
 )
 
@@ -222,6 +223,7 @@ func (t *Trainer) GradientRow(xs [][]float32, i int) float64 {
 		xh := t.xh[b]
 		m.layerNorm(xh, xs[b], nil)
 		losses[wk] -= t.rowGrad(w, ji, t.rowG[wk], xh, i, scale)
+		runtime.Gosched() // a window's engine waiting for a core runs now, not after a time slice
 	})
 	gi := t.g[i*d*d*np : (i+1)*d*d*np]
 	var loss float64
@@ -334,6 +336,7 @@ func (t *Trainer) update(lr float64) bool {
 	Parallel(bg, chunks, c.Workers, func(_, k int) {
 		lo, hi := k*updateChunk, min((k+1)*updateChunk, len(J))
 		t.sq[k] = a.apply(J[lo:hi], t.g[lo:hi], t.m[lo:hi], t.v[lo:hi])
+		runtime.Gosched()
 	})
 	var s float64
 	for _, p := range t.sq[:chunks] {

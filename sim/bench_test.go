@@ -61,6 +61,31 @@ func BenchmarkStep256(b *testing.B) {
 // another digit) takes to show up in a published snapshot while the
 // engine plays at 60 steps/s; it reports the mean and the worst case.
 func BenchmarkCommandLatencyWhilePlaying(b *testing.B) {
+	commandLatency(b, nil)
+}
+
+// BenchmarkCommandLatencyWhileTraining is BenchmarkCommandLatencyWhilePlaying
+// while the Training window's work runs beside it: pseudo-likelihood
+// training of bsa-p2 on the 10,000 embedded images (both cores) and the
+// digit re-run on copies of the couplings, as the window does.
+func BenchmarkCommandLatencyWhileTraining(b *testing.B) {
+	train, test, err := mnist.Sample()
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, mem, _ := benchData(b)
+	in := DefaultNoise.Apply(data.Test.Clean(0, mnist.PixelGain), nil, 0)
+	commandLatency(b, func(ctx context.Context) {
+		cfg := models.DefaultTrainConfig()
+		cfg.Epochs = models.MaxEpochs
+		s := BSATraining{Patch: 2, Images: 10000, Lambda: 5, Val: 200, Config: cfg}
+		TrainWatched(ctx, train, test, s, Watch{Input: in, Dyn: DefaultDynamics(), Mem: mem, Steps: 100, Every: TrainViewEvery})
+	})
+}
+
+// commandLatency is the command latency benchmark with work (when not nil)
+// running in the background until the benchmark ends.
+func commandLatency(b *testing.B, work func(ctx context.Context)) {
 	seen := make(chan *Snapshot, 1024)
 	e := testEngine(b, false, func(s *Snapshot) {
 		select {
@@ -71,6 +96,12 @@ func BenchmarkCommandLatencyWhilePlaying(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.Run(ctx)
+	if work != nil {
+		done := make(chan struct{})
+		go func() { work(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		time.Sleep(time.Second) // the work under way
+	}
 	e.SetSpeed(60)
 	e.Play()
 	var worst, total time.Duration

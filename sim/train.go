@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"attractorlab/models"
 	"attractorlab/sim/mnist"
@@ -24,9 +27,18 @@ type BSATraining struct {
 	// pseudo-likelihood) or relu/seqlen; kept as train_attention, and the
 	// per-epoch validation runs with it.
 	Attn models.AttnKind
-	Seed   uint64  // embedding, initial couplings, shuffling
-	Val    int     // test digits of the per-epoch validation (ValDigits)
-	Config models.TrainConfig
+	Seed uint64 // embedding, initial couplings, shuffling
+	Val  int    // test digits of the per-epoch validation (ValDigits)
+	// ValWorkers runs the validation on this many goroutines (≤ 0: every
+	// core); the live view leaves a core to the window with 1. Neither the
+	// couplings nor the validation's value depend on it.
+	ValWorkers int
+	Config     models.TrainConfig
+	// Batched, when set, is called after each update (epoch and batch
+	// from 1) on the training goroutine with the couplings being trained:
+	// a live view copies them there (CloneBSA), and may hold the run
+	// (Pause) by not returning.
+	Batched func(epoch, batch int, live *models.BSA)
 	// Start, when set, is trained further (a copy: Start is not changed)
 	// instead of new couplings drawn from Seed.
 	Start *models.BSA
@@ -88,7 +100,16 @@ func TrainBSA(ctx context.Context, train, test *mnist.Set, s BSATraining, onEpoc
 	m.Meta["train_attention"] = s.Attn.String()
 	cfg := s.Config
 	cfg.Seed, cfg.Attn = s.Seed, s.Attn
-	cfg.Validate = func(m *models.BSA) float64 { return ValidateBSA(m, test, s.Val, 1, s.Attn) }
+	cfg.Validate = func(m *models.BSA) float64 { return ValidateBSA(m, test, s.Val, 1, s.Attn, s.ValWorkers) }
+	if s.Batched != nil {
+		inner := cfg.Batched
+		cfg.Batched = func(epoch, batch int) {
+			if inner != nil {
+				inner(epoch, batch)
+			}
+			s.Batched(epoch, batch, m)
+		}
+	}
 	var last *models.BSA
 	cfg.Progress = func(st models.EpochStats) {
 		last = CloneBSA(m)
@@ -176,4 +197,227 @@ func RunDigit(ctx context.Context, m *models.BSA, dyn models.Dynamics, in *Corru
 		r.MeanCorr = Pearson(r.Last, mem.Mean)
 	}
 	return r, nil
+}
+
+// TrainingView is one re-run of the watched digit on a copy of the
+// couplings during training, with the couplings' picture.
+type TrainingView struct {
+	Epoch, Batch int // the copy's place; Batch 0: the epoch's end
+	Patch        int // the model's patch side
+	Side         int // its tokens per row and column
+	Run          DigitRun
+	Norms        []float64 // CouplingNorms
+	ByDistance   []float64 // LocalityByDistance
+	Err          error     // the re-run did not finish (the training ended)
+}
+
+// Watch is what a live view of a training run asks for: a digit to re-run
+// (Input under Dyn, nearest memories from Mem) every Every at most
+// during an epoch and at every epoch's end, and the run's progress. The
+// callbacks are called on goroutines of the run, in order each.
+type Watch struct {
+	Input  *Corrupted
+	Dyn    models.Dynamics
+	Mem    *Memories
+	Steps  int           // how far the digit is re-run
+	Every  time.Duration // least time between two re-runs within an epoch (TrainViewEvery)
+	Paused func() bool   // polled after each update: the run holds while it is true
+	// OnEpoch gets each epoch's statistics; OnBatch each update's place;
+	// OnView each re-run.
+	OnEpoch func(models.EpochStats)
+	OnBatch func(epoch, batch int)
+	OnView  func(TrainingView)
+}
+
+// TrainViewEvery is the least time between two re-runs of the watched
+// digit within an epoch in the Training window (each is a pass of 100
+// steps on one core).
+const TrainViewEvery = 150 * time.Millisecond
+
+// TrainWatched is TrainBSA with a live view: the same couplings, bit for
+// bit (the view works on copies), with the digit re-run beside the
+// training on one goroutine. Copies offered while a re-run is under way
+// are dropped, except an epoch's end, which waits for it. It returns when
+// the training and the last re-run have ended.
+func TrainWatched(ctx context.Context, train, test *mnist.Set, s BSATraining, w Watch) (*models.BSA, int, error) {
+	type copyAt struct {
+		net          *models.BSA
+		epoch, batch int
+	}
+	views := make(chan copyAt, 1)
+	var spare *models.BSA // the batches' copy, reused (the viewer is done with it when not busy)
+	var busy atomic.Bool
+	var last time.Time // on the training goroutine only
+	viewCtx, viewStop := context.WithCancel(ctx)
+	defer viewStop()
+	viewerDone := make(chan struct{})
+	go func() {
+		defer close(viewerDone)
+		for c := range views {
+			v := TrainingView{Epoch: c.epoch, Batch: c.batch, Patch: c.net.P, Side: models.Side / c.net.P}
+			v.Run, v.Err = RunDigit(viewCtx, c.net, w.Dyn, w.Input, w.Mem, w.Steps)
+			v.Norms = CouplingNorms(c.net)
+			v.ByDistance = LocalityByDistance(v.Norms, models.Side/c.net.P)
+			if w.OnView != nil {
+				w.OnView(v)
+			}
+			busy.Store(false)
+		}
+	}()
+	offer := func(net func() *models.BSA, epoch, batch int, wait bool) {
+		if wait {
+			for busy.Load() && viewCtx.Err() == nil {
+				time.Sleep(2 * time.Millisecond)
+			}
+		} else if busy.Load() || time.Since(last) < w.Every {
+			return
+		}
+		busy.Store(true)
+		last = time.Now()
+		views <- copyAt{net(), epoch, batch}
+	}
+	s.ValWorkers = 1
+	s.Batched = func(epoch, batch int, live *models.BSA) {
+		for w.Paused != nil && w.Paused() && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if w.OnBatch != nil {
+			w.OnBatch(epoch, batch)
+		}
+		offer(func() *models.BSA {
+			if spare == nil {
+				spare = CloneBSA(live)
+			} else {
+				copy(spare.J, live.J)
+			}
+			return spare
+		}, epoch, batch, false)
+	}
+	net, epochs, err := TrainBSA(ctx, train, test, s, func(st models.EpochStats, snap *models.BSA) {
+		if w.OnEpoch != nil {
+			w.OnEpoch(st)
+		}
+		offer(func() *models.BSA { return snap }, st.Epoch, 0, true)
+	})
+	close(views)
+	<-viewerDone
+	return net, epochs, err
+}
+
+// EpochStats and BSA are the models' types as the window sees them.
+type (
+	EpochStats = models.EpochStats
+	BSA        = models.BSA
+)
+
+// TrainingForm is the Training window's form as typed: each field is
+// read and checked here, where the training's ranges live, and refused by
+// the field's name with its allowed range.
+type TrainingForm struct {
+	Patch       int    // 2 or 4
+	FromShipped bool   // train the shipped bsa-pP further instead of random couplings
+	Images      string // training images
+	Lambda      string // λ of the loss
+	D           string // embedding dimension; empty: 2·P² (or the shipped model's)
+	Attn        string // softmax or relu/seqlen
+	Epochs      string
+	LR          string
+	Seed        string
+}
+
+// DefaultTrainingForm is the form as the window opens: the recipe of §5
+// with 20 epochs.
+func DefaultTrainingForm() TrainingForm {
+	c := models.DefaultTrainConfig()
+	return TrainingForm{Patch: 2, Images: fmt.Sprint(int(TrainImages.Default)), Lambda: strconv.FormatFloat(TrainLambda.Default, 'g', -1, 64),
+		Attn: models.Softmax.String(), Epochs: "20", LR: strconv.FormatFloat(c.LR, 'g', -1, 64), Seed: "0"}
+}
+
+// trainFieldNames are the form's names of the train command's flags.
+var trainFieldNames = strings.NewReplacer("--patch", "model P", "--lambda", "λ", "--images", "images", "--d ", "d ",
+	"--epochs", "epochs", "--lr", "lr", "--seed", "seed", "--val", "validation digits", "--attn", "attention")
+
+// Settings reads the form into a training run; cat gives the shipped
+// couplings to start from.
+func (f TrainingForm) Settings(cat *Catalogue) (BSATraining, error) {
+	s := BSATraining{Patch: f.Patch, Val: int(ValDigits.Default), Config: models.DefaultTrainConfig()}
+	num := func(name, text, allowed string) (float64, error) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q is not a number (allowed %s)", name, text, allowed)
+		}
+		return v, nil
+	}
+	whole := func(name, text, allowed string) (int, error) {
+		v, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q is not a whole number (allowed %s)", name, text, allowed)
+		}
+		return v, nil
+	}
+	var err error
+	if s.Images, err = whole("images", f.Images, TrainImages.Allowed()); err != nil {
+		return s, err
+	}
+	if s.Lambda, err = num("λ", f.Lambda, TrainLambda.Allowed()); err != nil {
+		return s, err
+	}
+	const dAllowed = "a whole number ≥ 1; empty: 2·P²"
+	if strings.TrimSpace(f.D) != "" {
+		if s.D, err = whole("d", f.D, dAllowed); err != nil {
+			return s, err
+		}
+		if s.D < 1 {
+			return s, fmt.Errorf("d = %d is out of range (allowed %s)", s.D, dAllowed)
+		}
+	}
+	if s.Config.Epochs, err = whole("epochs", f.Epochs, fmt.Sprintf("%d … %d", models.MinEpochs, models.MaxEpochs)); err != nil {
+		return s, err
+	}
+	if s.Config.LR, err = num("lr", f.LR, fmt.Sprintf("%g … %g", models.MinLR, models.MaxLR)); err != nil {
+		return s, err
+	}
+	if s.Seed, err = strconv.ParseUint(strings.TrimSpace(f.Seed), 10, 64); err != nil {
+		return s, fmt.Errorf("seed: %q is not a whole number ≥ 0", f.Seed)
+	}
+	if s.Attn, err = ParseAttention(f.Attn); err != nil {
+		return s, err
+	}
+	if f.FromShipped && (f.Patch == 2 || f.Patch == 4) {
+		net, err := cat.Shipped(f.Patch)
+		if err != nil {
+			return s, err
+		}
+		if s.D != 0 && s.D != net.D {
+			return s, fmt.Errorf("d = %d: the shipped %s has d = %d (leave d empty to train it further)", s.D, bsaName(f.Patch), net.D)
+		}
+		s.Start, s.D = net, net.D
+	}
+	if err := s.Check(); err != nil {
+		return s, errors.New(trainFieldNames.Replace(err.Error()))
+	}
+	return s, nil
+}
+
+// InputForPatch is InputFor for a model with patch side p.
+func (sn *Snapshot) InputForPatch(p int) (*Corrupted, error) {
+	pt, err := models.NewPatches(p)
+	if err != nil {
+		return nil, err
+	}
+	return sn.InputFor(pt), nil
+}
+
+// Shipped is the shipped bare self-attention of patch side p (its
+// couplings, shared: not to be changed).
+func (c *Catalogue) Shipped(p int) (*BSA, error) {
+	m, err := c.load(bsaName(p))
+	if err != nil {
+		return nil, err
+	}
+	bm, ok := m.(*BSAModel)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a bare self-attention", bsaName(p))
+	}
+	return bm.M, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +123,88 @@ func TestTrainedModelInCatalogue(t *testing.T) {
 	}
 	if run.NearLabel != int(l.Frames[l.Best].NearLbl) {
 		t.Fatalf("nearest label at t*: %d, engine %d", run.NearLabel, l.Frames[l.Best].NearLbl)
+	}
+}
+
+// TestTrainWatchedSameCouplings: the live view (the Training window's
+// run) trains the couplings TrainBSA trains, bit for bit, and re-runs the
+// digit at every epoch's end.
+func TestTrainWatchedSameCouplings(t *testing.T) {
+	train, test, err := mnist.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, mem, _ := benchData(t)
+	s := smallTraining()
+	plain, _, err := TrainBSA(context.Background(), train, test, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := DefaultNoise.Apply(data.Test.Clean(0, mnist.PixelGain), nil, 0)
+	var ends []int
+	var batches int
+	w := Watch{Input: in, Dyn: DefaultDynamics(), Mem: mem, Steps: 20,
+		OnBatch: func(int, int) { batches++ },
+		OnView: func(v TrainingView) {
+			if v.Batch == 0 {
+				ends = append(ends, v.Epoch)
+			}
+			if v.Err != nil || len(v.Run.MSE) != 21 || len(v.Norms) != 196*196 || len(v.ByDistance) != 13 || v.Side != 14 {
+				t.Errorf("view at epoch %d batch %d: err %v, %d MSEs, %d norms, %d distances", v.Epoch, v.Batch, v.Err, len(v.Run.MSE), len(v.Norms), len(v.ByDistance))
+			}
+		}}
+	watched, epochs, err := TrainWatched(context.Background(), train, test, s, w)
+	if err != nil || epochs != 3 {
+		t.Fatalf("epochs %d, err %v", epochs, err)
+	}
+	for k := range plain.J {
+		if math.Float32bits(plain.J[k]) != math.Float32bits(watched.J[k]) {
+			t.Fatalf("coupling %d: %g trained plainly, %g watched", k, plain.J[k], watched.J[k])
+		}
+	}
+	if !slices.Equal(ends, []int{1, 2, 3}) || batches != 3*2 {
+		t.Fatalf("views at the epochs' ends %v, %d batches told", ends, batches)
+	}
+}
+
+// TestTrainingFormRefuses: the window's fields are read here and a bad one
+// is refused by its name (not the flag's) with its range.
+func TestTrainingFormRefuses(t *testing.T) {
+	data, _, _ := benchData(t)
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	if _, err := DefaultTrainingForm().Settings(cat); err != nil {
+		t.Fatalf("the default form: %v", err)
+	}
+	for _, c := range []struct {
+		edit func(*TrainingForm)
+		want []string
+	}{
+		{func(f *TrainingForm) { f.Lambda = "11" }, []string{"λ = 11", TrainLambda.Allowed()}},
+		{func(f *TrainingForm) { f.Lambda = "five" }, []string{"λ", "not a number", TrainLambda.Allowed()}},
+		{func(f *TrainingForm) { f.Images = "50" }, []string{"images = 50", TrainImages.Allowed()}},
+		{func(f *TrainingForm) { f.Epochs = "0" }, []string{"epochs = 0", "1 … 100000"}},
+		{func(f *TrainingForm) { f.LR = "2" }, []string{"lr = 2"}},
+		{func(f *TrainingForm) { f.D = "0" }, []string{"d = 0", "≥ 1"}},
+		{func(f *TrainingForm) { f.Seed = "-1" }, []string{"seed", "≥ 0"}},
+		{func(f *TrainingForm) { f.Attn = "tanh" }, []string{"tanh", "relu/seqlen"}},
+		{func(f *TrainingForm) { f.FromShipped, f.D = true, "5" }, []string{"d = 5", "shipped bsa-p2 has d = 8"}},
+	} {
+		f := DefaultTrainingForm()
+		c.edit(&f)
+		_, err := f.Settings(cat)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: error %v, want it to say %q", f, err, w)
+			}
+		}
+		if err != nil && strings.Contains(err.Error(), "--") {
+			t.Errorf("%+v: %v names a flag, not the field", f, err)
+		}
+	}
+	f := DefaultTrainingForm()
+	f.FromShipped = true
+	s, err := f.Settings(cat)
+	if err != nil || s.Start == nil || s.D != 8 {
+		t.Fatalf("from the shipped weights: %v, d %d", err, s.D)
 	}
 }

@@ -10,8 +10,9 @@ import (
 
 // ValidateBSA is the training monitor of issue 2: the mean masked-pixel MSE
 // after 5 steps of the evaluation dynamics on the first n digits of set,
-// masked at 30% with the given seed, with the attention attn.
-func ValidateBSA(m *models.BSA, set *mnist.Set, n int, seed uint64, attn models.AttnKind) float64 {
+// masked at 30% with the given seed, with the attention attn, on workers
+// goroutines (≤ 0: every core; the value does not depend on it).
+func ValidateBSA(m *models.BSA, set *mnist.Set, n int, seed uint64, attn models.AttnKind, workers int) float64 {
 	n = min(n, set.Len())
 	inputs := make([]*Corrupted, n)
 	c := DefaultMask
@@ -23,7 +24,7 @@ func ValidateBSA(m *models.BSA, set *mnist.Set, n int, seed uint64, attn models.
 	errs := make([]float64, n)
 	dyn := DefaultDynamics()
 	dyn.Attn = attn
-	RunBSA(context.Background(), m, dyn, inputs, steps, models.NewCrew(0), func(t, b int, pred []float32, _ float64) {
+	RunBSA(context.Background(), m, dyn, inputs, steps, models.NewCrew(workers), func(t, b int, pred []float32, _ float64) {
 		if t == steps {
 			_, errs[b], _ = MSE(pred, inputs[b].Clean, inputs[b].Pixel)
 		}

@@ -49,11 +49,14 @@ func (m *Main) menu() *fyne.MainMenu {
 		item("Ensemble of the chosen models…", ctrl(fyne.KeyM), m.showEnsemble),
 		item("Basin map…", ctrl(fyne.KeyB), m.showBasin),
 	)
+	training := fyne.NewMenu("Training",
+		item("Train the bare self-attention, live…", ctrl(fyne.KeyI), m.showTraining),
+	)
 	help := fyne.NewMenu("Help",
 		plain("Keys", m.showKeys),
 		plain("About Attractor Lab", m.showAbout),
 	)
-	return fyne.NewMainMenu(file, view, population, m.lessonsMenu(), help)
+	return fyne.NewMainMenu(file, view, population, training, m.lessonsMenu(), help)
 }
 
 // PaperDemo shows the phenomenon: a noisy digit under the bare

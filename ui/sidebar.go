@@ -29,21 +29,24 @@ type controls struct {
 	levelLabel *widget.Label
 	seed       *keyEntry
 	modelCheck []*keyCheck // one per model of the catalogue, in menu order
-	lambda     *keySlider
-	lambdaLbl  *widget.Label
-	gamma      *keySlider
-	gammaLbl   *widget.Label
-	attn       *choice
-	beta       *keySlider
-	betaLbl    *widget.Label
-	kEntry     *keyEntry
-	async      *keyCheck
-	gridCheck  *keyCheck
-	logCheck   *keyCheck  // the MSE plot's log y axis
-	scaleSel   *keySelect // the attention maps' colour scale
-	themeSel   *keySelect
-	maskHint   fyne.CanvasObject // shown under masking
-	noiseHint  fyne.CanvasObject // shown under noise
+	modelBox   *fyne.Container
+	// modelChanged is the model checks' handler
+	modelChanged func(bool)
+	lambda       *keySlider
+	lambdaLbl    *widget.Label
+	gamma        *keySlider
+	gammaLbl     *widget.Label
+	attn         *choice
+	beta         *keySlider
+	betaLbl      *widget.Label
+	kEntry       *keyEntry
+	async        *keyCheck
+	gridCheck    *keyCheck
+	logCheck     *keyCheck  // the MSE plot's log y axis
+	scaleSel     *keySelect // the attention maps' colour scale
+	themeSel     *keySelect
+	maskHint     fyne.CanvasObject // shown under masking
+	noiseHint    fyne.CanvasObject // shown under noise
 }
 
 // digitControls builds the split, index, label filter, Random and Gallery.
@@ -158,16 +161,34 @@ func (m *Main) modelControls() fyne.CanvasObject {
 		}
 		m.send(func(st *sim.Settings) { st.Lanes = lanes })
 	}
-	box := container.NewVBox(heading("Models"))
+	m.side.modelBox = container.NewVBox()
+	m.side.modelChanged = changed
+	m.fillModels()
+	return m.side.modelBox
+}
+
+// fillModels lists the catalogue's models (m.infos) in the sidebar.
+func (m *Main) fillModels() {
+	box := m.side.modelBox
+	box.RemoveAll()
+	box.Add(heading("Models"))
 	m.side.modelCheck = nil
 	for k, md := range m.infos {
-		c := newKeyCheck(fmt.Sprintf("%d  %s", k+1, md.Label), changed, m.handleKey)
+		c := newKeyCheck(fmt.Sprintf("%d  %s", k+1, md.Label), m.side.modelChanged, m.handleKey)
 		m.side.modelCheck = append(m.side.modelCheck, c)
 		box.Add(c)
 	}
 	box.Add(hint(fmt.Sprintf("tick 2–%d to compare in lockstep; keys 1–%d choose one", sim.MaxLanes, len(m.infos))))
-	models_ := box
-	return models_
+}
+
+// refreshModels reads the catalogue's models again (a model trained in
+// the Training window joined it) and lists them.
+func (m *Main) refreshModels() {
+	m.infos = m.deps.Catalogue.Available()
+	m.fillModels()
+	if m.snap != nil {
+		m.apply(m.snap)
+	}
 }
 
 // dynamicsControls builds the bare self-attention's λ, γ and attention kind.

@@ -98,6 +98,7 @@ type Main struct {
 	// population windows (population.go): nil when closed
 	ens   *ensembleWin
 	basin *basinWin
+	train *trainWin
 
 	// lessons (lesson.go)
 	lesson     *lessonRun // nil outside a lesson

@@ -1,0 +1,109 @@
+package figures
+
+import (
+	"fmt"
+	"image"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// LinePlot draws each series' Values against xs (Values[k] at xs[k]; NaN
+// and ±Inf skipped), in its own colour or colour k of Palette, dashed
+// where asked, with a dot on each point; logX puts x on a log scale (xs
+// must then be positive). The training window's curves and the capacity
+// experiment's figure use it.
+func LinePlot(title, xLabel, yLabel string, xs []float64, logX bool, series []Series) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = LogTicks125{}
+	}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	for k, s := range series {
+		var xy plotter.XYs
+		for i, v := range s.Values {
+			if i < len(xs) && !math.IsNaN(v) && !math.IsInf(v, 0) && !(logX && xs[i] <= 0) {
+				xy = append(xy, plotter.XY{X: xs[i], Y: v})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, err := paletteLine(xy, k, 2, s.Dashed, 6)
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
+		}
+		if s.Color != nil {
+			l.Color = s.Color
+		}
+		if s.Reference {
+			l.Color = ReferenceColor
+			l.Width = vg.Points(1)
+			l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		}
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+		if len(xy) <= 60 {
+			sc, err := plotter.NewScatter(xy)
+			if err == nil {
+				sc.GlyphStyle.Shape = draw.CircleGlyph{}
+				sc.GlyphStyle.Radius = vg.Points(2.5)
+				sc.GlyphStyle.Color = l.Color
+				p.Add(sc)
+			}
+		}
+	}
+	padRange(p)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		if !logX || x > 0 {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+	}
+	switch {
+	case lo > hi: // no x at all
+	case logX:
+		p.X.Min, p.X.Max = lo/1.5, hi*1.5
+	case lo == hi:
+		p.X.Min, p.X.Max = lo-1, hi+1
+	}
+	return p, nil
+}
+
+// Steps is 1, 2, …, n as plot positions (epochs, distances).
+func Steps(n int) []float64 {
+	xs := make([]float64, n)
+	for k := range xs {
+		xs[k] = float64(k + 1)
+	}
+	return xs
+}
+
+// NormsImage draws an n×n matrix of non-negative values (the couplings'
+// ‖J_ij‖) one pixel per entry in Viridis, 0 to the largest value; NaN is
+// grey.
+func NormsImage(v []float64, n int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, n, n))
+	hi := 0.0
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			hi = max(hi, x)
+		}
+	}
+	for k, x := range v[:n*n] {
+		c := x
+		if hi > 0 {
+			c = x / hi
+		}
+		img.SetRGBA(k%n, k/n, Viridis(c))
+	}
+	return img
+}

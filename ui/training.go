@@ -1,0 +1,487 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+	"gonum.org/v1/plot"
+
+	"attractorlab/sim"
+	"attractorlab/sim/figures"
+	"attractorlab/sim/mnist"
+)
+
+// The Training window (Ctrl+I) trains the bare self-attention by
+// pseudo-likelihood (docs/maths.md §5) on the embedded training subset
+// while the person watches: the loss and validation per epoch, the main
+// window's digit re-run with the couplings as they are, and the couplings
+// themselves. The run is sim.TrainBSA, the one `attractorlab train` runs,
+// so the same settings give the same couplings, bit for bit. It trains on
+// goroutines of its own; everything below that touches a widget runs on
+// Fyne's goroutine.
+
+// trainImageChoices are the training set sizes offered (sim.TrainImages'
+// range): a capacity experiment.
+var trainImageChoices = []string{"100", "200", "500", "1000", "2000", "5000", "10000"}
+
+// trainStarts are where the couplings start.
+var trainStarts = []string{"random couplings", "the shipped weights"}
+
+// trainDigitSteps is how far the digit is re-run.
+const trainDigitSteps = 100
+
+// updater hands a window's updates from background goroutines to Fyne's
+// goroutine in order, through one goroutine of its own (so the test
+// driver, which runs fyne.Do on the caller, sees them one at a time too).
+type updater struct {
+	mu     sync.Mutex
+	ch     chan func()
+	closed bool
+}
+
+func newUpdater() *updater {
+	u := &updater{ch: make(chan func(), 64)}
+	go func() {
+		for f := range u.ch {
+			fyne.Do(f)
+		}
+	}()
+	return u
+}
+
+// post queues f; after close it is dropped.
+func (u *updater) post(f func()) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.closed {
+		u.ch <- f
+	}
+}
+
+// wait runs f in turn with the updates and returns once it ran.
+func (u *updater) wait(f func()) {
+	done := make(chan struct{})
+	u.post(func() { f(); close(done) })
+	<-done
+}
+
+func (u *updater) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.closed {
+		u.closed = true
+		close(u.ch)
+	}
+}
+
+type trainWin struct {
+	m  *Main
+	w  fyne.Window
+	ui *updater
+
+	patch, start, images, attn  *widget.Select
+	lambda, d, epochs, lr, seed *widget.Entry
+
+	startBtn, pauseBtn, cancelBtn, useBtn, saveBtn *widget.Button
+	prog                                           *widget.ProgressBar
+	status                                         *widget.Label
+
+	loss, val, digit, locality *PlotView
+	couplings                  *canvas.Image
+	couplingsLbl, digitLbl     *widget.Label
+	input, atStar, last        *PixelView
+	atStarLbl, lastLbl         *widget.Label
+
+	// The run (Fyne goroutine).
+	running  bool
+	stop     context.CancelFunc
+	paused   atomic.Bool
+	set      sim.BSATraining
+	stats    []sim.EpochStats
+	trained  *sim.BSA // the last finished epoch's couplings
+	name     string      // its name in the catalogue, once there
+	ref      *sim.DigitRun
+	shipName string
+	began    time.Time
+	// after, in tests, is told on the Fyne goroutine once a run ended.
+	after func()
+	// viewed, in tests, is told on the Fyne goroutine after each re-run of
+	// the digit is drawn.
+	viewed func(epoch, batch int)
+}
+
+// showTraining opens (or raises) the training window.
+func (m *Main) showTraining() {
+	if m.train != nil {
+		m.train.w.Show()
+		m.train.w.RequestFocus()
+		return
+	}
+	tw := &trainWin{m: m, w: m.app.NewWindow("Training — Attractor Lab"), ui: newUpdater()}
+	tw.build()
+	tw.w.Resize(fyne.NewSize(1280, 800))
+	tw.w.Canvas().SetOnTypedKey(m.escCloses)
+	tw.w.SetOnClosed(func() {
+		if tw.stop != nil {
+			tw.stop()
+		}
+		tw.ui.close()
+		m.train = nil
+	})
+	m.train = tw
+	tw.w.Show()
+}
+
+func (tw *trainWin) build() {
+	tw.patch = widget.NewSelect([]string{"P = 2", "P = 4"}, nil)
+	tw.patch.SetSelectedIndex(0)
+	tw.start = widget.NewSelect(trainStarts, nil)
+	tw.start.SetSelectedIndex(0)
+	def := sim.DefaultTrainingForm()
+	tw.images = widget.NewSelect(trainImageChoices, nil)
+	tw.images.SetSelected(def.Images)
+	tw.attn = widget.NewSelect(sim.Attentions, nil)
+	tw.attn.SetSelected(def.Attn)
+	entry := func(v string) *widget.Entry {
+		e := widget.NewEntry()
+		e.SetText(v)
+		return e
+	}
+	tw.lambda = entry(def.Lambda)
+	tw.d = entry(def.D)
+	tw.d.SetPlaceHolder("2·P²")
+	tw.epochs = entry(def.Epochs)
+	tw.lr = entry(def.LR)
+	tw.seed = entry(def.Seed)
+	field := func(name string, w fyne.CanvasObject) fyne.CanvasObject {
+		return container.NewBorder(nil, nil, widget.NewLabel(name), nil, w)
+	}
+	form := container.NewGridWithColumns(5,
+		field("model", tw.patch), field("start from", tw.start), field("images", tw.images),
+		field("λ", tw.lambda), field("attention", tw.attn),
+		field("d", tw.d), field("epochs", tw.epochs), field("lr", tw.lr), field("seed", tw.seed))
+
+	tw.startBtn = widget.NewButtonWithIcon("Start", theme.MediaPlayIcon(), tw.begin)
+	tw.startBtn.Importance = widget.HighImportance
+	tw.pauseBtn = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), tw.togglePause)
+	tw.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() {
+		if tw.stop != nil {
+			tw.paused.Store(false)
+			tw.stop()
+		}
+	})
+	tw.useBtn = widget.NewButton("Run it in the main window", tw.use)
+	tw.saveBtn = widget.NewButtonWithIcon("Save weights…", theme.DocumentSaveIcon(), tw.save)
+	tw.prog = widget.NewProgressBar()
+	tw.status = widget.NewLabel("Trains the bare self-attention without backpropagation: each token's couplings follow the pseudo-likelihood of the " +
+		"clean training digits. The main window's digit is re-run as the couplings change.")
+	tw.status.Wrapping = fyne.TextWrapWord
+	tw.setButtons()
+
+	tw.loss = NewPlotView()
+	tw.loss.HideT = true
+	tw.val = NewPlotView()
+	tw.val.HideT = true
+	tw.digit = NewPlotView()
+	tw.digit.HideT = true
+	tw.locality = NewPlotView()
+	tw.locality.HideT = true
+	tw.couplings = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
+	tw.couplings.FillMode = canvas.ImageFillContain
+	tw.couplings.ScaleMode = canvas.ImageScalePixels
+	tw.couplings.SetMinSize(fyne.NewSize(180, 180))
+	tw.couplingsLbl = widget.NewLabel("‖J_ij‖: query token i (row) by key token j (column), 0 to the largest (Viridis)")
+	tw.couplingsLbl.Wrapping = fyne.TextWrapWord
+	tw.digitLbl = widget.NewLabel("")
+	tw.digitLbl.Wrapping = fyne.TextWrapWord
+	tw.input, tw.atStar, tw.last = NewPixelView(), NewPixelView(), NewPixelView()
+	tw.atStarLbl, tw.lastLbl = widget.NewLabel("at t*"), widget.NewLabel(fmt.Sprintf("at t = %d", trainDigitSteps))
+	pic := func(l *widget.Label, v *PixelView) fyne.CanvasObject {
+		l.Alignment = fyne.TextAlignCenter
+		return container.NewBorder(l, nil, nil, nil, v)
+	}
+	images := container.NewGridWithColumns(3, pic(widget.NewLabel("input"), tw.input), pic(tw.atStarLbl, tw.atStar), pic(tw.lastLbl, tw.last))
+
+	buttons := container.NewHBox(tw.startBtn, tw.pauseBtn, tw.cancelBtn, tw.useBtn, tw.saveBtn)
+	top := container.NewVBox(form, container.NewBorder(nil, nil, buttons, nil, tw.prog), tw.status)
+	left := container.NewGridWithRows(2, tw.loss, tw.val)
+	digit := container.NewBorder(nil, container.NewVBox(tw.digitLbl, images), nil, nil, tw.digit)
+	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithColumns(2, tw.couplings, tw.locality))
+	body := container.NewGridWithColumns(2, container.NewGridWithRows(2, left, coup), digit)
+	tw.w.SetContent(container.NewBorder(top, nil, nil, nil, body))
+	tw.drawDigitInput()
+	tw.drawCurves()
+}
+
+// setButtons enables what fits the run's state.
+func (tw *trainWin) setButtons() {
+	enable := func(b *widget.Button, on bool) {
+		if on {
+			b.Enable()
+		} else {
+			b.Disable()
+		}
+	}
+	enable(tw.startBtn, !tw.running)
+	enable(tw.pauseBtn, tw.running)
+	enable(tw.cancelBtn, tw.running)
+	enable(tw.useBtn, !tw.running && tw.trained != nil)
+	enable(tw.saveBtn, !tw.running && tw.trained != nil)
+	if tw.paused.Load() {
+		tw.pauseBtn.SetText("Resume")
+		tw.pauseBtn.SetIcon(theme.MediaPlayIcon())
+	} else {
+		tw.pauseBtn.SetText("Pause")
+		tw.pauseBtn.SetIcon(theme.MediaPauseIcon())
+	}
+}
+
+// form is the window's form as typed.
+func (tw *trainWin) form() sim.TrainingForm {
+	return sim.TrainingForm{Patch: 2 + 2*tw.patch.SelectedIndex(), FromShipped: tw.start.SelectedIndex() == 1,
+		Images: tw.images.Selected, Lambda: tw.lambda.Text, D: tw.d.Text, Attn: tw.attn.Selected,
+		Epochs: tw.epochs.Text, LR: tw.lr.Text, Seed: tw.seed.Text}
+}
+
+// drawDigitInput shows the main window's input as the digit the run
+// re-runs.
+func (tw *trainWin) drawDigitInput() {
+	if sn := tw.m.snap; sn != nil {
+		tw.input.Pixels, tw.input.Mask = sn.Input, sn.PixelMask
+		tw.input.Refresh()
+	}
+}
+
+// begin starts a run with the form's settings.
+func (tw *trainWin) begin() {
+	if tw.running {
+		return
+	}
+	s, err := tw.form().Settings(tw.m.deps.Catalogue)
+	if err != nil {
+		tw.status.SetText("cannot train: " + err.Error())
+		return
+	}
+	sn := tw.m.snap
+	if sn == nil {
+		tw.status.SetText("cannot train: the main window has no digit yet")
+		return
+	}
+	in, err := sn.InputForPatch(s.Patch)
+	if err != nil {
+		tw.status.SetText("cannot train: " + err.Error())
+		return
+	}
+	dyn := sn.Settings.Dyn
+	train, test, err := mnist.Sample()
+	if err != nil {
+		tw.status.SetText("cannot train: " + err.Error())
+		return
+	}
+	tw.set, tw.stats, tw.running, tw.began = s, nil, true, time.Now()
+	tw.paused.Store(false)
+	tw.drawDigitInput()
+	tw.drawCurves()
+	ctx, stop := context.WithCancel(context.Background())
+	tw.stop = stop
+	tw.setButtons()
+	tw.prog.SetValue(0)
+	mem := tw.m.deps.Memories
+	shipped := fmt.Sprintf("bsa-p%d", s.Patch)
+	tw.shipName = shipped
+
+	tw.status.SetText(fmt.Sprintf("training BSA P=%d, d=%d, from %s on %d images, λ %g, %s, %d epochs…",
+		s.Patch, s.Dim(), tw.start.Selected, min(s.Images, train.Len()), s.Lambda, s.Attn, s.Config.Epochs))
+	// The widgets are set; from here on the run's goroutines update them
+	// through tw.ui only.
+	batches := (min(s.Images, train.Len()) + s.Config.Batch - 1) / s.Config.Batch
+	total := float64(s.Config.Epochs * batches)
+	watch := sim.Watch{Input: in, Dyn: dyn, Mem: mem, Steps: trainDigitSteps, Every: sim.TrainViewEvery, Paused: tw.paused.Load,
+		OnEpoch: func(st sim.EpochStats) {
+			tw.ui.post(func() {
+				tw.stats = append(tw.stats, st)
+				tw.drawCurves()
+			})
+		},
+		OnBatch: func(epoch, batch int) {
+			v := float64((epoch-1)*batches+batch) / total
+			tw.ui.post(func() { tw.prog.SetValue(v) })
+		},
+		OnView: func(v sim.TrainingView) { tw.ui.post(func() { tw.drawView(v) }) },
+	}
+	go func() {
+		// The shipped model's curve on the same digit, for comparison.
+		if net, err := tw.m.deps.Catalogue.Shipped(s.Patch); err == nil {
+			if r, err := sim.RunDigit(ctx, net, dyn, in, mem, trainDigitSteps); err == nil {
+				tw.ui.post(func() { tw.ref = &r })
+			}
+		}
+		net, epochs, err := sim.TrainWatched(ctx, train, test, s, watch)
+		tw.ui.post(func() { tw.finish(net, epochs, err) })
+	}()
+}
+
+// togglePause holds the run after its current batch, or lets it go on.
+func (tw *trainWin) togglePause() {
+	if !tw.running {
+		return
+	}
+	tw.paused.Store(!tw.paused.Load())
+	if tw.paused.Load() {
+		tw.status.SetText(fmt.Sprintf("paused after %d epochs (Resume goes on; Cancel keeps the last finished epoch)", len(tw.stats)))
+	} else {
+		tw.status.SetText("training…")
+	}
+	tw.setButtons()
+}
+
+// finish ends a run: the last finished epoch's couplings join the
+// catalogue as TrainedName(P) (after Cancel too), the rest says why not.
+func (tw *trainWin) finish(net *sim.BSA, epochs int, err error) {
+	tw.running, tw.stop = false, nil
+	tw.paused.Store(false)
+	took := time.Since(tw.began).Seconds()
+	cancelled := errors.Is(err, context.Canceled)
+	switch {
+	case err != nil && !cancelled:
+		tw.status.SetText(fmt.Sprintf("training failed after %d epochs: %v", epochs, err))
+	case net == nil:
+		tw.status.SetText("cancelled before the first epoch finished: nothing was trained")
+	default:
+		tw.trained = net
+		tw.name = tw.m.deps.Catalogue.SetTrained(sim.CloneBSA(net))
+		tw.m.refreshModels()
+		how := "trained"
+		if cancelled {
+			how = "cancelled; kept the last finished epoch:"
+		} else {
+			tw.prog.SetValue(1)
+		}
+		tw.status.SetText(fmt.Sprintf("%s %d epochs in %.1f s. %s is in the main window's model list (it compares, runs ensembles and basin maps like the others); Save weights… writes it as safetensors.",
+			how, epochs, took, tw.name))
+	}
+	tw.setButtons()
+	if tw.after != nil {
+		tw.after()
+	}
+}
+
+// use runs the trained model in the main window (beside the shipped one
+// it started from when that is shown).
+func (tw *trainWin) use() {
+	if tw.name == "" {
+		return
+	}
+	name, ship := tw.name, tw.shipName
+	tw.m.Engine.Update(func(st *sim.Settings) { st.Lanes = []string{ship, name} })
+	tw.m.win.RequestFocus()
+}
+
+// save writes the trained couplings as safetensors (they load with
+// --weights and in PyTorch).
+func (tw *trainWin) save() {
+	if tw.trained == nil {
+		return
+	}
+	var buf bytes.Buffer
+	m := sim.CloneBSA(tw.trained)
+	m.Meta["command"] = tw.command()
+	if err := m.WriteBSA(&buf); err != nil {
+		tw.m.showErrorIn(tw.w, err)
+		return
+	}
+	tw.m.saveAsIn(tw.w, fmt.Sprintf("bsa-p%d-trained.safetensors", tw.set.Patch), buf.Bytes())
+}
+
+// command is the train command line that makes the same couplings.
+func (tw *trainWin) command() string {
+	s := tw.set
+	c := fmt.Sprintf("attractorlab train --patch %d --d %d --images %d --lambda %g --attn %s --epochs %d --lr %g --seed %d",
+		s.Patch, s.Dim(), s.Images, s.Lambda, s.Attn, len(tw.stats), s.Config.LR, s.Seed)
+	if s.Start != nil {
+		c += " (from the shipped weights)"
+	}
+	return c
+}
+
+// drawCurves draws the loss and validation per epoch.
+func (tw *trainWin) drawCurves() {
+	n := len(tw.stats)
+	loss, val := make([]float64, n), make([]float64, n)
+	for k, st := range tw.stats {
+		loss[k], val[k] = st.Loss, st.ValMSE
+	}
+	xs := figures.Steps(n)
+	tw.loss.SetPlot(func() (*plot.Plot, error) {
+		return figures.LinePlot("loss per epoch (mean token energy)", "epoch", "loss", xs, false,
+			[]figures.Series{{Name: "training loss", Values: loss}})
+	})
+	tw.val.SetPlot(func() (*plot.Plot, error) {
+		return figures.LinePlot(fmt.Sprintf("validation: masked MSE after 5 steps (%d test digits)", int(sim.ValDigits.Default)),
+			"epoch", "masked MSE", xs, false, []figures.Series{{Name: "validation", Values: val, Color: figures.Palette[1]}})
+	})
+}
+
+// drawView shows one re-run of the digit and the couplings it used.
+func (tw *trainWin) drawView(r sim.TrainingView) {
+	if r.Err != nil {
+		return
+	}
+	when := fmt.Sprintf("epoch %d, batch %d", r.Epoch, r.Batch)
+	if r.Batch == 0 {
+		when = fmt.Sprintf("end of epoch %d", r.Epoch)
+	}
+	run := r.Run
+	series := []figures.Series{{Name: "trained here, " + when, Values: run.MSE, Color: figures.Palette[0]}}
+	if tw.ref != nil {
+		series = append(series, figures.Series{Name: "shipped " + tw.shipName, Values: tw.ref.MSE, Dashed: true, Color: figures.ReferenceColor})
+	}
+	input := run.MSE[0]
+	tw.digit.SetPlot(func() (*plot.Plot, error) {
+		return figures.MSEPlot("the main window's digit, re-run as training goes", series, input, run.TStar)
+	})
+	memory := "no transient memory yet (the error does not dip below the input's and rise again)"
+	if run.Transient {
+		memory = fmt.Sprintf("a transient memory at t* = %d: MSE %.4f against the input's %.4f, rising to %.4f by t = %d",
+			run.TStar, run.MSEStar, input, run.MSE[len(run.MSE)-1], len(run.MSE)-1)
+	} else if sim.Improves(run.MSEStar, input) {
+		memory = fmt.Sprintf("repairs the input (best MSE %.4f at t = %d) without rising again by t = %d", run.MSEStar, run.TStar, len(run.MSE)-1)
+	}
+	near := ""
+	if run.NearLabel >= 0 {
+		near = fmt.Sprintf(" · nearest stored digit at t*: a %d (r %.2f) · state at t = %d against the average digit: r %.2f",
+			run.NearLabel, run.NearCorr, len(run.MSE)-1, run.MeanCorr)
+	}
+	tw.digitLbl.SetText(when + ": " + memory + near)
+	tw.atStar.Pixels, tw.last.Pixels = run.AtStar, run.Last
+	tw.atStarLbl.SetText(fmt.Sprintf("at t* = %d", run.TStar))
+	tw.atStar.Refresh()
+	tw.last.Refresh()
+	side := r.Side
+	tw.couplings.Image = figures.NormsImage(r.Norms, side*side)
+	tw.couplings.Refresh()
+	hi := 0.0
+	for _, v := range r.Norms {
+		hi = max(hi, v)
+	}
+	tw.couplingsLbl.SetText(fmt.Sprintf("‖J_ij‖ (%s): query token i (row) by key token j (column), 0 (dark) to %.3g (yellow); right: the mean by patch distance", when, hi))
+	dist := r.ByDistance
+	tw.locality.SetPlot(func() (*plot.Plot, error) {
+		return figures.LinePlot("mean ‖J_ij‖ by patch distance", "distance (patches, Chebyshev)", "mean ‖J_ij‖", figures.Steps(len(dist)), false,
+			[]figures.Series{{Name: "now", Values: dist, Color: figures.Palette[2]}})
+	})
+	if tw.viewed != nil {
+		tw.viewed(r.Epoch, r.Batch)
+	}
+}

@@ -1,0 +1,128 @@
+package ui
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"attractorlab/sim"
+	"attractorlab/sim/mnist"
+)
+
+// runTraining starts the training window's run and waits until it ended.
+func runTraining(t *testing.T, tw *trainWin, during func()) {
+	t.Helper()
+	done := make(chan struct{})
+	tw.after = func() { close(done) }
+	tw.startBtn.OnTapped()
+	if during != nil {
+		during()
+	}
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the training did not end")
+	}
+	tw.after = nil
+}
+
+// TestTrainingWindow: a bad field is refused by the field's name and
+// range; a short run shows its curves and the re-run digit, trains the
+// couplings sim.TrainBSA trains with the same settings (which `train`
+// trains too, app's TestTrainSameCouplingsEverywhere), and puts the model
+// in the catalogue and the sidebar, from where the main window runs it
+// beside the shipped one; Pause holds the run and Cancel keeps the last
+// finished epoch.
+func TestTrainingWindow(t *testing.T) {
+	m, _ := newTestMain(t)
+	m.showTraining()
+	tw := m.train
+	tw.lambda.SetText("12")
+	tw.startBtn.OnTapped()
+	if s := tw.status.Text; !strings.Contains(s, "λ = 12") || !strings.Contains(s, sim.TrainLambda.Allowed()) || tw.running {
+		t.Fatalf("λ 12: status %q, running %v", s, tw.running)
+	}
+	tw.lambda.SetText("5")
+	tw.images.SetSelected("200")
+	tw.epochs.SetText("3")
+	tw.seed.SetText("4")
+	views := 0
+	tw.viewed = func(int, int) { views++ }
+	runTraining(t, tw, nil)
+	if len(tw.stats) != 3 || tw.trained == nil || views < 3 {
+		t.Fatalf("%d epochs shown, trained %v, %d views; status %q", len(tw.stats), tw.trained != nil, views, tw.status.Text)
+	}
+	if tw.prog.Value != 1 || !strings.Contains(tw.status.Text, "bsa-p2-trained") {
+		t.Fatalf("progress %g, status %q", tw.prog.Value, tw.status.Text)
+	}
+	if tw.atStar.Pixels == nil || tw.digit.Build == nil || tw.locality.Build == nil || tw.digitLbl.Text == "" {
+		t.Fatal("the digit's re-run or the couplings were not drawn")
+	}
+	// The same settings through sim.TrainBSA.
+	train, test, err := mnist.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tw.set
+	s.Batched = nil
+	plain, _, err := sim.TrainBSA(t.Context(), train, test, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range plain.J {
+		if math.Float32bits(plain.J[k]) != math.Float32bits(tw.trained.J[k]) {
+			t.Fatalf("coupling %d: %g in the window, %g from sim.TrainBSA", k, tw.trained.J[k], plain.J[k])
+		}
+	}
+	// In the catalogue and the sidebar; run beside the shipped model.
+	last := m.infos[len(m.infos)-1]
+	if last.Name != "bsa-p2-trained" || len(m.side.modelCheck) != len(m.infos) {
+		t.Fatalf("last model %q, %d checks for %d models", last.Name, len(m.side.modelCheck), len(m.infos))
+	}
+	tw.useBtn.OnTapped()
+	m.Engine.Settle()
+	sn := m.Engine.Snapshot()
+	if sn.Err != "" || len(sn.Lanes) != 2 || sn.Lanes[1].Info.Name != "bsa-p2-trained" {
+		t.Fatalf("main window: err %q, %d lanes", sn.Err, len(sn.Lanes))
+	}
+	if !m.side.modelCheck[len(m.infos)-1].Checked {
+		t.Fatal("the trained model's check is not ticked")
+	}
+	// Pause holds it; Cancel keeps the last finished epoch.
+	tw.images.SetSelected("10000")
+	tw.epochs.SetText("50")
+	runTraining(t, tw, func() {
+		// The test acts in turn with the window's updates.
+		deadline := time.Now().Add(time.Minute)
+		for epochs := 0; epochs < 1 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+			tw.ui.wait(func() { epochs = len(tw.stats) })
+		}
+		tw.ui.wait(func() {
+			tw.pauseBtn.OnTapped()
+			if !strings.Contains(tw.status.Text, "paused") || tw.pauseBtn.Text != "Resume" {
+				t.Errorf("paused: status %q, button %q", tw.status.Text, tw.pauseBtn.Text)
+			}
+		})
+		time.Sleep(100 * time.Millisecond)
+		var p, q float64
+		tw.ui.wait(func() { p = tw.prog.Value })
+		time.Sleep(300 * time.Millisecond)
+		tw.ui.wait(func() { q = tw.prog.Value })
+		if q != p {
+			t.Errorf("paused, the progress went on from %g to %g", p, q)
+		}
+		tw.ui.wait(func() {
+			tw.pauseBtn.OnTapped()
+			tw.cancelBtn.OnTapped()
+		})
+	})
+	if !strings.Contains(tw.status.Text, "cancelled") || tw.trained == nil || tw.trained.Meta["epochs_done"] != "1" {
+		t.Fatalf("after cancel: status %q, epochs_done %q", tw.status.Text, tw.trained.Meta["epochs_done"])
+	}
+	tw.w.Close()
+	if m.train != nil {
+		t.Fatal("closing the window kept it")
+	}
+}
