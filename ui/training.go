@@ -110,7 +110,7 @@ type trainWin struct {
 	set      sim.BSATraining
 	stats    []sim.EpochStats
 	trained  *sim.BSA // the last finished epoch's couplings
-	name     string      // its name in the catalogue, once there
+	name     string   // its name in the catalogue, once there
 	ref      *sim.DigitRun
 	shipName string
 	began    time.Time
