@@ -229,6 +229,17 @@ type Watch struct {
 	OnView  func(TrainingView)
 }
 
+// View re-runs w's digit with net and reads its couplings (Epoch and
+// Batch left 0): what the live view shows of one copy, and of the
+// shipped model before a run.
+func (w Watch) View(ctx context.Context, net *models.BSA) TrainingView {
+	v := TrainingView{Patch: net.P, Side: models.Side / net.P}
+	v.Run, v.Err = RunDigit(ctx, net, w.Dyn, w.Input, w.Mem, w.Steps)
+	v.Norms = CouplingNorms(net)
+	v.ByDistance = LocalityByDistance(v.Norms, v.Side)
+	return v
+}
+
 // TrainViewEvery is the least time between two re-runs of the watched
 // digit within an epoch in the Training window (each is a pass of 100
 // steps on one core).
@@ -254,10 +265,8 @@ func TrainWatched(ctx context.Context, train, test *mnist.Set, s BSATraining, w 
 	go func() {
 		defer close(viewerDone)
 		for c := range views {
-			v := TrainingView{Epoch: c.epoch, Batch: c.batch, Patch: c.net.P, Side: models.Side / c.net.P}
-			v.Run, v.Err = RunDigit(viewCtx, c.net, w.Dyn, w.Input, w.Mem, w.Steps)
-			v.Norms = CouplingNorms(c.net)
-			v.ByDistance = LocalityByDistance(v.Norms, models.Side/c.net.P)
+			v := w.View(viewCtx, c.net)
+			v.Epoch, v.Batch = c.epoch, c.batch
 			if w.OnView != nil {
 				w.OnView(v)
 			}

@@ -216,12 +216,60 @@ func (tw *trainWin) build() {
 	buttons := container.NewHBox(tw.startBtn, tw.pauseBtn, tw.cancelBtn, tw.useBtn, tw.saveBtn)
 	top := container.NewVBox(form, container.NewBorder(nil, nil, buttons, nil, tw.prog), tw.status)
 	left := container.NewGridWithRows(2, tw.loss, tw.val)
-	digit := container.NewBorder(nil, container.NewVBox(tw.digitLbl, images), nil, nil, tw.digit)
+	digit := container.NewGridWithRows(2, tw.digit, container.NewBorder(tw.digitLbl, nil, nil, nil, images))
 	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithColumns(2, tw.couplings, tw.locality))
 	body := container.NewGridWithColumns(2, container.NewGridWithRows(2, left, coup), digit)
 	tw.w.SetContent(container.NewBorder(top, nil, nil, nil, body))
 	tw.drawDigitInput()
 	tw.drawCurves()
+	tw.patch.OnChanged = func(string) { tw.preview() }
+	tw.preview()
+}
+
+// watch is the live view's request for the main window's digit as a
+// model with patch side p receives it, with the main window's dynamics.
+func (tw *trainWin) watch(p int) (sim.Watch, error) {
+	sn := tw.m.snap
+	if sn == nil {
+		return sim.Watch{}, errors.New("the main window has no digit yet")
+	}
+	in, err := sn.InputForPatch(p)
+	if err != nil {
+		return sim.Watch{}, err
+	}
+	return sim.Watch{Input: in, Dyn: sn.Settings.Dyn, Mem: tw.m.deps.Memories, Steps: trainDigitSteps, Every: sim.TrainViewEvery}, nil
+}
+
+// preview shows, before a run, the shipped model of the chosen patch side
+// on the main window's digit, and its couplings: what training from
+// random couplings is to arrive at.
+func (tw *trainWin) preview() {
+	if tw.running {
+		return
+	}
+	p := 2 + 2*tw.patch.SelectedIndex()
+	w, err := tw.watch(p)
+	if err != nil {
+		return
+	}
+	tw.ref = nil
+	tw.shipName = fmt.Sprintf("bsa-p%d", p)
+	tw.drawDigitInput()
+	net, err := tw.m.deps.Catalogue.Shipped(p)
+	if err != nil {
+		tw.digitLbl.SetText(err.Error())
+		return
+	}
+	go func() {
+		v := w.View(context.Background(), net)
+		tw.ui.post(func() {
+			if tw.running || tw.shipName != fmt.Sprintf("bsa-p%d", v.Patch) {
+				return
+			}
+			tw.ref = &v.Run
+			tw.drawView(v, "the shipped "+tw.shipName+", before training", false)
+		})
+	}()
 }
 
 // setButtons enables what fits the run's state.
@@ -273,17 +321,11 @@ func (tw *trainWin) begin() {
 		tw.status.SetText("cannot train: " + err.Error())
 		return
 	}
-	sn := tw.m.snap
-	if sn == nil {
-		tw.status.SetText("cannot train: the main window has no digit yet")
-		return
-	}
-	in, err := sn.InputForPatch(s.Patch)
+	watch, err := tw.watch(s.Patch)
 	if err != nil {
 		tw.status.SetText("cannot train: " + err.Error())
 		return
 	}
-	dyn := sn.Settings.Dyn
 	train, test, err := mnist.Sample()
 	if err != nil {
 		tw.status.SetText("cannot train: " + err.Error())
@@ -297,9 +339,7 @@ func (tw *trainWin) begin() {
 	tw.stop = stop
 	tw.setButtons()
 	tw.prog.SetValue(0)
-	mem := tw.m.deps.Memories
-	shipped := fmt.Sprintf("bsa-p%d", s.Patch)
-	tw.shipName = shipped
+	tw.shipName = fmt.Sprintf("bsa-p%d", s.Patch)
 
 	tw.status.SetText(fmt.Sprintf("training BSA P=%d, d=%d, from %s on %d images, λ %g, %s, %d epochs…",
 		s.Patch, s.Dim(), tw.start.Selected, min(s.Images, train.Len()), s.Lambda, s.Attn, s.Config.Epochs))
@@ -307,23 +347,30 @@ func (tw *trainWin) begin() {
 	// through tw.ui only.
 	batches := (min(s.Images, train.Len()) + s.Config.Batch - 1) / s.Config.Batch
 	total := float64(s.Config.Epochs * batches)
-	watch := sim.Watch{Input: in, Dyn: dyn, Mem: mem, Steps: trainDigitSteps, Every: sim.TrainViewEvery, Paused: tw.paused.Load,
-		OnEpoch: func(st sim.EpochStats) {
-			tw.ui.post(func() {
-				tw.stats = append(tw.stats, st)
-				tw.drawCurves()
-			})
-		},
-		OnBatch: func(epoch, batch int) {
-			v := float64((epoch-1)*batches+batch) / total
-			tw.ui.post(func() { tw.prog.SetValue(v) })
-		},
-		OnView: func(v sim.TrainingView) { tw.ui.post(func() { tw.drawView(v) }) },
+	watch.Paused = tw.paused.Load
+	watch.OnEpoch = func(st sim.EpochStats) {
+		tw.ui.post(func() {
+			tw.stats = append(tw.stats, st)
+			tw.drawCurves()
+		})
+	}
+	watch.OnBatch = func(epoch, batch int) {
+		v := float64((epoch-1)*batches+batch) / total
+		tw.ui.post(func() { tw.prog.SetValue(v) })
+	}
+	watch.OnView = func(v sim.TrainingView) {
+		tw.ui.post(func() {
+			when := fmt.Sprintf("epoch %d, batch %d", v.Epoch, v.Batch)
+			if v.Batch == 0 {
+				when = fmt.Sprintf("end of epoch %d", v.Epoch)
+			}
+			tw.drawView(v, "trained here, "+when, true)
+		})
 	}
 	go func() {
 		// The shipped model's curve on the same digit, for comparison.
 		if net, err := tw.m.deps.Catalogue.Shipped(s.Patch); err == nil {
-			if r, err := sim.RunDigit(ctx, net, dyn, in, mem, trainDigitSteps); err == nil {
+			if r, err := sim.RunDigit(ctx, net, watch.Dyn, watch.Input, watch.Mem, trainDigitSteps); err == nil {
 				tw.ui.post(func() { tw.ref = &r })
 			}
 		}
@@ -423,28 +470,31 @@ func (tw *trainWin) drawCurves() {
 		loss[k], val[k] = st.Loss, st.ValMSE
 	}
 	xs := figures.Steps(n)
+	if n == 0 {
+		none := func() (*plot.Plot, error) { return nil, errors.New("no epoch has finished yet") }
+		tw.loss.SetPlot(none)
+		tw.val.SetPlot(none)
+		return
+	}
 	tw.loss.SetPlot(func() (*plot.Plot, error) {
 		return figures.LinePlot("loss per epoch (mean token energy)", "epoch", "loss", xs, false,
-			[]figures.Series{{Name: "training loss", Values: loss}})
+			[]figures.Series{{Values: loss}})
 	})
 	tw.val.SetPlot(func() (*plot.Plot, error) {
 		return figures.LinePlot(fmt.Sprintf("validation: masked MSE after 5 steps (%d test digits)", int(sim.ValDigits.Default)),
-			"epoch", "masked MSE", xs, false, []figures.Series{{Name: "validation", Values: val, Color: figures.Palette[1]}})
+			"epoch", "masked MSE", xs, false, []figures.Series{{Values: val, Color: figures.Palette[1]}})
 	})
 }
 
-// drawView shows one re-run of the digit and the couplings it used.
-func (tw *trainWin) drawView(r sim.TrainingView) {
+// drawView shows one re-run of the digit and the couplings it used, named
+// when; withRef draws the shipped model's curve beside it.
+func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
 	if r.Err != nil {
 		return
 	}
-	when := fmt.Sprintf("epoch %d, batch %d", r.Epoch, r.Batch)
-	if r.Batch == 0 {
-		when = fmt.Sprintf("end of epoch %d", r.Epoch)
-	}
 	run := r.Run
-	series := []figures.Series{{Name: "trained here, " + when, Values: run.MSE, Color: figures.Palette[0]}}
-	if tw.ref != nil {
+	series := []figures.Series{{Name: when, Values: run.MSE, Color: figures.Palette[0]}}
+	if withRef && tw.ref != nil {
 		series = append(series, figures.Series{Name: "shipped " + tw.shipName, Values: tw.ref.MSE, Dashed: true, Color: figures.ReferenceColor})
 	}
 	input := run.MSE[0]
@@ -479,7 +529,7 @@ func (tw *trainWin) drawView(r sim.TrainingView) {
 	dist := r.ByDistance
 	tw.locality.SetPlot(func() (*plot.Plot, error) {
 		return figures.LinePlot("mean ‖J_ij‖ by patch distance", "distance (patches, Chebyshev)", "mean ‖J_ij‖", figures.Steps(len(dist)), false,
-			[]figures.Series{{Name: "now", Values: dist, Color: figures.Palette[2]}})
+			[]figures.Series{{Values: dist, Color: figures.Palette[2]}})
 	})
 	if tw.viewed != nil {
 		tw.viewed(r.Epoch, r.Batch)

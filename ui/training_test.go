@@ -15,7 +15,7 @@ func runTraining(t *testing.T, tw *trainWin, during func()) {
 	t.Helper()
 	done := make(chan struct{})
 	tw.after = func() { close(done) }
-	tw.startBtn.OnTapped()
+	tw.ui.wait(tw.startBtn.OnTapped)
 	if during != nil {
 		during()
 	}
@@ -38,17 +38,26 @@ func TestTrainingWindow(t *testing.T) {
 	m, _ := newTestMain(t)
 	m.showTraining()
 	tw := m.train
-	tw.lambda.SetText("12")
-	tw.startBtn.OnTapped()
-	if s := tw.status.Text; !strings.Contains(s, "λ = 12") || !strings.Contains(s, sim.TrainLambda.Allowed()) || tw.running {
-		t.Fatalf("λ 12: status %q, running %v", s, tw.running)
-	}
-	tw.lambda.SetText("5")
-	tw.images.SetSelected("200")
-	tw.epochs.SetText("3")
-	tw.seed.SetText("4")
+	// The window's updates come through tw.ui; the test acts in turn
+	// with them, as Fyne's goroutine would.
+	do := tw.ui.wait
 	views := 0
-	tw.viewed = func(int, int) { views++ }
+	do(func() {
+		tw.lambda.SetText("12")
+		tw.startBtn.OnTapped()
+		if s := tw.status.Text; !strings.Contains(s, "λ = 12") || !strings.Contains(s, sim.TrainLambda.Allowed()) || tw.running {
+			t.Errorf("λ 12: status %q, running %v", s, tw.running)
+		}
+		tw.lambda.SetText("5")
+		tw.images.SetSelected("200")
+		tw.epochs.SetText("3")
+		tw.seed.SetText("4")
+		tw.viewed = func(epoch, _ int) {
+			if epoch > 0 {
+				views++
+			}
+		}
+	})
 	runTraining(t, tw, nil)
 	if len(tw.stats) != 3 || tw.trained == nil || views < 3 {
 		t.Fatalf("%d epochs shown, trained %v, %d views; status %q", len(tw.stats), tw.trained != nil, views, tw.status.Text)
@@ -90,16 +99,17 @@ func TestTrainingWindow(t *testing.T) {
 		t.Fatal("the trained model's check is not ticked")
 	}
 	// Pause holds it; Cancel keeps the last finished epoch.
-	tw.images.SetSelected("10000")
-	tw.epochs.SetText("50")
+	do(func() {
+		tw.images.SetSelected("10000")
+		tw.epochs.SetText("50")
+	})
 	runTraining(t, tw, func() {
-		// The test acts in turn with the window's updates.
 		deadline := time.Now().Add(time.Minute)
 		for epochs := 0; epochs < 1 && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
-			tw.ui.wait(func() { epochs = len(tw.stats) })
+			do(func() { epochs = len(tw.stats) })
 		}
-		tw.ui.wait(func() {
+		do(func() {
 			tw.pauseBtn.OnTapped()
 			if !strings.Contains(tw.status.Text, "paused") || tw.pauseBtn.Text != "Resume" {
 				t.Errorf("paused: status %q, button %q", tw.status.Text, tw.pauseBtn.Text)
@@ -107,13 +117,13 @@ func TestTrainingWindow(t *testing.T) {
 		})
 		time.Sleep(100 * time.Millisecond)
 		var p, q float64
-		tw.ui.wait(func() { p = tw.prog.Value })
+		do(func() { p = tw.prog.Value })
 		time.Sleep(300 * time.Millisecond)
-		tw.ui.wait(func() { q = tw.prog.Value })
+		do(func() { q = tw.prog.Value })
 		if q != p {
 			t.Errorf("paused, the progress went on from %g to %g", p, q)
 		}
-		tw.ui.wait(func() {
+		do(func() {
 			tw.pauseBtn.OnTapped()
 			tw.cancelBtn.OnTapped()
 		})
@@ -121,7 +131,7 @@ func TestTrainingWindow(t *testing.T) {
 	if !strings.Contains(tw.status.Text, "cancelled") || tw.trained == nil || tw.trained.Meta["epochs_done"] != "1" {
 		t.Fatalf("after cancel: status %q, epochs_done %q", tw.status.Text, tw.trained.Meta["epochs_done"])
 	}
-	tw.w.Close()
+	do(tw.w.Close)
 	if m.train != nil {
 		t.Fatal("closing the window kept it")
 	}

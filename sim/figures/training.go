@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -13,7 +14,8 @@ import (
 
 // LinePlot draws each series' Values against xs (Values[k] at xs[k]; NaN
 // and ±Inf skipped), in its own colour or colour k of Palette, dashed
-// where asked, with a dot on each point; logX puts x on a log scale (xs
+// where asked, with a dot on each point (a series without a name has no
+// legend entry); x is whole numbers unless logX; logX puts x on a log scale (xs
 // must then be positive). The training window's curves and the capacity
 // experiment's figure use it.
 func LinePlot(title, xLabel, yLabel string, xs []float64, logX bool, series []Series) (*plot.Plot, error) {
@@ -24,7 +26,10 @@ func LinePlot(title, xLabel, yLabel string, xs []float64, logX bool, series []Se
 	if logX {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = LogTicks125{}
+	} else {
+		p.X.Tick.Marker = IntTicks{}
 	}
+	p.Y.Tick.Marker = DistinctTicks{}
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	for k, s := range series {
@@ -50,7 +55,9 @@ func LinePlot(title, xLabel, yLabel string, xs []float64, logX bool, series []Se
 			l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		}
 		p.Add(l)
-		p.Legend.Add(s.Name, l)
+		if s.Name != "" {
+			p.Legend.Add(s.Name, l)
+		}
 		if len(xy) <= 60 {
 			sc, err := plotter.NewScatter(xy)
 			if err == nil {
@@ -106,4 +113,35 @@ func NormsImage(v []float64, n int) *image.RGBA {
 		img.SetRGBA(k%n, k/n, Viridis(c))
 	}
 	return img
+}
+
+// DistinctTicks are gonum's default ticks labelled with the fewest
+// significant digits (at least 2) that tell every label apart: a loss
+// from −1.1027 to −1.0589 reads −1.10, −1.08, −1.06, not −1.1 three times.
+type DistinctTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (DistinctTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for digits := 2; digits <= 8; digits++ {
+		seen := map[string]bool{}
+		ok := true
+		for k := range ts {
+			if ts[k].Label == "" {
+				continue
+			}
+			l := strconv.FormatFloat(ts[k].Value, 'g', digits, 64)
+			ok = ok && !seen[l]
+			seen[l] = true
+		}
+		if ok || digits == 8 {
+			for k := range ts {
+				if ts[k].Label != "" {
+					ts[k].Label = strconv.FormatFloat(ts[k].Value, 'g', digits, 64)
+				}
+			}
+			return ts
+		}
+	}
+	return ts
 }
