@@ -32,6 +32,8 @@ commands:
                 splits it across machines, 'sweep merge' joins the parts
   train         train the bare self-attention by pseudo-likelihood, or
                 --model block|vit by backprop
+  capacity      train the bare self-attention on 100, 1,000 and 10,000 images
+                with the same updates and compare their transient memories
   lesson        list: the shipped lessons; check FILE: check a lesson file;
                 export NAME|FILE --out DIR: its slides as PNG and a handout
   version       print the version
@@ -85,6 +87,8 @@ func run(ctx context.Context, args []string) error {
 		return runReproduce(ctx, args)
 	case "train":
 		return runTrain(ctx, args)
+	case "capacity":
+		return runCapacity(ctx, args)
 	case "lesson":
 		return runLesson(ctx, args)
 	case "sweep":

@@ -432,3 +432,26 @@ func TestTrainSameCouplingsEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityCommand: capacity writes its table and two figures; a size
+// out of range is refused by flag and range before any work, writing
+// nothing.
+func TestCapacityCommand(t *testing.T) {
+	dir := t.TempDir()
+	if err := run(context.Background(), []string{"capacity", "--images", "100,200", "--updates", "3", "--n", "8", "--out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"capacity.csv", "capacity.png", "capacity-curves.png"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	bad := filepath.Join(dir, "bad")
+	err := run(context.Background(), []string{"capacity", "--images", "100,20000", "--out", bad})
+	if err == nil || !strings.Contains(err.Error(), "--images = 20000") || !strings.Contains(err.Error(), sim.TrainImages.Allowed()) {
+		t.Fatalf("--images 20000: %v", err)
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Fatal("a refused capacity run made its directory")
+	}
+}

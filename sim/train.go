@@ -29,6 +29,9 @@ type BSATraining struct {
 	Attn models.AttnKind
 	Seed uint64 // embedding, initial couplings, shuffling
 	Val  int    // test digits of the per-epoch validation (ValDigits)
+	// SkipVal leaves out the per-epoch validation (Val is then not
+	// used): runs measured after training, as the capacity experiment.
+	SkipVal bool
 	// ValWorkers runs the validation on this many goroutines (≤ 0: every
 	// core); the live view leaves a core to the window with 1. Neither the
 	// couplings nor the validation's value depend on it.
@@ -63,7 +66,7 @@ func (s BSATraining) Check() error {
 	if err := TrainImages.CheckInt(s.Images, ViaFlag); err != nil {
 		return err
 	}
-	if err := ValDigits.CheckInt(s.Val, ViaFlag); err != nil {
+	if err := ValDigits.CheckInt(s.Val, ViaFlag); err != nil && !s.SkipVal {
 		return err
 	}
 	if s.Attn != models.Softmax && s.Attn != models.ReluSeqlen {
@@ -100,7 +103,9 @@ func TrainBSA(ctx context.Context, train, test *mnist.Set, s BSATraining, onEpoc
 	m.Meta["train_attention"] = s.Attn.String()
 	cfg := s.Config
 	cfg.Seed, cfg.Attn = s.Seed, s.Attn
-	cfg.Validate = func(m *models.BSA) float64 { return ValidateBSA(m, test, s.Val, 1, s.Attn, s.ValWorkers) }
+	if !s.SkipVal {
+		cfg.Validate = func(m *models.BSA) float64 { return ValidateBSA(m, test, s.Val, 1, s.Attn, s.ValWorkers) }
+	}
 	if s.Batched != nil {
 		inner := cfg.Batched
 		cfg.Batched = func(epoch, batch int) {

@@ -3,6 +3,9 @@ package figures
 import (
 	"fmt"
 	"image"
+	imgdraw "image/draw"
+	"image/png"
+	"io"
 	"math"
 	"strconv"
 
@@ -24,8 +27,16 @@ func LinePlot(title, xLabel, yLabel string, xs []float64, logX bool, series []Se
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
 	if logX {
+		// Ticks at the data's own x values, written out (100, 1000,
+		// 10000), not 1e+03.
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = LogTicks125{}
+		var ticks []plot.Tick
+		for _, x := range xs {
+			if x > 0 {
+				ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
+			}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	} else {
 		p.X.Tick.Marker = IntTicks{}
 	}
@@ -144,4 +155,17 @@ func (DistinctTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// WritePNGs renders plots side by side, each width/len(plots) wide, as one
+// PNG.
+func WritePNGs(w io.Writer, plots []*plot.Plot, width, height int) error {
+	img := image.NewRGBA(image.Rect(0, 0, width, height))
+	imgdraw.Draw(img, img.Bounds(), image.White, image.Point{}, imgdraw.Src)
+	pw := width / max(1, len(plots))
+	for k, p := range plots {
+		sub := Render(p, pw, height, 96)
+		imgdraw.Draw(img, image.Rect(k*pw, 0, (k+1)*pw, height), sub, sub.Bounds().Min, imgdraw.Over)
+	}
+	return png.Encode(w, img)
 }
