@@ -123,8 +123,5 @@ func writeCapacityPlot(w io.Writer, c sim.CapacityConfig, rows []sim.CapacityRow
 		return err
 	}
 	right.Y.Min = math.Min(right.Y.Min, 0)
-	for _, p := range []*plot.Plot{left, right} {
-		p.Legend.Top = false // below the curves, which fall or stay high
-	}
 	return figures.WritePNGs(w, []*plot.Plot{left, right}, 1200, 500)
 }

@@ -157,14 +157,15 @@ func (DistinctTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// WritePNGs renders plots side by side, each width/len(plots) wide, as one
-// PNG.
+// WritePNGs renders plots side by side, each width/len(plots) wide with
+// its legend in a column of its own on its right (RenderLegendRight), as
+// one PNG.
 func WritePNGs(w io.Writer, plots []*plot.Plot, width, height int) error {
 	img := image.NewRGBA(image.Rect(0, 0, width, height))
 	imgdraw.Draw(img, img.Bounds(), image.White, image.Point{}, imgdraw.Src)
 	pw := width / max(1, len(plots))
 	for k, p := range plots {
-		sub := Render(p, pw, height, 96)
+		sub := RenderLegendRight(p, pw, height, 96)
 		imgdraw.Draw(img, image.Rect(k*pw, 0, (k+1)*pw, height), sub, sub.Bounds().Min, imgdraw.Over)
 	}
 	return png.Encode(w, img)
