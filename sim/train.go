@@ -352,7 +352,8 @@ var trainFieldNames = strings.NewReplacer("--patch", "model P", "--lambda", "λ"
 	"--epochs", "epochs", "--lr", "lr", "--seed", "seed", "--val", "validation digits", "--attn", "attention")
 
 // Settings reads the form into a training run; cat gives the shipped
-// couplings to start from.
+// couplings to start from (nil: the form is only checked, and a start from
+// the shipped weights is taken as possible).
 func (f TrainingForm) Settings(cat *Catalogue) (BSATraining, error) {
 	s := BSATraining{Patch: f.Patch, Val: int(ValDigits.Default), Config: models.DefaultTrainConfig()}
 	num := func(name, text, allowed string) (float64, error) {
@@ -397,7 +398,7 @@ func (f TrainingForm) Settings(cat *Catalogue) (BSATraining, error) {
 	if s.Attn, err = ParseAttention(f.Attn); err != nil {
 		return s, err
 	}
-	if f.FromShipped && (f.Patch == 2 || f.Patch == 4) {
+	if f.FromShipped && cat != nil && (f.Patch == 2 || f.Patch == 4) {
 		net, err := cat.Shipped(f.Patch)
 		if err != nil {
 			return s, err

@@ -157,6 +157,12 @@ func (m *Main) openSlide(k int, back bool) {
 	default:
 		lr.ticket = m.Engine.Cue(&set, from, to, s.Run.Speed)
 	}
+	if s.Train != nil && !back {
+		// Trained once the slide's scenario is in place (its digit is the
+		// one re-run): apply starts it when the cue has been taken.
+		m.pendingTrain = &pendingTrain{form: *s.Train, ticket: lr.ticket}
+		m.startPendingTrain()
+	}
 	m.drawLesson()
 	state := ""
 	if lr.revealed {

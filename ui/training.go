@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,6 +120,51 @@ type trainWin struct {
 	// viewed, in tests, is told on the Fyne goroutine after each re-run of
 	// the digit is drawn.
 	viewed func(epoch, batch int)
+}
+
+// pendingTrain is a lesson slide's training waiting for the slide's
+// scenario to reach the window.
+type pendingTrain struct {
+	form   sim.TrainingForm
+	ticket int64 // the engine's cue of the slide
+}
+
+// startPendingTrain starts the waiting training once the snapshot shows
+// its slide's cue: the Training window opens with the slide's form and
+// starts (unless a run is under way, which is left alone).
+func (m *Main) startPendingTrain() {
+	pt := m.pendingTrain
+	if pt == nil || m.snap == nil || m.snap.Cue < pt.ticket {
+		return
+	}
+	m.pendingTrain = nil
+	m.showTraining()
+	tw := m.train
+	if tw.running {
+		return
+	}
+	tw.setForm(pt.form)
+	tw.begin()
+}
+
+// setForm fills the form's fields.
+func (tw *trainWin) setForm(f sim.TrainingForm) {
+	tw.patch.SetSelectedIndex((f.Patch - 2) / 2)
+	start := 0
+	if f.FromShipped {
+		start = 1
+	}
+	tw.start.SetSelectedIndex(start)
+	if !slices.Contains(tw.images.Options, f.Images) {
+		tw.images.Options = append(tw.images.Options, f.Images)
+	}
+	tw.images.SetSelected(f.Images)
+	tw.attn.SetSelected(f.Attn)
+	tw.lambda.SetText(f.Lambda)
+	tw.d.SetText(f.D)
+	tw.epochs.SetText(f.Epochs)
+	tw.lr.SetText(f.LR)
+	tw.seed.SetText(f.Seed)
 }
 
 // showTraining opens (or raises) the training window.

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
+
 	"attractorlab/sim"
+	"attractorlab/sim/lesson"
 	"attractorlab/sim/mnist"
 )
 
@@ -135,4 +138,56 @@ func TestTrainingWindow(t *testing.T) {
 	if m.train != nil {
 		t.Fatal("closing the window kept it")
 	}
+}
+
+// TestLessonTrainsLive: a slide with a training opens the Training window
+// with the slide's form and starts it on the slide's digit once the slide
+// is in place; coming back to it does not start another.
+func TestLessonTrainsLive(t *testing.T) {
+	m, w := newTestMain(t)
+	ls, err := m.ShippedLessons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l *lesson.Lesson
+	for _, x := range ls {
+		if x.Name == "watch-it-learn" {
+			l = x
+		}
+	}
+	if l == nil {
+		t.Fatal("no lesson watch-it-learn")
+	}
+	m.StartLesson(l)
+	if m.train != nil {
+		t.Fatal("slide 1 opened the training window")
+	}
+	typeKey(w, fyne.KeyRight)
+	tw := m.train
+	if tw == nil {
+		t.Fatal("slide 2 did not open the training window")
+	}
+	done := make(chan struct{})
+	tw.ui.wait(func() {
+		if !tw.running || tw.images.Selected != "10000" || tw.epochs.Text != "15" || tw.start.SelectedIndex() != 0 {
+			t.Errorf("running %v, images %q, epochs %q, start %d", tw.running, tw.images.Selected, tw.epochs.Text, tw.start.SelectedIndex())
+		}
+		if m.snap.Settings.Index != l.Slides[1].Settings.Index {
+			t.Errorf("the main window shows digit %d, the slide %d", m.snap.Settings.Index, l.Slides[1].Settings.Index)
+		}
+		tw.after = func() { close(done) }
+		tw.cancelBtn.OnTapped()
+	})
+	<-done
+	tw.ui.wait(func() {})
+	typeKey(w, fyne.KeyRight) // slide 3 asks first; its training starts at once
+	tw.ui.wait(func() {
+		if !tw.running || tw.images.Selected != "100" {
+			t.Errorf("slide 3: running %v, images %q", tw.running, tw.images.Selected)
+		}
+		tw.cancelBtn.OnTapped()
+	})
+	do := tw.ui.wait
+	do(func() {})
+	do(tw.w.Close)
 }

@@ -99,6 +99,9 @@ type Main struct {
 	ens   *ensembleWin
 	basin *basinWin
 	train *trainWin
+	// pendingTrain is a lesson slide's live training, started once the
+	// engine has taken the slide's cue
+	pendingTrain *pendingTrain
 
 	// lessons (lesson.go)
 	lesson     *lessonRun // nil outside a lesson
@@ -406,6 +409,7 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	m.snap = sn
 	m.updating = true
 	defer func() { m.updating = false }()
+	defer m.startPendingTrain()
 
 	m.showSettings(sn)
 	m.speed.SetValue(sn.Speed)

@@ -1,9 +1,11 @@
 package lesson
 
 import (
+	"context"
 	"testing"
 
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 )
 
 // TestShippedClaims: what the shipped lessons' words say about their
@@ -87,5 +89,42 @@ func TestShippedClaims(t *testing.T) {
 	sn = at(hp.Slides[1])
 	if c := lane(sn, "hopfield-classic").At(sn.T).NearCorr; !(c < 0.95) {
 		t.Errorf("hopfield: classical K = 100 nearest memory correlation %.3f, not a blend", c)
+	}
+	// watch it learn: the live training's digit (10,000 images) dips below
+	// its input before the first epoch ends and deepens by the last; with
+	// 100 images it dips too by the last epoch.
+	wl := byName["watch-it-learn"]
+	for _, k := range []int{1, 2} {
+		s := wl.Slides[k]
+		set, err := s.Train.Settings(cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set.SkipVal = true // the monitor plays no part in the couplings
+		train, test, err := mnist.Sample()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := at(s).InputForPatch(set.Patch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ends []sim.DigitRun
+		w := sim.Watch{Input: in, Dyn: s.Settings.Dyn, Mem: mem, Steps: 100,
+			OnView: func(v sim.TrainingView) {
+				if v.Batch == 0 {
+					ends = append(ends, v.Run)
+				}
+			}}
+		if _, _, err := sim.TrainWatched(context.Background(), train, test, set, w); err != nil {
+			t.Fatal(err)
+		}
+		first, last := ends[0], ends[len(ends)-1]
+		if k == 1 && !first.Transient || !last.Transient {
+			t.Errorf("watch-it-learn %q: transient after epoch 1 %v (MSE(t*) %.4f from %.4f), after the last %v", s.Title, first.Transient, first.MSEStar, first.MSE[0], last.Transient)
+		}
+		if k == 1 && !(last.MSEStar < first.MSEStar) {
+			t.Errorf("watch-it-learn %q: the dip did not deepen: MSE(t*) %.4f after epoch 1, %.4f after the last", s.Title, first.MSEStar, last.MSEStar)
+		}
 	}
 }

@@ -51,6 +51,10 @@ type Slide struct {
 	Caption  string // may hold placeholders and **bold** / *italic*
 	Question string // shown first when not empty; the next key reveals Answer
 	Answer   string
+	// Train, when set, trains the bare self-attention live as the slide
+	// opens (the window's Training window, started with this form): a
+	// slide where a memory forms.
+	Train *sim.TrainingForm
 }
 
 // Run says what the models do when a slide opens: show step From, then
@@ -339,6 +343,11 @@ func (p *parser) slide(path string, raw json.RawMessage, prev sim.Settings) (Sli
 	if s.Run, err = p.run(join(path, "run"), m["run"]); err != nil {
 		return s, err
 	}
+	if raw, ok := m["train"]; ok {
+		if s.Train, err = p.train(join(path, "train"), raw); err != nil {
+			return s, err
+		}
+	}
 	for _, f := range []struct{ key, text string }{{"caption", s.Caption}, {"question", s.Question}, {"answer", s.Answer}} {
 		if err := p.placeholders(join(path, f.key), f.text, s.Settings.Lanes); err != nil {
 			return s, err
@@ -352,8 +361,9 @@ func (p *parser) slide(path string, raw json.RawMessage, prev sim.Settings) (Sli
 // less version and t (the run sets the step).
 var (
 	lessonKeys   = []string{"version", "name", "title", "slides"}
-	slideKeys    = []string{"title", "scenario", "run", "caption", "question", "answer"}
+	slideKeys    = []string{"title", "scenario", "run", "caption", "question", "answer", "train"}
 	runKeys      = []string{"from", "to", "speed"}
+	trainKeys    = []string{"patch", "start", "images", "lambda", "attention", "d", "epochs", "lr", "seed"}
 	scenarioKeys = []string{"split", "index", "corruption", "mask_fraction", "noise_sigma2", "seed", "toggled_patches",
 		"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async"}
 )
@@ -521,6 +531,62 @@ func (p *parser) run(path string, raw json.RawMessage) (Run, error) {
 	return r, nil
 }
 
+// train reads a slide's live training: the Training window's fields,
+// each checked alone (so an error names its field) and then together.
+// Missing fields keep the window's defaults (sim.DefaultTrainingForm).
+func (p *parser) train(path string, raw json.RawMessage) (*sim.TrainingForm, error) {
+	m, err := p.object(path, raw, trainKeys, nil)
+	if err != nil {
+		return nil, err
+	}
+	f := sim.DefaultTrainingForm()
+	for _, k := range trainKeys {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		one := sim.DefaultTrainingForm()
+		switch k {
+		case "patch":
+			if err := json.Unmarshal(v, &one.Patch); err != nil || (one.Patch != 2 && one.Patch != 4) {
+				return nil, p.fail(join(path, k), "must be 2 or 4")
+			}
+			f.Patch = one.Patch
+			continue
+		case "start":
+			var st string
+			if err := json.Unmarshal(v, &st); err != nil || (st != "random" && st != "shipped") {
+				return nil, p.fail(join(path, k), `must be "random" (new couplings) or "shipped" (the shipped weights, trained further)`)
+			}
+			f.FromShipped = st == "shipped"
+			continue
+		case "attention":
+			if err := json.Unmarshal(v, &one.Attn); err != nil {
+				return nil, p.fail(join(path, k), "wrong type: want %s", strings.Join(sim.Attentions, " or "))
+			}
+			f.Attn = one.Attn
+		default:
+			var num json.Number
+			dec := json.NewDecoder(bytes.NewReader(v))
+			dec.UseNumber()
+			if err := dec.Decode(&num); err != nil {
+				return nil, p.fail(join(path, k), "wrong type: want a number")
+			}
+			*map[string]*string{"images": &one.Images, "lambda": &one.Lambda, "d": &one.D, "epochs": &one.Epochs, "lr": &one.LR, "seed": &one.Seed}[k] = num.String()
+			*map[string]*string{"images": &f.Images, "lambda": &f.Lambda, "d": &f.D, "epochs": &f.Epochs, "lr": &f.LR, "seed": &f.Seed}[k] = num.String()
+		}
+		if _, err := one.Settings(nil); err != nil {
+			return nil, p.fail(join(path, k), "%s", err)
+		}
+	}
+	st, err := f.Settings(nil)
+	if err != nil {
+		return nil, p.fail(path, "%s", err)
+	}
+	f.Attn = st.Attn.String() // "relu" is read as relu/seqlen, the window's name
+	return &f, nil
+}
+
 // step reads a step of a run: a whole number from 0 to the longest run, or
 // "t*".
 func (p *parser) step(path string, raw json.RawMessage) (int, bool, error) {
@@ -586,6 +652,7 @@ var lessonShape = shapeOf(lessonKeys, map[string]*shape{
 	"slides": {elem: shapeOf(slideKeys, map[string]*shape{
 		"scenario": shapeOf(scenarioKeys, nil),
 		"run":      shapeOf(runKeys, nil),
+		"train":    shapeOf(trainKeys, nil),
 	})},
 })
 

@@ -28,8 +28,8 @@ func TestShippedLessons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 5 {
-		t.Fatalf("%d shipped lessons, want 5", len(ls))
+	if len(ls) != 6 {
+		t.Fatalf("%d shipped lessons, want 6", len(ls))
 	}
 	seen := map[string]bool{}
 	for _, l := range ls {
@@ -119,6 +119,11 @@ func TestRefusals(t *testing.T) {
 		{"placeholder of another model", `{t_star:bsa-p2}`, `{t_star:vit}`, 11, "vit is not among the slide's models"},
 		{"step out of range", `"to": 10`, `"to": 5000`, 8, "slides[0].run.to: 5000 is not a step from 0 to 1000"},
 		{"run backwards", `"from": 0`, `"from": 20`, 8, `slides[0].run.from: 20 is after the run's "to" (10)`},
+		{"train patch", `"run": {`, `"train": {"patch": 3}, "run": {`, 8, "slides[0].train.patch: must be 2 or 4"},
+		{"train images", `"run": {`, `"train": {"images": 50}, "run": {`, 8, "slides[0].train.images: images = 50 is out of range (allowed 100 … 10000)"},
+		{"train λ", `"run": {`, `"train": {"lambda": "five"}, "run": {`, 8, "slides[0].train.lambda: wrong type: want a number"},
+		{"train start", `"run": {`, `"train": {"start": "old"}, "run": {`, 8, `slides[0].train.start: must be "random"`},
+		{"train unknown field", `"run": {`, `"train": {"batch": 5}, "run": {`, 8, "slides[0].train.batch: unknown field"},
 		{"no slides", "", "{\"version\": 1, \"title\": \"t\",\n \"slides\": []}", 2, "slides: a lesson needs at least one slide"},
 		{"not JSON", `"title": "t",`, `"title": "t",,`, 3, "not valid JSON"},
 		{"trailing data", "\n}", "\n} {}", 14, "more data after"},
