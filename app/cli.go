@@ -140,6 +140,7 @@ func runTrain(ctx context.Context, args []string) error {
 	nImages := fs.Int("images", int(sim.TrainImages.Default), "embedded training images, balanced by class: "+sim.TrainImages.Allowed())
 	lambda := fs.Float64("lambda", sim.TrainLambda.Default, "λ of the pseudo-likelihood loss (saved as lambda_train): "+sim.TrainLambda.Allowed())
 	attn := fs.String("attn", "softmax", "attention whose energy is the loss (docs/maths.md §5): "+strings.Join(sim.Attentions, " or "))
+	from := fs.String("from", "", "start from these couplings instead of random ones: shipped (the embedded bsa-pP) or a bare self-attention safetensors file")
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
 	if err := parseFlags(fs, args); err != nil {
@@ -157,6 +158,20 @@ func runTrain(ctx context.Context, args []string) error {
 	run := sim.BSATraining{Patch: *patch, D: *d, Images: *nImages, Lambda: *lambda, Attn: kind, Seed: *seed, Val: *val, Config: cfg}
 	if err := run.Check(); err != nil {
 		return fmt.Errorf("train: %w", err)
+	}
+	if *from != "" {
+		path := *from
+		if path == "shipped" {
+			path = ""
+		}
+		start, err := sim.LoadBSA(*patch, path)
+		if err != nil {
+			return fmt.Errorf("train: --from: %w", err)
+		}
+		if *d != 0 && *d != start.D {
+			return fmt.Errorf("train: --d = %d: the --from couplings have d = %d (leave --d out to train them further)", *d, start.D)
+		}
+		run.Start, run.D = start, start.D
 	}
 	train, test, err := mnist.Sample()
 	if err != nil {

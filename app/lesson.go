@@ -188,9 +188,9 @@ func exportLesson(ctx context.Context, l *lesson.Lesson, data *mnist.Data, cat *
 			if f.FromShipped {
 				start = "the shipped weights"
 			}
-			fmt.Fprintf(&md, "\n*In the window this slide trains the bare self-attention live (P = %d from %s, %s images, %s epochs, seed %s; "+
-				"`attractorlab train --patch %d --images %s --epochs %s --seed %s` makes the same couplings); the picture shows the shipped model.*\n",
-				f.Patch, start, f.Images, f.Epochs, f.Seed, f.Patch, f.Images, f.Epochs, f.Seed)
+			fmt.Fprintf(&md, "\n*In the window this slide trains the bare self-attention live (P = %d from %s, %s images, %s epochs, seed %s); "+
+				"`%s` makes the same couplings. The picture shows the shipped model.*\n",
+				f.Patch, start, f.Images, f.Epochs, f.Seed, f.Command())
 		}
 		fmt.Fprintf(os.Stderr, "%s  (t = %d)\n", name, s.Snapshot.T)
 		return nil

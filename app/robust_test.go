@@ -455,3 +455,65 @@ func TestCapacityCommand(t *testing.T) {
 		t.Fatal("a refused capacity run made its directory")
 	}
 }
+
+// TestTrainWindowFormOnCommandLine: the Training window's form, run as the
+// window runs it (sim.TrainWatched, with its live view), and its Command()
+// run as `train` give the same couplings bit for bit — from random
+// couplings and from the shipped weights (--from shipped), softmax and
+// relu/seqlen.
+func TestTrainWindowFormOnCommandLine(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{})
+	mem := sim.NewMemories(data.Train)
+	train, test, err := mnist.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, edit := range []func(*sim.TrainingForm){
+		func(f *sim.TrainingForm) {},
+		func(f *sim.TrainingForm) { f.FromShipped, f.Lambda, f.Seed = true, "3", "7" },
+		func(f *sim.TrainingForm) { f.Attn, f.Patch = "relu/seqlen", 4 },
+	} {
+		f := sim.DefaultTrainingForm()
+		f.Images, f.Epochs = "200", "2"
+		edit(&f)
+		s, err := f.Settings(cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := sim.NewEngine(sim.EngineConfig{Data: data, Memories: mem, Catalogue: cat, Settings: sim.PaperDemo(), Synchronous: true})
+		in, err := e.Snapshot().InputForPatch(f.Patch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		window, _, err := sim.TrainWatched(context.Background(), train, test, s, sim.Watch{Input: in, Dyn: sim.DefaultDynamics(), Mem: mem, Steps: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "cli.safetensors")
+		args := append(strings.Fields(f.Command())[1:], "--out", out)
+		if err := run(context.Background(), args); err != nil {
+			t.Fatalf("%s: %v", f.Command(), err)
+		}
+		cli, err := sim.LoadBSA(f.Patch, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cli.J {
+			if math.Float32bits(cli.J[i]) != math.Float32bits(window.J[i]) {
+				t.Fatalf("form %d (%s): coupling %d: %g from train, %g in the window", k, f.Command(), i, cli.J[i], window.J[i])
+			}
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "x.safetensors")
+	err = run(context.Background(), []string{"train", "--from", filepath.Join(t.TempDir(), "missing.safetensors"), "--epochs", "1", "--out", bad})
+	if err == nil || !strings.Contains(err.Error(), "--from") {
+		t.Fatalf("--from a missing file: %v", err)
+	}
+	if _, serr := os.Stat(bad); serr == nil {
+		t.Fatal("a refused --from wrote its --out")
+	}
+}

@@ -414,6 +414,20 @@ func (f TrainingForm) Settings(cat *Catalogue) (BSATraining, error) {
 	return s, nil
 }
 
+// Command is the train command line that trains the couplings the form
+// trains (its --out left to the reader).
+func (f TrainingForm) Command() string {
+	c := fmt.Sprintf("attractorlab train --patch %d --images %s --lambda %s --attn %s --epochs %s --lr %s --seed %s",
+		f.Patch, strings.TrimSpace(f.Images), strings.TrimSpace(f.Lambda), f.Attn, strings.TrimSpace(f.Epochs), strings.TrimSpace(f.LR), strings.TrimSpace(f.Seed))
+	if d := strings.TrimSpace(f.D); d != "" {
+		c += " --d " + d
+	}
+	if f.FromShipped {
+		c += " --from shipped"
+	}
+	return c
+}
+
 // InputForPatch is InputFor for a model with patch side p.
 func (sn *Snapshot) InputForPatch(p int) (*Corrupted, error) {
 	pt, err := models.NewPatches(p)

@@ -109,6 +109,7 @@ type trainWin struct {
 	stop     context.CancelFunc
 	paused   atomic.Bool
 	set      sim.BSATraining
+	ran      sim.TrainingForm // the form the run was started with
 	stats    []sim.EpochStats
 	trained  *sim.BSA // the last finished epoch's couplings
 	name     string   // its name in the catalogue, once there
@@ -377,7 +378,7 @@ func (tw *trainWin) begin() {
 		tw.status.SetText("cannot train: " + err.Error())
 		return
 	}
-	tw.set, tw.stats, tw.running, tw.began = s, nil, true, time.Now()
+	tw.set, tw.ran, tw.stats, tw.running, tw.began = s, tw.form(), nil, true, time.Now()
 	tw.paused.Store(false)
 	tw.drawDigitInput()
 	tw.drawCurves()
@@ -489,23 +490,14 @@ func (tw *trainWin) save() {
 	}
 	var buf bytes.Buffer
 	m := sim.CloneBSA(tw.trained)
-	m.Meta["command"] = tw.command()
+	f := tw.ran
+	f.Epochs = m.Meta["epochs_done"] // a cancelled run's epochs: the first epochs of any longer run
+	m.Meta["command"] = f.Command()
 	if err := m.WriteBSA(&buf); err != nil {
 		tw.m.showErrorIn(tw.w, err)
 		return
 	}
 	tw.m.saveAsIn(tw.w, fmt.Sprintf("bsa-p%d-trained.safetensors", tw.set.Patch), buf.Bytes())
-}
-
-// command is the train command line that makes the same couplings.
-func (tw *trainWin) command() string {
-	s := tw.set
-	c := fmt.Sprintf("attractorlab train --patch %d --d %d --images %d --lambda %g --attn %s --epochs %d --lr %g --seed %d",
-		s.Patch, s.Dim(), s.Images, s.Lambda, s.Attn, len(tw.stats), s.Config.LR, s.Seed)
-	if s.Start != nil {
-		c += " (from the shipped weights)"
-	}
-	return c
 }
 
 // drawCurves draws the loss and validation per epoch.
