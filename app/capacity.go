@@ -26,6 +26,7 @@ func runCapacity(ctx context.Context, args []string) error {
 	fs := newFlags("capacity", "capacity --out DIR [flags]")
 	images := fs.String("images", "100,1000,10000", "training set sizes, comma-separated, each "+sim.TrainImages.Allowed())
 	fs.IntVar(&c.Updates, "updates", c.Updates, "gradient updates of every model (1 … 100000)")
+	fs.IntVar(&c.HalveEvery, "halve-every", c.HalveEvery, "the learning rate halves every this many updates (0: never)")
 	fs.IntVar(&c.Patch, "patch", c.Patch, "patch side P (2 or 4)")
 	fs.Float64Var(&c.Lambda, "lambda", c.Lambda, "λ of the pseudo-likelihood loss: "+sim.TrainLambda.Allowed())
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed for the embedding, the initial couplings and the shuffling (the same for every size)")
@@ -69,8 +70,8 @@ func runCapacity(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("capacity: bare self-attention P=%d from random couplings, %d updates each, on %d test digits under noise σ² %g\n",
-		c.Patch, c.Updates, min(c.N, test.Len()), c.Corruption.Sigma2)
+	fmt.Printf("capacity: bare self-attention P=%d from random couplings, %d updates each (rate halving every %d), on %d test digits under noise σ² %g\n",
+		c.Patch, c.Updates, c.HalveEvery, min(c.N, test.Len()), c.Corruption.Sigma2)
 	rows, err := sim.Capacity(ctx, train, test, c, func(r sim.CapacityRow) {
 		fmt.Printf("  %5d images, %4d epochs: t* %d, MSE(t*) %.4f (input %.4f), median own t* %g, transient %.0f%% (trained in %.1f s)\n",
 			r.Images, r.Epochs, r.TStar, r.MSEStar, r.Curve[0], r.MedianOwnTStar, 100*r.Transient, r.TrainSeconds)

@@ -18,7 +18,7 @@ func TestCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := DefaultCapacity()
-	c.Images, c.Updates, c.N, c.Steps = []int{100, 600}, 6, 12, 15
+	c.Images, c.Updates, c.HalveEvery, c.N, c.Steps = []int{100, 600}, 6, 3, 12, 15
 	rows, err := Capacity(context.Background(), train, test, c, nil)
 	if err != nil {
 		t.Fatal(err)
