@@ -118,10 +118,15 @@ func TestREADMECommands(t *testing.T) {
 		},
 		"attractorlab sweep merge DIR/shard-* --out DIR2": {{"sweep", "merge", p("parts/shard-0-of-2"), p("parts/shard-1-of-2"), "--out", p("merged")}},
 		"attractorlab sweep merge DIR… --out DIR":         {{"sweep", "merge", p("parts/shard-0-of-2"), p("parts/shard-1-of-2"), "--out", p("merged2")}},
-		"attractorlab train --patch 2\\|4 --out FILE [--epochs 200 --seed 0 --batch 256 --lr 5e-4 --d D --lambda 5 --images 10000 --force]": {
-			with([]string{"train", "--patch", "2", "--out", p("t2.safetensors"), "--seed", "0", "--lr", "5e-4", "--d", "8", "--lambda", "5"}, fast),
+		"attractorlab train --patch 2\\|4 --out FILE [--epochs 200 --seed 0 --batch 256 --lr 5e-4 --d D --lambda 5 --images 10000 --attn softmax\\|relu/seqlen --from shipped\\|FILE --force]": {
+			with([]string{"train", "--patch", "2", "--out", p("t2.safetensors"), "--seed", "0", "--lr", "5e-4", "--d", "8", "--lambda", "5", "--attn", "relu/seqlen"}, fast),
+			with([]string{"train", "--patch", "2", "--out", p("t2f.safetensors"), "--from", "shipped"}, fast),
+			with([]string{"train", "--patch", "2", "--out", p("t2g.safetensors"), "--from", p("t2.safetensors"), "--attn", "softmax"}, fast),
 			with([]string{"train", "--patch", "4", "--out", p("t4.safetensors")}, fast),
 			with([]string{"train", "--patch", "4", "--out", p("t4.safetensors"), "--force"}, fast),
+		},
+		"attractorlab capacity --out DIR [--images 100,1000,10000 --updates 8000 --halve-every 400 --n 200 --sigma2 0.7 --seed 0]": {
+			{"capacity", "--out", p("cap"), "--images", "100,1000", "--updates", "4", "--halve-every", "2", "--n", "20", "--sigma2", "0.7", "--seed", "0"},
 		},
 		"attractorlab train --model block\\|vit --task mask\\|noise --out FILE [--epochs 20 --seed 0 --batch 256 --lr 1e-3 --wd 0.01 --cosine=true --force]": {
 			with([]string{"train", "--model", "block", "--task", "mask", "--out", p("tb.safetensors"), "--seed", "0", "--lr", "1e-3", "--wd", "0.01", "--cosine=true"}, fast),

@@ -191,3 +191,25 @@ func TestLessonTrainsLive(t *testing.T) {
 	do(func() {})
 	do(tw.w.Close)
 }
+
+// closeTraining cancels a training run and closes the Training window,
+// when one is open.
+func closeTraining(m *Main) {
+	tw := m.train
+	if tw == nil {
+		return
+	}
+	done := make(chan struct{})
+	running := false
+	tw.ui.wait(func() {
+		running = tw.running
+		if running {
+			tw.after = func() { close(done) }
+			tw.cancelBtn.OnTapped()
+		}
+	})
+	if running {
+		<-done
+	}
+	tw.ui.wait(tw.w.Close)
+}
