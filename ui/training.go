@@ -531,9 +531,15 @@ func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
 		return
 	}
 	run := r.Run
-	series := []figures.Series{{Name: when, Values: run.MSE, Color: figures.Palette[0]}}
+	// The trained model in its own colour (as in the main window), the
+	// shipped one dashed in its own.
+	col := figures.ModelColor(sim.TrainedName(r.Patch))
+	if !withRef {
+		col = figures.ModelColor(tw.shipName)
+	}
+	series := []figures.Series{{Name: when, Values: run.MSE, Color: col}}
 	if withRef && tw.ref != nil {
-		series = append(series, figures.Series{Name: "shipped " + tw.shipName, Values: tw.ref.MSE, Dashed: true, Color: figures.ReferenceColor})
+		series = append(series, figures.Series{Name: "shipped " + tw.shipName, Values: tw.ref.MSE, Dashed: true, Color: figures.ModelColor(tw.shipName)})
 	}
 	input := run.MSE[0]
 	tw.digit.SetPlot(func() (*plot.Plot, error) {

@@ -30,15 +30,29 @@ var Palette = []color.RGBA{
 
 // ModelColor is model's colour in every plot, legend, table and frame:
 // colour k of Palette for the catalogue's k-th model (sim.ModelNames), so
-// a model keeps its colour whichever others it is compared with. Other
-// names get the palette's last colour.
+// a model keeps its colour whichever others it is compared with; a model
+// trained in the window has its TrainedColors colour. Other names get the
+// palette's last colour.
 func ModelColor(model string) color.RGBA {
 	for k, n := range sim.ModelNames {
 		if n == model {
 			return Palette[k%len(Palette)]
 		}
 	}
+	for k, n := range sim.TrainedNames {
+		if n == model {
+			return TrainedColors[k%len(TrainedColors)]
+		}
+	}
 	return Palette[len(Palette)-1]
+}
+
+// TrainedColors are the colours of the models trained in the window
+// (sim.TrainedNames, in order): brown and indigo, apart from the palette's
+// and readable on light and dark backgrounds (the palette's black is not).
+var TrainedColors = []color.RGBA{
+	{166, 86, 40, 255},
+	{120, 94, 240, 255},
 }
 
 // isModel reports whether name is one of the catalogue's models.
@@ -98,6 +112,9 @@ func MSEPlot(title string, series []Series, input float64, tstar int) (*plot.Plo
 		l, err := paletteLine(xy, k, 2, s.Dashed, 6)
 		if err != nil {
 			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
+		}
+		if s.Color != nil {
+			l.Color = s.Color
 		}
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
