@@ -213,6 +213,7 @@ type TrainingView struct {
 	Run          DigitRun
 	Norms        []float64 // CouplingNorms
 	ByDistance   []float64 // LocalityByDistance
+	Displacement []float64 // Locality: (2·Side−1)² means by 2-D displacement
 	Err          error     // the re-run did not finish (the training ended)
 }
 
@@ -242,6 +243,7 @@ func (w Watch) View(ctx context.Context, net *models.BSA) TrainingView {
 	v.Run, v.Err = RunDigit(ctx, net, w.Dyn, w.Input, w.Mem, w.Steps)
 	v.Norms = CouplingNorms(net)
 	v.ByDistance = LocalityByDistance(v.Norms, v.Side)
+	v.Displacement = Locality(v.Norms, v.Side)
 	return v
 }
 

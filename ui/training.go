@@ -99,7 +99,7 @@ type trainWin struct {
 	status                                         *widget.Label
 
 	loss, val, digit, locality *PlotView
-	couplings                  *canvas.Image
+	couplings, displacement    *canvas.Image
 	couplingsLbl, digitLbl     *widget.Label
 	input, atStar, last        *PixelView
 	atStarLbl, lastLbl         *widget.Label
@@ -247,8 +247,12 @@ func (tw *trainWin) build() {
 	tw.couplings = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 	tw.couplings.FillMode = canvas.ImageFillContain
 	tw.couplings.ScaleMode = canvas.ImageScalePixels
-	tw.couplings.SetMinSize(fyne.NewSize(180, 180))
-	tw.couplingsLbl = widget.NewLabel("‖J_ij‖: query token i (row) by key token j (column), 0 to the largest (Viridis)")
+	tw.couplings.SetMinSize(fyne.NewSize(150, 150))
+	tw.displacement = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
+	tw.displacement.FillMode = canvas.ImageFillContain
+	tw.displacement.ScaleMode = canvas.ImageScalePixels
+	tw.displacement.SetMinSize(fyne.NewSize(150, 150))
+	tw.couplingsLbl = widget.NewLabel("")
 	tw.couplingsLbl.Wrapping = fyne.TextWrapWord
 	tw.digitLbl = widget.NewLabel("")
 	tw.digitLbl.Wrapping = fyne.TextWrapWord
@@ -264,7 +268,7 @@ func (tw *trainWin) build() {
 	top := container.NewVBox(form, container.NewBorder(nil, nil, buttons, nil, tw.prog), tw.status)
 	left := container.NewGridWithRows(2, tw.loss, tw.val)
 	digit := container.NewGridWithRows(2, tw.digit, container.NewBorder(tw.digitLbl, nil, nil, nil, images))
-	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithColumns(2, tw.couplings, tw.locality))
+	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithColumns(3, tw.couplings, tw.displacement, tw.locality))
 	body := container.NewGridWithColumns(2, container.NewGridWithRows(2, left, coup), digit)
 	tw.w.SetContent(container.NewBorder(top, nil, nil, nil, body))
 	tw.drawDigitInput()
@@ -565,11 +569,14 @@ func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
 	side := r.Side
 	tw.couplings.Image = figures.NormsImage(r.Norms, side*side)
 	tw.couplings.Refresh()
+	tw.displacement.Image = figures.NormsImage(r.Displacement, 2*side-1)
+	tw.displacement.Refresh()
 	hi := 0.0
 	for _, v := range r.Norms {
 		hi = max(hi, v)
 	}
-	tw.couplingsLbl.SetText(fmt.Sprintf("‖J_ij‖ (%s): query token i (row) by key token j (column), 0 (dark) to %.3g (yellow); right: the mean by patch distance", when, hi))
+	tw.couplingsLbl.SetText(fmt.Sprintf("‖J_ij‖ (%s). Left: query token i (row) by key token j (column), 0 (dark) to %.3g (yellow). "+
+		"Middle: the mean over pairs by where the key's patch lies from the query's (centre: the query; grey: no pair), 0 to its largest. Right: the mean by patch distance.", when, hi))
 	dist := r.ByDistance
 	tw.locality.SetPlot(func() (*plot.Plot, error) {
 		return figures.LinePlot("mean ‖J_ij‖ by patch distance", "distance (patches, Chebyshev)", "mean ‖J_ij‖", figures.Steps(len(dist)), false,

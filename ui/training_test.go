@@ -2,6 +2,9 @@ package ui
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"attractorlab/sim"
 	"attractorlab/sim/lesson"
 	"attractorlab/sim/mnist"
+	"attractorlab/sim/sweep"
 )
 
 // runTraining starts the training window's run and waits until it ended.
@@ -91,6 +95,29 @@ func TestTrainingWindow(t *testing.T) {
 	last := m.infos[len(m.infos)-1]
 	if last.Name != "bsa-p2-trained" || len(m.side.modelCheck) != len(m.infos) {
 		t.Fatalf("last model %q, %d checks for %d models", last.Name, len(m.side.modelCheck), len(m.infos))
+	}
+	// Saved, the weights load as a bare self-attention with the trained
+	// couplings and the command that remakes them.
+	var saved []byte
+	savedName := ""
+	browserSave = func(name string, data []byte) error { savedName, saved = name, data; return nil }
+	tw.saveBtn.OnTapped()
+	browserSave = nil
+	path := filepath.Join(t.TempDir(), savedName)
+	if err := os.WriteFile(path, saved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := sim.LoadBSA(2, path)
+	if err != nil || savedName != "bsa-p2-trained.safetensors" {
+		t.Fatalf("saved %q: %v", savedName, err)
+	}
+	if !slices.Equal(loaded.J, tw.trained.J) || !strings.Contains(loaded.Meta["command"], "--images 200 --lambda 5 --attn softmax --epochs 3") {
+		t.Fatalf("the saved couplings differ, or its command is %q", loaded.Meta["command"])
+	}
+	// An ensemble runs on it.
+	env := sweep.Env{Data: m.deps.Data, Cat: m.deps.Catalogue}
+	if b, err := sweep.Ensemble(t.Context(), env, sim.PaperDemo(), "bsa-p2-trained", 5, 20, nil); err != nil || b.N != 5 {
+		t.Fatalf("ensemble on the trained model: %v", err)
 	}
 	tw.useBtn.OnTapped()
 	m.Engine.Settle()

@@ -106,8 +106,8 @@ func Steps(n int) []float64 {
 }
 
 // NormsImage draws an n×n matrix of non-negative values (the couplings'
-// ‖J_ij‖) one pixel per entry in Viridis, 0 to the largest value; NaN is
-// grey.
+// ‖J_ij‖, or their means by displacement) one pixel per entry in Viridis,
+// 0 to the largest value; NaN is grey.
 func NormsImage(v []float64, n int) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, n, n))
 	hi := 0.0
