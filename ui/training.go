@@ -268,7 +268,7 @@ func (tw *trainWin) build() {
 	top := container.NewVBox(form, container.NewBorder(nil, nil, buttons, nil, tw.prog), tw.status)
 	left := container.NewGridWithRows(2, tw.loss, tw.val)
 	digit := container.NewGridWithRows(2, tw.digit, container.NewBorder(tw.digitLbl, nil, nil, nil, images))
-	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithColumns(3, tw.couplings, tw.displacement, tw.locality))
+	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithColumns(2, container.NewGridWithColumns(2, tw.couplings, tw.displacement), tw.locality))
 	body := container.NewGridWithColumns(2, container.NewGridWithRows(2, left, coup), digit)
 	tw.w.SetContent(container.NewBorder(top, nil, nil, nil, body))
 	tw.drawDigitInput()
@@ -569,14 +569,15 @@ func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
 	side := r.Side
 	tw.couplings.Image = figures.NormsImage(r.Norms, side*side)
 	tw.couplings.Refresh()
-	tw.displacement.Image = figures.NormsImage(r.Displacement, 2*side-1)
+	var dlo, dhi float64
+	tw.displacement.Image, dlo, dhi = figures.SpanImage(r.Displacement, 2*side-1)
 	tw.displacement.Refresh()
 	hi := 0.0
 	for _, v := range r.Norms {
 		hi = max(hi, v)
 	}
 	tw.couplingsLbl.SetText(fmt.Sprintf("‖J_ij‖ (%s). Left: query token i (row) by key token j (column), 0 (dark) to %.3g (yellow). "+
-		"Middle: the mean over pairs by where the key's patch lies from the query's (centre: the query; grey: no pair), 0 to its largest. Right: the mean by patch distance.", when, hi))
+		"Middle: their mean by where the key's patch lies from the query's (centre: the query itself, grey), %.3g (dark) to %.3g (yellow). Right: the mean by patch distance.", when, hi, dlo, dhi))
 	dist := r.ByDistance
 	tw.locality.SetPlot(func() (*plot.Plot, error) {
 		return figures.LinePlot("mean ‖J_ij‖ by patch distance", "distance (patches, Chebyshev)", "mean ‖J_ij‖", figures.Steps(len(dist)), false,

@@ -106,24 +106,49 @@ func Steps(n int) []float64 {
 }
 
 // NormsImage draws an n×n matrix of non-negative values (the couplings'
-// ‖J_ij‖, or their means by displacement) one pixel per entry in Viridis,
-// 0 to the largest value; NaN is grey.
+// ‖J_ij‖) one pixel per entry in Viridis, 0 to the largest value; NaN is
+// grey.
 func NormsImage(v []float64, n int) *image.RGBA {
+	_, hi := finiteSpan(v)
+	return RangeImage(v, n, 0, hi)
+}
+
+// RangeImage is NormsImage from lo (dark) to hi (yellow).
+func RangeImage(v []float64, n int, lo, hi float64) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, n, n))
-	hi := 0.0
-	for _, x := range v {
-		if !math.IsNaN(x) {
-			hi = max(hi, x)
-		}
-	}
 	for k, x := range v[:n*n] {
-		c := x
-		if hi > 0 {
-			c = x / hi
+		c := 0.0
+		if hi > lo {
+			c = (x - lo) / (hi - lo)
+		}
+		if math.IsNaN(x) {
+			c = x
 		}
 		img.SetRGBA(k%n, k/n, Viridis(c))
 	}
 	return img
+}
+
+// finiteSpan is the least and the largest finite value of v (0, 0 when
+// there is none).
+func finiteSpan(v []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, x := range v {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+	}
+	if lo > hi {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// SpanImage is RangeImage over v's own finite span, which it returns:
+// small differences (means by displacement) made visible.
+func SpanImage(v []float64, n int) (*image.RGBA, float64, float64) {
+	lo, hi := finiteSpan(v)
+	return RangeImage(v, n, lo, hi), lo, hi
 }
 
 // DistinctTicks are gonum's default ticks labelled with the fewest
