@@ -39,6 +39,35 @@ func randX(rng *rand.Rand, n int) []float32 {
 
 // nplLoss64 is the mean token energy of §5 in float64, from the definition.
 func nplLoss64(m *BSA, J []float64, xhs [][]float32, lam, clamp float64) float64 {
+	return rowLoss64(m, J, xhs, clamp, func(sc []float64) float64 {
+		mx := math.Inf(-1)
+		for _, s := range sc {
+			mx = math.Max(mx, s)
+		}
+		var z float64
+		for _, s := range sc {
+			z += math.Exp(lam * (s - mx))
+		}
+		return -(mx + math.Log(z)/lam)
+	})
+}
+
+// reluLoss64 is the mean relu/seqlen token energy of §5 in float64, from
+// the definition: e_i = −(1/(2λN)) Σ_{j≠i} max(λ min(s_ij, c), 0)².
+func reluLoss64(m *BSA, J []float64, xhs [][]float32, lam, clamp float64) float64 {
+	return rowLoss64(m, J, xhs, clamp, func(sc []float64) float64 {
+		var e float64
+		for _, s := range sc {
+			v := math.Max(lam*s, 0)
+			e -= v * v / (2 * lam * float64(m.N))
+		}
+		return e
+	})
+}
+
+// rowLoss64 is the mean over images and query rows i of e(scores of row
+// i): s_ij = x̂_iᵀ J_ij x̂_j for j ≠ i, clamped at clamp, in float64.
+func rowLoss64(m *BSA, J []float64, xhs [][]float32, clamp float64, e func(scores []float64) float64) float64 {
 	n, d, np := m.N, m.D, m.NP
 	var loss float64
 	for _, xh := range xhs {
@@ -57,41 +86,7 @@ func nplLoss64(m *BSA, J []float64, xhs [][]float32, lam, clamp float64) float64
 				}
 				sc = append(sc, math.Min(s, clamp))
 			}
-			mx := math.Inf(-1)
-			for _, s := range sc {
-				mx = math.Max(mx, s)
-			}
-			var z float64
-			for _, s := range sc {
-				z += math.Exp(lam * (s - mx))
-			}
-			loss -= mx + math.Log(z)/lam
-		}
-	}
-	return loss / float64(len(xhs)*n)
-}
-
-// reluLoss64 is the mean relu/seqlen token energy of §5 in float64, from
-// the definition: e_i = −(1/(2λN)) Σ_{j≠i} max(λ min(s_ij, c), 0)².
-func reluLoss64(m *BSA, J []float64, xhs [][]float32, lam, clamp float64) float64 {
-	n, d, np := m.N, m.D, m.NP
-	var loss float64
-	for _, xh := range xhs {
-		x := func(i, r int) float64 { return float64(xh[r*np+i]) }
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				if j == i {
-					continue
-				}
-				var s float64
-				for r := 0; r < d; r++ {
-					for e := 0; e < d; e++ {
-						s += J[m.jidx(i, j, r, e)] * x(i, r) * x(j, e)
-					}
-				}
-				v := math.Max(lam*math.Min(s, clamp), 0)
-				loss -= v * v / (2 * lam * float64(n))
-			}
+			loss += e(sc)
 		}
 	}
 	return loss / float64(len(xhs)*n)

@@ -109,12 +109,9 @@ func MSEPlot(title string, series []Series, input float64, tstar int) (*plot.Plo
 			continue
 		}
 		maxT = max(maxT, len(s.Values)-1)
-		l, err := paletteLine(xy, k, 2, s.Dashed, 6)
+		l, err := seriesLine(xy, k, s, 2, 6, 1)
 		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
-		}
-		if s.Color != nil {
-			l.Color = s.Color
+			return nil, err
 		}
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
@@ -140,6 +137,24 @@ func MSEPlot(title string, series []Series, input float64, tstar int) (*plot.Plo
 	}
 	padRange(p)
 	return p, nil
+}
+
+// seriesLine is series s drawn as line k of a plot, width points wide: in
+// its own colour or colour k of Palette, dashed (dash points on) where
+// asked; a reference is a thin (refWidth) dotted grey line.
+func seriesLine(xy plotter.XYs, k int, s Series, width, dash, refWidth float64) (*plotter.Line, error) {
+	l, err := paletteLine(xy, k, width, s.Dashed, dash)
+	if err != nil {
+		return nil, fmt.Errorf("plot %s: %w", s.Name, err)
+	}
+	if s.Color != nil {
+		l.Color = s.Color
+	}
+	if s.Reference {
+		l.Color, l.Width = ReferenceColor, vg.Points(refWidth)
+		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+	}
+	return l, nil
 }
 
 // paletteLine is line k of a plot: colour k of Palette, width points wide,
@@ -463,16 +478,9 @@ func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) 
 		if len(xy) == 0 {
 			continue
 		}
-		l, err := paletteLine(xy, k, 1.6, s.Dashed, 5)
+		l, err := seriesLine(xy, k, s, 1.6, 5, 1.2)
 		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
-		}
-		if s.Color != nil {
-			l.Color = s.Color
-		}
-		if s.Reference {
-			l.Color, l.Width = ReferenceColor, vg.Points(1.2)
-			l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+			return nil, err
 		}
 		p.Add(l)
 		if o.Legend {

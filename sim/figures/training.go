@@ -1,7 +1,6 @@
 package figures
 
 import (
-	"fmt"
 	"image"
 	imgdraw "image/draw"
 	"image/png"
@@ -53,17 +52,9 @@ func LinePlot(title, xLabel, yLabel string, xs []float64, logX bool, series []Se
 		if len(xy) == 0 {
 			continue
 		}
-		l, err := paletteLine(xy, k, 2, s.Dashed, 6)
+		l, err := seriesLine(xy, k, s, 2, 6, 1)
 		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", s.Name, err)
-		}
-		if s.Color != nil {
-			l.Color = s.Color
-		}
-		if s.Reference {
-			l.Color = ReferenceColor
-			l.Width = vg.Points(1)
-			l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+			return nil, err
 		}
 		p.Add(l)
 		if s.Name != "" {
