@@ -7,13 +7,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
 	// Before Fyne initialises: a locale it can parse (no error under LANG=C).
 	_ "attractorlab/app/internal/posixlocale"
+	"attractorlab/sim"
 )
 
 const usage = `Attractor Lab — self-attention as an attractor network
@@ -69,6 +72,26 @@ func profiled(f func() error) error {
 	return err
 }
 
+// sayPortable tells, on start-up, that this binary runs the portable
+// kernels and why (several times slower: a plain `go build ./app` lacks the
+// SIMD experiment the Makefile sets) — except for help and version, which
+// say it themselves or compute nothing, and in the browser, where the
+// portable kernels are the only ones.
+func sayPortable(w io.Writer, args []string) {
+	if runtime.GOOS == "js" {
+		return
+	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "--help", "version", "--version":
+			return
+		}
+	}
+	if text, fast := sim.Kernels(); !fast {
+		fmt.Fprintln(w, "attractorlab: running the "+text)
+	}
+}
+
 // errUsage is an unknown command.
 var errUsage = errors.New("unknown command")
 
@@ -97,7 +120,9 @@ func run(ctx context.Context, args []string) error {
 		fmt.Print(usage)
 		return nil
 	case "version", "--version":
+		k, _ := sim.Kernels()
 		fmt.Println("attractorlab", versionText())
+		fmt.Println(k)
 		return nil
 	}
 	return fmt.Errorf("%w %q\n\n%s", errUsage, cmd, usage)
@@ -162,6 +187,7 @@ func (e usageError) Unwrap() error { return e.err }
 
 func main() {
 	ctx, stop := stopOnSignal()
+	sayPortable(os.Stderr, os.Args[1:])
 	err := profiled(func() error { return run(ctx, os.Args[1:]) })
 	stop()
 	var ue usageError

@@ -17,6 +17,8 @@ func init() {
 		expShift = expShiftAVX512
 		maxf = maxfAVX512
 		kernelName = "avx512"
+	} else {
+		kernelWhy = "this CPU has no AVX-512"
 	}
 }
 

@@ -22,9 +22,21 @@ var (
 	expShift = expShiftGo
 	// maxf: the largest element (invalidScore for an empty slice).
 	maxf = maxfGo
-	// kernelName says which implementation the variables point at.
+	// kernelName says which implementation the variables point at, and
+	// kernelWhy, for the portable ones, why.
 	kernelName = "go"
+	kernelWhy  = "this binary was built without GOEXPERIMENT=simd (make build, or GOEXPERIMENT=simd go build ./app, builds the AVX-512 kernels)"
 )
+
+// Kernels says which kernels run: "avx512" (and "" as the reason), or
+// "go", the portable ones, with the reason (a build without the SIMD
+// experiment, or a CPU without AVX-512).
+func Kernels() (name, why string) {
+	if kernelName != "go" {
+		return kernelName, ""
+	}
+	return kernelName, kernelWhy
+}
 
 // invalidScore marks a key a query may not attend to (s_ii, masked keys on
 // the first step, padding). Any score at or below invalidBelow is excluded.

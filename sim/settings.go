@@ -291,3 +291,14 @@ func (s Settings) Validate(via Via) error {
 	}
 	return nil
 }
+
+// Kernels describes the numerical kernels this binary runs: "AVX-512
+// kernels", or "portable Go kernels: " and why (a build without the SIMD
+// experiment, a CPU without AVX-512). fast is false for the portable ones.
+func Kernels() (text string, fast bool) {
+	name, why := models.Kernels()
+	if name == "avx512" {
+		return "AVX-512 kernels", true
+	}
+	return "portable Go kernels: " + why, false
+}

@@ -167,5 +167,11 @@ func (m *Main) showAbout() {
 		"Attractor Lab %s\n\nWatch self-attention behave as an attractor network on MNIST digits:\n"+
 			"a transient memory, then the fall toward a global attractor.\n\n"+
 			"After D'Amico & Negri, \"Self-attention as an attractor network:\n"+
-			"transient memories without backpropagation\".", v), m.win))
+			"transient memories without backpropagation\".\n\nNumerics: %s.", v, kernelsText()), m.win))
+}
+
+// kernelsText is the numerical kernels in use, for About.
+func kernelsText() string {
+	t, _ := sim.Kernels()
+	return t
 }
