@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"strings"
+	"testing"
+)
+
+// bar is a w×h picture of ink 1 in the rectangle [x0, x1) × [y0, y1).
+func bar(w, h, x0, y0, x1, y1 int) []float64 {
+	p := make([]float64, w*h)
+	for y := y0; y < y1; y++ {
+		for x := x0; x < x1; x++ {
+			p[y*w+x] = 1
+		}
+	}
+	return p
+}
+
+// TestPrepareDigitKnownStroke: a 10×100 bar anywhere in a 200×200 picture
+// becomes the 2×20 bar at columns 13–14, rows 4–23 (its centre of mass at
+// 13.5, 13.5), pure white on black.
+func TestPrepareDigitKnownStroke(t *testing.T) {
+	for _, at := range [][2]int{{20, 30}, {150, 90}} {
+		got := PrepareDigit(bar(200, 200, at[0], at[1], at[0]+10, at[1]+100), 200, 200)
+		for y := range 28 {
+			for x := range 28 {
+				want := uint8(0)
+				if x >= 13 && x <= 14 && y >= 4 && y <= 23 {
+					want = 255
+				}
+				if got[y*28+x] != want {
+					t.Fatalf("bar at %v: pixel (%d, %d) = %d, want %d", at, x, y, got[y*28+x], want)
+				}
+			}
+		}
+	}
+}
+
+// TestPrepareDigitProperties: a wide stroke fits 20 pixels wide and keeps
+// its aspect ratio, an area wholly covered stays white and a fine pattern
+// averages to grey (anti-aliasing), the centre of mass is
+// within half a pixel of the centre; no ink gives black.
+func TestPrepareDigitProperties(t *testing.T) {
+	// A 30×7 bar: 20×5 after scaling (4.67 rounds to 5), its edge rows
+	// partly covered.
+	got := PrepareDigit(bar(64, 64, 3, 40, 33, 47), 64, 64)
+	var sum, sx, sy float64
+	cols, rows := map[int]bool{}, map[int]bool{}
+	grey := false
+	for k, v := range got {
+		if v == 0 {
+			continue
+		}
+		f := float64(v)
+		sum += f
+		sx += f * float64(k%28)
+		sy += f * float64(k/28)
+		cols[k%28], rows[k/28] = true, true
+		grey = grey || v < 255
+	}
+	if len(cols) != 20 || len(rows) != 5 || grey {
+		t.Fatalf("%d columns, %d rows of ink, grey %v", len(cols), len(rows), grey)
+	}
+	if cx, cy := sx/sum, sy/sum; math.Abs(cx-13.5) > 0.5 || math.Abs(cy-13.5) > 0.5 {
+		t.Fatalf("centre of mass (%.2f, %.2f)", cx, cy)
+	}
+	for _, v := range PrepareDigit(make([]float64, 100), 10, 10) {
+		if v != 0 {
+			t.Fatal("a blank picture gave ink")
+		}
+	}
+	// Anti-aliased: a 40×40 checkerboard halves to 20×20 of mean grey.
+	board := make([]float64, 40*40)
+	for k := range board {
+		board[k] = float64((k%40 + k/40) % 2)
+	}
+	board[0] = 1 // the box is the whole board
+	for k, v := range PrepareDigit(board, 40, 40) {
+		x, y := k%28, k/28
+		inside := x >= 4 && x < 24 && y >= 4 && y < 24
+		if inside && v != 128 && !(x == 4 && y == 4) || !inside && v != 0 {
+			t.Fatalf("checkerboard: pixel (%d, %d) = %d", x, y, v)
+		}
+	}
+}
+
+// TestReadDigitPicture: a PNG of dark ink on white paper, the same as
+// light on black, a JPEG and a transparent PNG give the digit the ink
+// makes; a file that is not a picture, or too large, is refused by name.
+func TestReadDigitPicture(t *testing.T) {
+	want := PrepareDigit(bar(200, 200, 20, 30, 30, 130), 200, 200)
+	draw := func(ink, paper color.Color) *image.NRGBA {
+		img := image.NewNRGBA(image.Rect(0, 0, 200, 200))
+		for y := range 200 {
+			for x := range 200 {
+				c := paper
+				if x >= 20 && x < 30 && y >= 30 && y < 130 {
+					c = ink
+				}
+				img.Set(x, y, c)
+			}
+		}
+		return img
+	}
+	for _, c := range []struct {
+		name string
+		img  image.Image
+		enc  func(*bytes.Buffer, image.Image) error
+	}{
+		{"dark.png", draw(color.Black, color.White), func(b *bytes.Buffer, m image.Image) error { return png.Encode(b, m) }},
+		{"light.png", draw(color.White, color.Black), func(b *bytes.Buffer, m image.Image) error { return png.Encode(b, m) }},
+		{"clear.png", draw(color.NRGBA{0, 0, 0, 255}, color.NRGBA{0, 0, 0, 0}), func(b *bytes.Buffer, m image.Image) error { return png.Encode(b, m) }},
+		{"ink.jpg", draw(color.Black, color.White), func(b *bytes.Buffer, m image.Image) error { return jpeg.Encode(b, m, &jpeg.Options{Quality: 95}) }},
+	} {
+		var buf bytes.Buffer
+		if err := c.enc(&buf, c.img); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadDigitPicture(&buf, c.name)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for k := range got {
+			if d := int(got[k]) - int(want[k]); d > 8 || d < -8 {
+				t.Fatalf("%s: pixel %d = %d, want %d", c.name, k, got[k], want[k])
+			}
+		}
+	}
+	if _, err := ReadDigitPicture(strings.NewReader("not a picture"), "notes.txt"); err == nil || !strings.Contains(err.Error(), "notes.txt: not a PNG or JPEG") {
+		t.Fatalf("text: %v", err)
+	}
+	var big bytes.Buffer
+	png.Encode(&big, image.NewGray(image.Rect(0, 0, MaxPictureSide+1, 1)))
+	if _, err := ReadDigitPicture(&big, "wide.png"); err == nil || !strings.Contains(err.Error(), "wide.png: a 8193×1 picture (allowed 1×1 … 8192×8192)") {
+		t.Fatalf("too wide: %v", err)
+	}
+}
