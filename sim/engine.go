@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -274,6 +275,11 @@ func (s *session) change(f func(*Settings), keepToggled bool) bool {
 	f(&next)
 	next.Lanes = slices.Clone(next.Lanes)
 	next.Toggled = slices.Clone(next.Toggled)
+	if next.Own != nil && bytes.Equal(next.Own, old.Own) && (next.Split != old.Split || next.Index != old.Index) {
+		// A stored digit chosen (the digit controls, a gallery, a
+		// population window): the own digit gives way to it.
+		next.Own = nil
+	}
 	if !sameInput(old, next) && !keepToggled {
 		// A new digit or corruption starts its trajectory at t = 0.
 		next.Toggled = nil
@@ -323,10 +329,10 @@ func (s *session) maskGrid(lanes []string) int {
 	return s.cfg.Catalogue.MaskGrid(lanes)
 }
 
-// maskOf is the seeded mask of set's digit on grid with the hand-toggled
-// patches flipped.
+// maskOf is the seeded mask of set's digit (the session's clean digit) on
+// grid with the hand-toggled patches flipped.
 func (s *session) maskOf(set Settings, grid *models.Patches) []bool {
-	base := set.Corruption.Apply(s.digits(set.Split).Clean(set.Index, mnist.PixelGain), grid, set.Index+int(set.Split)<<20)
+	base := set.Corruption.Apply(s.clean, grid, set.NoiseImage())
 	masked := slices.Clone(base.Masked)
 	for _, i := range set.Toggled {
 		if i >= 0 && i < len(masked) {
@@ -338,8 +344,31 @@ func (s *session) maskOf(set Settings, grid *models.Patches) []bool {
 
 // sameInput reports whether the digit and corruption are unchanged.
 func sameInput(a, b Settings) bool {
-	return a.Split == b.Split && a.Index == b.Index && a.Corruption == b.Corruption
+	return sameDigit(a, b) && a.Corruption == b.Corruption
 }
+
+// sameDigit reports whether a and b name the same clean digit.
+func sameDigit(a, b Settings) bool {
+	return a.Split == b.Split && a.Index == b.Index && bytes.Equal(a.Own, b.Own)
+}
+
+// NoLabel is the label of a digit that has none (a person's own).
+const NoLabel = 255
+
+// ownImage numbers a person's own digit among the corruption draws (a
+// digit of the data is Index + Split<<20).
+const ownImage = 3 << 20
+
+// NoiseImage is the number of the settings' digit among the corruption
+// draws (Corruption.Apply's image).
+func (s Settings) NoiseImage() int {
+	if s.Own != nil {
+		return ownImage
+	}
+	return s.Index + int(s.Split)<<20
+}
+
+func (s *session) noiseImage() int { return s.set.NoiseImage() }
 
 func (e *Engine) Step()       { e.do(func(s *session) { s.playing = false; s.advance(1) }) }
 func (e *Engine) Back()       { e.do(func(s *session) { s.playing = false; s.seek(s.shownT() - 1) }) }
@@ -487,9 +516,14 @@ type session struct {
 func (s *session) rebuild() {
 	s.err = ""
 	set := s.digits(s.set.Split)
-	s.label = set.Labels[s.set.Index]
-	s.mnistIdx = set.Index[s.set.Index]
-	s.clean = set.Clean(s.set.Index, mnist.PixelGain)
+	if own := s.set.Own; own != nil {
+		s.label, s.mnistIdx = NoLabel, -1
+		s.clean = mnist.CleanBytes(own, mnist.PixelGain)
+	} else {
+		s.label = set.Labels[s.set.Index]
+		s.mnistIdx = set.Index[s.set.Index]
+		s.clean = set.Clean(s.set.Index, mnist.PixelGain)
+	}
 	var ms []Model
 	for _, name := range s.set.Lanes {
 		m, err := s.cfg.Catalogue.Model(name, s.set)
@@ -514,7 +548,7 @@ func (s *session) rebuild() {
 			}
 		}
 	} else {
-		s.input = s.set.Corruption.Apply(s.clean, grid, s.set.Index+int(s.set.Split)<<20).Input
+		s.input = s.set.Corruption.Apply(s.clean, grid, s.noiseImage()).Input
 	}
 	// A fresh slice: the frames of dropped lanes must not stay reachable.
 	s.lanes = make([]*lane, 0, len(ms))

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/base64"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -36,6 +37,9 @@ type Scenario struct {
 	K          int      `json:"hopfield_k"`
 	Async      bool     `json:"hopfield_async"`
 	T          int      `json:"t"`
+	// Own is a person's own digit, base64 of its 784 bytes (row by row,
+	// 0 black … 255 white); without it the digit is split and index.
+	Own string `json:"own_digit,omitempty"`
 }
 
 // ScenarioOf captures a snapshot.
@@ -44,7 +48,16 @@ func ScenarioOf(sn *Snapshot) Scenario {
 	return Scenario{Version: 1, Split: s.Split.String(), Index: s.Index, Corruption: s.Corruption.Kind.String(),
 		Fraction: s.Corruption.Fraction, Sigma2: s.Corruption.Sigma2, Seed: s.Corruption.Seed,
 		Toggled: s.Toggled, Models: s.Lanes, Lambda: s.Dyn.Lambda, Gamma: s.Dyn.Gamma,
-		Attention: s.Dyn.Attn.String(), Beta: s.Hop.Beta, K: s.Hop.K, Async: s.Hop.Async, T: sn.T}
+		Attention: s.Dyn.Attn.String(), Beta: s.Hop.Beta, K: s.Hop.K, Async: s.Hop.Async, T: sn.T,
+		Own: encodeOwn(s.Own)}
+}
+
+// encodeOwn is a digit's bytes in base64 ("" for none).
+func encodeOwn(own []uint8) string {
+	if own == nil {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(own)
 }
 
 // scenarioFields are the fields a scenario must have (toggled_patches is
@@ -74,7 +87,13 @@ func (sc Scenario) Settings() (Settings, error) {
 	if sc.T < 0 || sc.T > int(Steps.Max) {
 		return s, fmt.Errorf("field t = %d is out of range (allowed 0 … %d)", sc.T, int(Steps.Max))
 	}
-	s = Settings{Split: split, Index: sc.Index,
+	var own []uint8
+	if sc.Own != "" {
+		if own, err = base64.StdEncoding.DecodeString(sc.Own); err != nil || len(own) != models.Pixels {
+			return s, fmt.Errorf("field own_digit: not a digit (want base64 of %d bytes, 28×28)", models.Pixels)
+		}
+	}
+	s = Settings{Split: split, Index: sc.Index, Own: own,
 		Corruption: Corruption{Kind: k, Fraction: sc.Fraction, Sigma2: sc.Sigma2, Seed: sc.Seed},
 		Toggled:    sc.Toggled, Lanes: sc.Models,
 		Dyn: models.Dynamics{Lambda: sc.Lambda, Gamma: sc.Gamma, Attn: attn},
@@ -231,7 +250,7 @@ func (s Settings) CheckMask(grid int, via Via) error {
 // hand-toggled patches flipped; the toggled patches must have been checked
 // (checkToggled).
 func toggledMask(s Settings, grid *models.Patches, clean []float32) []bool {
-	masked := s.Corruption.Apply(clean, grid, s.Index+int(s.Split)<<20).Masked
+	masked := s.Corruption.Apply(clean, grid, s.NoiseImage()).Masked
 	for _, i := range s.Toggled {
 		masked[i] = !masked[i]
 	}

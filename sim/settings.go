@@ -191,6 +191,10 @@ type Settings struct {
 	Lanes   []string // model names, 1 to MaxLanes
 	Dyn     models.Dynamics
 	Hop     HopfieldParams
+	// Own, when set, is a person's own digit (28×28 bytes as MNIST's,
+	// PrepareDigit): the clean reference instead of the digit Split and
+	// Index name. It has no label.
+	Own []uint8
 }
 
 // DefaultMask and DefaultNoise are the paper's two tasks.
@@ -275,6 +279,9 @@ func (s Settings) Validate(via Via) error {
 	}
 	if s.Index < 0 {
 		return fmt.Errorf("digit index %d is negative", s.Index)
+	}
+	if s.Own != nil && len(s.Own) != models.Pixels {
+		return fmt.Errorf("own digit has %d values (allowed %d: 28×28)", len(s.Own), models.Pixels)
 	}
 	if len(s.Lanes) < 1 || len(s.Lanes) > MaxLanes {
 		return fmt.Errorf("%d models chosen (allowed 1 … %d)", len(s.Lanes), MaxLanes)

@@ -365,7 +365,7 @@ var (
 	runKeys      = []string{"from", "to", "speed"}
 	trainKeys    = []string{"patch", "start", "images", "lambda", "attention", "d", "epochs", "lr", "seed"}
 	scenarioKeys = []string{"split", "index", "corruption", "mask_fraction", "noise_sigma2", "seed", "toggled_patches",
-		"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async"}
+		"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async", "own_digit"}
 )
 
 func (p *parser) scenario(path string, raw json.RawMessage, prev sim.Settings) (sim.Settings, error) {
@@ -493,6 +493,8 @@ func typeWant(k string) string {
 	switch k {
 	case "split", "corruption", "attention":
 		return "want a string"
+	case "own_digit":
+		return "want base64 of 784 bytes (a scenario file's own_digit)"
 	case "models":
 		return `want a list of model names, e.g. ["bsa-p2"]`
 	case "toggled_patches":

@@ -30,6 +30,15 @@ func (s *Set) Clean(k int, gain float32) []float32 {
 	return s.CleanTo(make([]float32, models.Pixels), k, gain)
 }
 
+// CleanBytes is a digit's bytes as Clean gives a stored one's.
+func CleanBytes(raw []uint8, gain float32) []float32 {
+	out := make([]float32, len(raw))
+	for q, b := range raw {
+		out[q] = min(gain*float32(b)/255, 1)
+	}
+	return out
+}
+
 // CleanTo is Clean into out (of models.Pixels values), which it returns.
 func (s *Set) CleanTo(out []float32, k int, gain float32) []float32 {
 	out = out[:models.Pixels]
