@@ -1,8 +1,8 @@
 package sim
 
 import (
-	"encoding/base64"
 	"bytes"
+	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
