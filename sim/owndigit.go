@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -12,6 +11,7 @@ import (
 	"math"
 
 	"attractorlab/models"
+	"attractorlab/models/infile"
 )
 
 // A person's own digit — drawn in the window or read from a picture — is
@@ -22,8 +22,23 @@ import (
 // image's centre, and kept as bytes as MNIST is.
 
 // MaxPictureSide is the largest width or height of a picture read as a
-// digit.
-const MaxPictureSide = 8192
+// digit, and MaxPictureFile the largest file.
+const (
+	MaxPictureSide = 8192
+	MaxPictureFile = 64 << 20
+)
+
+// ReadDigitPictureFile reads the picture file at path (a regular file of
+// at most MaxPictureFile bytes, refused by name otherwise) as
+// ReadDigitPicture does.
+func ReadDigitPictureFile(path string) ([]uint8, error) {
+	f, err := infile.Open(path, "picture", MaxPictureFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadDigitPicture(f, path)
+}
 
 // PrepareDigit turns a w×h picture of ink (row-major, values in [0,1],
 // ink bright) into a 28×28 MNIST-like digit, as bytes (0 … 255). A
@@ -158,6 +173,3 @@ func (rr *readRecorder) Read(p []byte) (int, error) {
 	rr.buf = append(rr.buf, p[:n]...)
 	return n, err
 }
-
-// errNoDigit is a digit that is not 784 bytes.
-var errNoDigit = errors.New("a digit is 784 values, 28×28")

@@ -340,6 +340,11 @@ var (
 // browser's file picker chooses, and read gets the file (of at most max
 // bytes).
 func (m *Main) openJSON(what string, open func(path string) error, read func(r io.Reader, name string) error, max int64) {
+	m.openFile(what, []string{".json"}, open, read, max)
+}
+
+// openFile is openJSON for files whose names end in one of exts.
+func (m *Main) openFile(what string, exts []string, open func(path string) error, read func(r io.Reader, name string) error, max int64) {
 	if browserOpen != nil {
 		browserOpen(what, max, read, m.showError)
 		return
@@ -349,7 +354,7 @@ func (m *Main) openJSON(what string, open func(path string) error, read func(r i
 	var d dialog.Dialog
 	entry := newKeyEntry(func() { d.Hide() })
 	entry.SetText(dir + string(filepath.Separator))
-	entry.SetPlaceHolder("path of the " + what + " (.json)")
+	entry.SetPlaceHolder("path of the " + what + " (" + strings.Join(exts, ", ") + ")")
 	try := func(path string) {
 		if err := m.openPath(path, what, open); err != nil {
 			m.showError(err)
@@ -379,7 +384,7 @@ func (m *Main) openJSON(what string, open func(path string) error, read func(r i
 			entry.SetText(path)
 			try(path)
 		}, m.win)
-		fd.SetFilter(regularJSON{})
+		fd.SetFilter(regularFiles(exts))
 		m.showDialog(fd)
 	})
 	entry.OnSubmitted = func(string) { typed() }
@@ -404,16 +409,9 @@ func (m *Main) openPath(path, what string, open func(path string) error) error {
 	return nil
 }
 
-// regularJSON lets the file chooser list regular .json files only.
-type regularJSON struct{}
-
-func (regularJSON) Matches(u fyne.URI) bool {
-	if !strings.EqualFold(u.Extension(), ".json") {
-		return false
-	}
-	st, err := os.Stat(u.Path())
-	return err == nil && st.Mode().IsRegular()
-}
+// equalFoldExt reports whether a file's extension is ext, whatever the
+// case.
+func equalFoldExt(got, ext string) bool { return strings.EqualFold(got, ext) }
 
 // OpenScenarioFile applies the scenario file at path (a regular file of
 // at most sim.MaxScenarioSize).

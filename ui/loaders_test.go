@@ -57,7 +57,7 @@ func TestWindowFileInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{fifo, "/dev/zero"} {
-		for what, open := range map[string]func(string) error{"lesson": m.OpenLessonFile, "scenario": m.OpenScenarioFile} {
+		for what, open := range map[string]func(string) error{"lesson": m.OpenLessonFile, "scenario": m.OpenScenarioFile, "picture": m.OpenPictureFile} {
 			done := make(chan error, 1)
 			go func() { done <- open(path) }()
 			select {
@@ -74,7 +74,8 @@ func TestWindowFileInputs(t *testing.T) {
 	if err := os.WriteFile(good, []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if (regularJSON{}).Matches(storage.NewFileURI(fifo)) || !(regularJSON{}).Matches(storage.NewFileURI(good)) {
+	json := regularFiles{".json"}
+	if json.Matches(storage.NewFileURI(fifo)) || !json.Matches(storage.NewFileURI(good)) || json.Matches(storage.NewFileURI(filepath.Join(dir, "x.png"))) {
 		t.Fatal("the file chooser's filter lists the FIFO or hides the file")
 	}
 }

@@ -465,6 +465,15 @@ func (m *Main) ahead(sn *sim.Snapshot, l sim.Lane) bool {
 	return m.lesson != nil && sn.T < l.Best
 }
 
+// labelMark is checkMark of the nearest memory's label against the
+// digit's; a digit without a label (a person's own) gets no mark.
+func labelMark(near, own uint8) string {
+	if own == sim.NoLabel {
+		return "·"
+	}
+	return checkMark(near == own)
+}
+
 func checkMark(ok bool) string {
 	if ok {
 		return "✓"
@@ -547,9 +556,9 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	f := l.At(sn.T)
 	if mem := m.deps.Memories; mem != nil {
 		txt := fmt.Sprintf("#%d: %d %s r %.2f\nmean digit r %.2f",
-			f.NearIdx, f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, f.CorrMean)
+			f.NearIdx, f.NearLbl, labelMark(f.NearLbl, sn.Label), f.NearCorr, f.CorrMean)
 		if len(sn.Lanes) > 1 { // a narrow panel; the table has every model's
-			txt = fmt.Sprintf("#%d: %d %s\nr %.2f (%s)", f.NearIdx, f.NearLbl, checkMark(f.NearLbl == sn.Label), f.NearCorr, l.Info.Name)
+			txt = fmt.Sprintf("#%d: %d %s\nr %.2f (%s)", f.NearIdx, f.NearLbl, labelMark(f.NearLbl, sn.Label), f.NearCorr, l.Info.Name)
 		}
 		setText(m.nearestLbl, txt)
 	}

@@ -45,6 +45,7 @@ type controls struct {
 	logCheck     *keyCheck  // the MSE plot's log y axis
 	scaleSel     *keySelect // the attention maps' colour scale
 	themeSel     *keySelect
+	ownHint      fyne.CanvasObject // shown when the digit is the person's own
 	maskHint     fyne.CanvasObject // shown under masking
 	noiseHint    fyne.CanvasObject // shown under noise
 }
@@ -87,10 +88,16 @@ func (m *Main) digitControls() fyne.CanvasObject {
 	m.side.labelSel.SetSelected("any")
 	random := newKeyButton("Random", theme.ViewRefreshIcon(), m.randomDigit, m.handleKey)
 	gallery := newKeyButton("Gallery", theme.GridIcon(), m.showGallery, m.handleKey)
+	draw := newKeyButton("Draw…", theme.DocumentCreateIcon(), m.showDraw, m.handleKey)
+	picture := newKeyButton("Picture…", theme.FileImageIcon(), m.openPicture, m.handleKey)
+	m.side.ownHint = hint("your own digit is the clean digit; choose a stored digit above to go back")
+	m.side.ownHint.Hide()
 	digit := container.NewVBox(heading("Digit"),
 		container.NewGridWithColumns(2, m.side.split, m.side.index),
 		container.NewBorder(nil, nil, widget.NewLabel("label"), nil, m.side.labelSel),
-		container.NewGridWithColumns(2, random, gallery))
+		container.NewGridWithColumns(2, random, gallery),
+		container.NewGridWithColumns(2, draw, picture),
+		m.side.ownHint)
 	return digit
 }
 
@@ -352,6 +359,11 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 	} else {
 		m.side.noiseHint.Hide()
 		m.side.maskHint.Show()
+	}
+	if st.Own != nil {
+		m.side.ownHint.Show()
+	} else {
+		m.side.ownHint.Hide()
 	}
 	m.side.split.SetSelected(st.Split.String())
 	if !m.side.index.Disabled() && m.win.Canvas().Focused() != m.side.index {

@@ -1,0 +1,50 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+
+	"attractorlab/sim"
+)
+
+// TestDrawOwnDigit: a stroke dragged on the pad paints ink along it (a
+// round brush), erasing takes it away, and the digit it makes becomes
+// the window's clean digit: no label, so the nearest memory has no ✓/✗,
+// the sidebar says how to go back, and choosing a stored digit does.
+func TestDrawOwnDigit(t *testing.T) {
+	m, _ := newTestMain(t)
+	pad := newDrawPad()
+	pad.Resize(fyne.NewSize(padSide, padSide)) // one pad pixel per point
+	changes := 0
+	pad.OnChange = func() { changes++ }
+	// A vertical stroke at x = 96 from y = 30 to 160, in three drags.
+	for _, y := range []float32{70, 120, 160} {
+		pad.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(96, y)}, Dragged: fyne.NewDelta(0, 40)})
+	}
+	pad.DragEnd()
+	at := func(x, y int) float64 { return pad.Ink[y*padSide+x] }
+	if changes != 3 || at(96, 100) != 1 || at(96+int(pad.Radius)+2, 100) != 0 || at(96, 15) != 0 {
+		t.Fatalf("%d changes; ink on the stroke %g, beside it %g, above it %g", changes, at(96, 100), at(96+int(pad.Radius)+2, 100), at(96, 15))
+	}
+	pad.Erase = true
+	pad.Tapped(&fyne.PointEvent{Position: fyne.NewPos(96, 100)})
+	if at(96, 100) != 0 || at(96, 140) != 1 {
+		t.Fatal("erasing did not take the ink under the brush away, or took more")
+	}
+	own := sim.PrepareDigit(pad.Ink, padSide, padSide)
+	m.UseOwnDigit(own, "drawn")
+	m.Engine.Settle()
+	if sn := m.snap; sn.Settings.Own == nil || sn.Label != sim.NoLabel {
+		t.Fatal("the drawn digit is not the clean digit")
+	}
+	if txt := m.nearestLbl.Text; strings.ContainsAny(txt, "✓✗") || !m.side.ownHint.Visible() {
+		t.Fatalf("nearest %q, hint shown %v", txt, m.side.ownHint.Visible())
+	}
+	m.send(func(st *sim.Settings) { st.Index = 5 })
+	m.Engine.Settle()
+	if m.snap.Settings.Own != nil || m.side.ownHint.Visible() || !strings.ContainsAny(m.nearestLbl.Text, "✓✗") {
+		t.Fatal("choosing digit 5 kept the drawn digit")
+	}
+}
