@@ -41,7 +41,13 @@ func (m *Main) exports() []exportItem {
 		{"Clean image (PNG)", "clean.png", img(func() image.Image { return m.clean.draw(560, 560) })},
 		{"Input image (PNG)", "input.png", img(func() image.Image { return m.input.draw(560, 560) })},
 		{"MSE plot (PNG)", "mse.png", m.plotPNG(msePlot, m.logY)},
+		{"MSE plot (SVG)", "mse.svg", m.plotVector(msePlot, m.logY, "svg")},
+		{"MSE plot (PDF)", "mse.pdf", m.plotVector(msePlot, m.logY, "pdf")},
 		{"Energy plot (PNG)", "energy.png", m.plotPNG(energyPlot, false)},
+		{"Energy plot (SVG)", "energy.svg", m.plotVector(energyPlot, false, "svg")},
+		{"Energy plot (PDF)", "energy.pdf", m.plotVector(energyPlot, false, "pdf")},
+		{fmt.Sprintf("The run as an animated GIF (t = 0 … %d, 10 steps a second)", figures.RunFrames(sn)-1), "run.gif",
+			func(w io.Writer) error { return figures.WriteRunGIF(w, sn, 10) }},
 		{"Variance histogram (PNG)", "variance.png", img(func() image.Image { return m.hist.draw(900, 500) })},
 	}
 	for k, v := range m.states {
@@ -62,17 +68,35 @@ func (m *Main) exports() []exportItem {
 // its legend and the t and t* markers drawn in, or says why it cannot.
 func (m *Main) plotPNG(build func(*sim.Snapshot, figures.TrajectoryOptions) (*plot.Plot, error), logY bool) func(io.Writer) error {
 	return func(w io.Writer) error {
-		sn := m.snap
-		o := figures.TrajectoryOptions{LogY: logY, Legend: true, Now: sn.T, Best: -1}
-		if len(sn.Lanes) == 1 && !sn.Settings.NothingToRepair() {
-			o.Best = sn.Lanes[0].Best
-		}
-		pl, err := build(sn, o)
+		pl, err := m.panelPlot(build, logY)
 		if err != nil {
 			return err
 		}
 		return writePNG(w, figures.RenderLegendRight(pl, 1200, 700, 120))
 	}
+}
+
+// plotVector writes a plot panel as SVG or PDF (format), 900×525 points,
+// as plotPNG draws it.
+func (m *Main) plotVector(build func(*sim.Snapshot, figures.TrajectoryOptions) (*plot.Plot, error), logY bool, format string) func(io.Writer) error {
+	return func(w io.Writer) error {
+		pl, err := m.panelPlot(build, logY)
+		if err != nil {
+			return err
+		}
+		return figures.WriteVector(w, pl, format, 900, 525)
+	}
+}
+
+// panelPlot builds a plot panel of the current snapshot for export: its
+// legend, the t marker, and t* when one model runs.
+func (m *Main) panelPlot(build func(*sim.Snapshot, figures.TrajectoryOptions) (*plot.Plot, error), logY bool) (*plot.Plot, error) {
+	sn := m.snap
+	o := figures.TrajectoryOptions{LogY: logY, Legend: true, Now: sn.T, Best: -1}
+	if len(sn.Lanes) == 1 && !sn.Settings.NothingToRepair() {
+		o.Best = sn.Lanes[0].Best
+	}
+	return build(sn, o)
 }
 
 // image renders the heatmap alone at side×side pixels, every entry on the

@@ -1,11 +1,19 @@
 package ui
 
 import (
+	"bytes"
 	"errors"
 	"image/color"
+	"image/gif"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"attractorlab/sim"
+	"attractorlab/sim/figures"
 )
 
 // TestSaveAs: a typed absolute path is used as typed (Fyne's dialog joined
@@ -84,5 +92,48 @@ func TestWindowImage(t *testing.T) {
 	}
 	if content.Position() != pos || content.Size() != size {
 		t.Fatalf("window content moved to %v %v from %v %v", content.Position(), content.Size(), pos, size)
+	}
+}
+
+// TestExportAnimationAndVectors: the run exports as an animated GIF of
+// every recorded step (the input at t = 0, each frame as wide as its
+// panels), and the MSE and energy plots as SVG and PDF documents.
+func TestExportAnimationAndVectors(t *testing.T) {
+	m, _ := newTestMain(t)
+	m.Engine.Update(func(s *sim.Settings) { s.Lanes = []string{"bsa-p2", "hopfield"} })
+	m.Engine.Settle()
+	got := map[string][]byte{}
+	for _, it := range m.exports() {
+		if !strings.HasSuffix(it.file, ".gif") && !strings.HasSuffix(it.file, ".svg") && !strings.HasSuffix(it.file, ".pdf") {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := it.write(&buf); err != nil {
+			t.Fatalf("%s: %v", it.label, err)
+		}
+		got[it.file] = buf.Bytes()
+	}
+	if len(got) != 5 {
+		t.Fatalf("exports %v", slices.Collect(maps.Keys(got)))
+	}
+	g, err := gif.DecodeAll(bytes.NewReader(got["run.gif"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := figures.RunFrames(m.snap); len(g.Image) != want || want < 101 {
+		t.Fatalf("%d frames, want %d", len(g.Image), want)
+	}
+	if b := g.Image[0].Bounds(); b.Dx() != 4*(168+12)+12 {
+		t.Fatalf("frame %v", b)
+	}
+	for _, f := range []string{"mse.svg", "energy.svg"} {
+		if !bytes.Contains(got[f], []byte("<svg")) {
+			t.Fatalf("%s is not SVG", f)
+		}
+	}
+	for _, f := range []string{"mse.pdf", "energy.pdf"} {
+		if !bytes.HasPrefix(got[f], []byte("%PDF")) {
+			t.Fatalf("%s is not PDF", f)
+		}
 	}
 }

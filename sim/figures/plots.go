@@ -15,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Palette is a colour-blind-safe qualitative palette (Okabe–Ito).
@@ -613,13 +615,19 @@ func (PlainTicks) Ticks(lo, hi float64) []plot.Tick {
 // Render draws it).
 func RenderLegendRight(p *plot.Plot, w, h int, dpi float64) image.Image {
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)))
-	dc := draw.New(c)
+	DrawLegendRight(p, draw.New(c))
+	return c.Image()
+}
+
+// DrawLegendRight draws p on dc with its legend in a column of its own on
+// the right (RenderLegendRight on any canvas: a picture, SVG, PDF).
+func DrawLegendRight(p *plot.Plot, dc draw.Canvas) {
 	leg := p.Legend
 	r := leg.Rectangle(dc)
 	lw := r.Max.X - r.Min.X
 	if lw <= 0 {
 		p.Draw(dc)
-		return c.Image()
+		return
 	}
 	gap := vg.Points(10)
 	right := dc.Max.X - lw - gap
@@ -632,5 +640,26 @@ func RenderLegendRight(p *plot.Plot, w, h int, dpi float64) image.Image {
 	// Level with the top of the data area, below the title.
 	leg.YOffs = -(p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding)
 	leg.Draw(lc)
-	return c.Image()
+}
+
+// WriteVector writes p as SVG or PDF ("svg", "pdf"), w×h points, its
+// legend beside it; the PDF embeds its fonts.
+func WriteVector(out io.Writer, p *plot.Plot, format string, w, h float64) error {
+	var c interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	switch format {
+	case "svg":
+		c = vgsvg.New(vg.Points(w), vg.Points(h))
+	case "pdf":
+		pc := vgpdf.New(vg.Points(w), vg.Points(h))
+		pc.EmbedFonts(true)
+		c = pc
+	default:
+		return fmt.Errorf("format %q is not svg or pdf", format)
+	}
+	DrawLegendRight(p, draw.New(c))
+	_, err := c.WriteTo(out)
+	return err
 }
