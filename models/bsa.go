@@ -183,6 +183,24 @@ type Workspace struct {
 	xi   []float32   // [D]
 	out  []float32   // [D]
 	c    []float32   // [D]
+	// tokenE, when tracked (TrackTokenEnergy), is each image's token
+	// energies e_i of the last pass that computed energies: [N] each.
+	tokenE [][]float64
+	track  bool
+}
+
+// TrackTokenEnergy makes the passes that compute energies keep each
+// token's energy e_i (§4) too, read with TokenEnergy: the total energy is
+// their sum.
+func (w *Workspace) TrackTokenEnergy() { w.track = true }
+
+// TokenEnergy is image b's token energies from the last pass that
+// computed energies (nil unless tracked); the slice is the workspace's.
+func (w *Workspace) TokenEnergy(b int) []float64 {
+	if b >= len(w.tokenE) {
+		return nil
+	}
+	return w.tokenE[b]
 }
 
 // NewWorkspace allocates scratch for stepping batches of up to n images.
@@ -202,6 +220,9 @@ func (w *Workspace) grow(n int) {
 	for len(w.xh) < n {
 		w.xh = append(w.xh, make([]float32, w.m.D*w.m.NP))
 		w.xnew = append(w.xnew, make([]float32, w.m.N*w.m.D))
+	}
+	for w.track && len(w.tokenE) < n {
+		w.tokenE = append(w.tokenE, make([]float64, w.m.N))
 	}
 }
 
@@ -322,6 +343,12 @@ func (m *BSA) pass(w *Workspace, states []*State, dy Dynamics, alpha [][]float32
 					energy[b] -= lse
 				} else {
 					energy[b] = math.NaN()
+				}
+				if w.track {
+					w.tokenE[b][i] = -lse
+					if !ok {
+						w.tokenE[b][i] = math.NaN()
+					}
 				}
 			}
 			if !update {

@@ -609,6 +609,9 @@ func (s *session) frame(l *lane, t int, attn []float32) *Frame {
 	f.Energy = math.NaN()
 	if l.info.HasEnergy {
 		f.Energy = l.traj.Energy()
+		if te, ok := l.traj.(TokenEnergies); ok {
+			f.TokenEnergy = te.TokenEnergies()
+		}
 	}
 	f.MSE, f.MSEMask, f.MSEOther = MSE(f.Image, s.clean, s.pixel)
 	if mem := s.cfg.Memories; mem != nil {

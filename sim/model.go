@@ -44,6 +44,9 @@ type Frame struct {
 	NearLbl  uint8   // its label
 	CorrMean float64 // correlation with the mean training digit
 	PatchVar []float64
+	// TokenEnergy is each token's energy e_i (§4; their sum is Energy),
+	// for models whose energy is such a sum (nil otherwise).
+	TokenEnergy []float64
 }
 
 // Model is one network behind the interface the engine and GUI share.
@@ -89,7 +92,9 @@ func bsaLabel(p int) string { return "BSA P=" + string(rune('0'+p)) }
 
 // Start encodes the corrupted image (§2–3).
 func (b *BSAModel) Start(in *Corrupted) Trajectory {
-	return &bsaTraj{m: b.M, st: BSAState(b.M, in), w: b.M.NewWorkspace(1), dy: b.Dyn}
+	w := b.M.NewWorkspace(1)
+	w.TrackTokenEnergy()
+	return &bsaTraj{m: b.M, st: BSAState(b.M, in), w: w, dy: b.Dyn}
 }
 
 type bsaTraj struct {
@@ -125,6 +130,18 @@ func (t *bsaTraj) Energy() float64 {
 	t.m.Step(t.w, []*models.State{t.ahead}, t.dy, [][]float32{t.aheadAttn}, e)
 	t.aheadOK = true
 	return e[0]
+}
+
+// TokenEnergies are the token energies e_i of the state Energy last
+// measured (their sum is that energy): a copy.
+func (t *bsaTraj) TokenEnergies() []float64 {
+	return append([]float64(nil), t.w.TokenEnergy(0)...)
+}
+
+// TokenEnergies is a trajectory whose energy is a sum over tokens (the
+// bare self-attention's, §4): the terms of the last Energy.
+type TokenEnergies interface {
+	TokenEnergies() []float64
 }
 
 func (t *bsaTraj) Step(attn []float32) {

@@ -316,3 +316,33 @@ func f32bits(x []float32) []uint32 {
 	}
 	return out
 }
+
+// TestTokenEnergies: the bare self-attention's frames carry each token's
+// energy e_i, which sum to the frame's energy, on a noisy and a masked
+// digit (where the first step's rules hold); other models carry none.
+func TestTokenEnergies(t *testing.T) {
+	data, mem, _ := benchData(t)
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	for _, set := range []Settings{PaperDemo(), DefaultSettings()} {
+		set.Lanes = []string{"bsa-p2", "hopfield"}
+		e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: cat, Settings: set, Synchronous: true})
+		e.Settle()
+		sn := e.Snapshot()
+		for _, tt := range []int{0, 1, 30} {
+			f := sn.Lanes[0].At(tt)
+			if len(f.TokenEnergy) != 196 {
+				t.Fatalf("%s t=%d: %d token energies", set.Corruption.Kind, tt, len(f.TokenEnergy))
+			}
+			var sum float64
+			for _, v := range f.TokenEnergy {
+				sum += v
+			}
+			if math.Abs(sum-f.Energy) > 1e-9*math.Abs(f.Energy) {
+				t.Fatalf("%s t=%d: Σe_i %g, E %g", set.Corruption.Kind, tt, sum, f.Energy)
+			}
+		}
+		if sn.Lanes[1].At(1).TokenEnergy != nil {
+			t.Fatal("the Hopfield network has token energies")
+		}
+	}
+}

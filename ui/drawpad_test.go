@@ -48,3 +48,35 @@ func TestDrawOwnDigit(t *testing.T) {
 		t.Fatal("choosing digit 5 kept the drawn digit")
 	}
 }
+
+// TestTokenEnergyWindow: the window follows the main window's step: e_i
+// of the bare model at t and its change since t − 1 on the patch grid,
+// none at t = 0; without a bare model it says to choose one.
+func TestTokenEnergyWindow(t *testing.T) {
+	m, w := newTestMain(t)
+	m.Engine.Restore(sim.PaperDemo(), 5)
+	m.Engine.Settle()
+	m.showTokenEnergy()
+	tw := m.tokens
+	if !strings.Contains(tw.title.Text, "t = 5") || !strings.Contains(tw.deltaLbl.Text, "tokens lowered") || tw.delta.Image.Bounds().Dx() != 14 || tw.now.Image.Bounds().Dx() != 14 {
+		t.Fatalf("title %q, change %q, images %v %v", tw.title.Text, tw.deltaLbl.Text, tw.now.Image.Bounds(), tw.delta.Image.Bounds())
+	}
+	typeKey(w, fyne.KeyRight)
+	if !strings.Contains(tw.title.Text, "t = 6") {
+		t.Fatalf("after →: %q", tw.title.Text)
+	}
+	m.Engine.Seek(0)
+	m.Engine.Settle()
+	if !strings.Contains(tw.deltaLbl.Text, "none at t = 0") {
+		t.Fatalf("t = 0: %q", tw.deltaLbl.Text)
+	}
+	m.Engine.Update(func(s *sim.Settings) { s.Lanes = []string{"hopfield"} })
+	m.Engine.Settle()
+	if !strings.Contains(tw.title.Text, "No model shown has token energies") {
+		t.Fatalf("Hopfield: %q", tw.title.Text)
+	}
+	tw.w.Close()
+	if m.tokens != nil {
+		t.Fatal("closing kept the window")
+	}
+}

@@ -48,6 +48,7 @@ func (m *Main) menu() *fyne.MainMenu {
 	view := fyne.NewMenu("View",
 		plain("Paper demo (a noisy digit under the bare model, at t*)", m.PaperDemo),
 		plain(present, m.togglePresentation),
+		plain("Per-token energy (each token's e_i and its change)…", m.showTokenEnergy),
 	)
 	population := fyne.NewMenu("Population",
 		item("Ensemble of the chosen models…", ctrl(fyne.KeyM), m.showEnsemble),

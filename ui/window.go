@@ -99,6 +99,8 @@ type Main struct {
 	ens   *ensembleWin
 	basin *basinWin
 	train *trainWin
+	// tokens is the per-token energy window, when open
+	tokens *tokenWin
 	// pendingTrain is a lesson slide's live training, started once the
 	// engine has taken the slide's cue
 	pendingTrain *pendingTrain
@@ -410,6 +412,9 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	m.updating = true
 	defer func() { m.updating = false }()
 	defer m.startPendingTrain()
+	if m.tokens != nil {
+		defer m.tokens.draw(sn)
+	}
 
 	m.showSettings(sn)
 	m.speed.SetValue(sn.Speed)

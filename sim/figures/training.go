@@ -2,6 +2,7 @@ package figures
 
 import (
 	"image"
+	"image/color"
 	imgdraw "image/draw"
 	"image/png"
 	"io"
@@ -185,4 +186,36 @@ func WritePNGs(w io.Writer, plots []*plot.Plot, width, height int) error {
 		imgdraw.Draw(img, image.Rect(k*pw, 0, (k+1)*pw, height), sub, sub.Bounds().Min, imgdraw.Over)
 	}
 	return png.Encode(w, img)
+}
+
+// Diverging maps v in [−1, 1] (clamped) from blue (−1) through white (0)
+// to red (+1); NaN is grey. The token energies' changes use it: blue
+// lowered, red raised.
+func Diverging(v float64) color.RGBA {
+	if math.IsNaN(v) {
+		return color.RGBA{150, 150, 150, 255}
+	}
+	v = min(max(v, -1), 1)
+	lerp := func(a, b uint8, f float64) uint8 { return uint8(math.Round(float64(a) + (float64(b)-float64(a))*f)) }
+	if v < 0 {
+		f := -v
+		return color.RGBA{lerp(255, 33, f), lerp(255, 102, f), lerp(255, 172, f), 255}
+	}
+	return color.RGBA{lerp(255, 178, v), lerp(255, 24, v), lerp(255, 43, v), 255}
+}
+
+// DivergingImage draws n×n values on Diverging, ±bound at the ends.
+func DivergingImage(v []float64, n int, bound float64) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, n, n))
+	for k, x := range v[:n*n] {
+		c := 0.0
+		if bound > 0 {
+			c = x / bound
+		}
+		if math.IsNaN(x) {
+			c = x
+		}
+		img.SetRGBA(k%n, k/n, Diverging(c))
+	}
+	return img
 }
