@@ -88,8 +88,8 @@ func (m *Main) digitControls() fyne.CanvasObject {
 	m.side.labelSel.SetSelected("any")
 	random := newKeyButton("Random", theme.ViewRefreshIcon(), m.randomDigit, m.handleKey)
 	gallery := newKeyButton("Gallery", theme.GridIcon(), m.showGallery, m.handleKey)
-	draw := newKeyButton("Draw…", theme.DocumentCreateIcon(), m.showDraw, m.handleKey)
-	picture := newKeyButton("Picture…", theme.FileImageIcon(), m.openPicture, m.handleKey)
+	draw := newKeyButton("Draw", theme.DocumentCreateIcon(), m.showDraw, m.handleKey)
+	picture := newKeyButton("Picture", theme.FileImageIcon(), m.openPicture, m.handleKey)
 	m.side.ownHint = hint("your own digit is the clean digit; choose a stored digit above to go back")
 	m.side.ownHint.Hide()
 	digit := container.NewVBox(heading("Digit"),
