@@ -80,3 +80,36 @@ func TestTokenEnergyWindow(t *testing.T) {
 		t.Fatal("closing kept the window")
 	}
 }
+
+// TestStateSpaceWindow: the plane is computed once in the background, then
+// each model's recorded states are a path in it (as many points as
+// frames), redrawn as the main window moves.
+func TestStateSpaceWindow(t *testing.T) {
+	m, w := newTestMain(t)
+	m.Engine.Restore(sim.PaperDemo(), 30)
+	m.Engine.Update(func(s *sim.Settings) { s.Lanes = []string{"bsa-p2", "hopfield"} })
+	m.Engine.Settle()
+	done := make(chan struct{})
+	m.spaceReady = func() { close(done) }
+	m.showStateSpace()
+	sw := m.space
+	<-done
+	paths := sw.paths(m.snap)
+	if len(paths) != 2 || len(paths[0].Points) != len(m.snap.Lanes[0].Frames) || paths[0].Best != m.snap.Lanes[0].Best {
+		t.Fatalf("%d paths", len(paths))
+	}
+	if sw.plot.Build == nil || !strings.Contains(sw.note.Text, "dot at t = 30") {
+		t.Fatalf("note %q", sw.note.Text)
+	}
+	if _, err := sw.plot.Build(); err != nil {
+		t.Fatal(err)
+	}
+	typeKey(w, fyne.KeyRight)
+	if !strings.Contains(sw.note.Text, "dot at t = 31") {
+		t.Fatalf("after →: %q", sw.note.Text)
+	}
+	sw.w.Close()
+	if m.space != nil {
+		t.Fatal("closing kept the window")
+	}
+}

@@ -49,6 +49,7 @@ func (m *Main) menu() *fyne.MainMenu {
 		plain("Paper demo (a noisy digit under the bare model, at t*)", m.PaperDemo),
 		plain(present, m.togglePresentation),
 		plain("Per-token energy (each token's e_i and its change)…", m.showTokenEnergy),
+		plain("State space (the trajectories among the stored digits)…", m.showStateSpace),
 	)
 	population := fyne.NewMenu("Population",
 		item("Ensemble of the chosen models…", ctrl(fyne.KeyM), m.showEnsemble),

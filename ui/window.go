@@ -101,6 +101,10 @@ type Main struct {
 	train *trainWin
 	// tokens is the per-token energy window, when open
 	tokens *tokenWin
+	// space is the state-space window, when open; spaceReady, in tests,
+	// is given to the next one (told once its plane is drawn)
+	space      *spaceWin
+	spaceReady func()
 	// pendingTrain is a lesson slide's live training, started once the
 	// engine has taken the slide's cue
 	pendingTrain *pendingTrain
@@ -414,6 +418,9 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	defer m.startPendingTrain()
 	if m.tokens != nil {
 		defer m.tokens.draw(sn)
+	}
+	if m.space != nil {
+		defer m.space.draw(sn)
 	}
 
 	m.showSettings(sn)

@@ -1,0 +1,96 @@
+package figures
+
+import (
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"attractorlab/sim"
+)
+
+// DigitColors are the ten labels' colours in the state-space map: the
+// palette's seven, then three more apart from them.
+var DigitColors = append(append([]color.RGBA{}, Palette...),
+	color.RGBA{120, 120, 120, 255}, color.RGBA{166, 86, 40, 255}, color.RGBA{120, 94, 240, 255})
+
+// Path is one model's trajectory in the state-space map: its states at
+// t = 0 … projected, the step shown (Now) and its t* (Best, −1: none).
+type Path struct {
+	Name      string
+	Points    [][2]float64
+	Now, Best int
+}
+
+// StateSpacePlot draws the stored digits as a faint cloud coloured by
+// label, the mean digit at the origin, and each path as a line in its
+// model's colour from a square at t = 0, with a ring at t* and a dot at
+// the step shown.
+func StateSpacePlot(s *sim.StateSpace, paths []Path) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "the state space: the stored digits' first two principal components"
+	p.X.Label.Text = fmt.Sprintf("PC 1 (%.1f%% of the variance)", 100*s.Share[0])
+	p.Y.Label.Text = fmt.Sprintf("PC 2 (%.1f%%)", 100*s.Share[1])
+	p.Y.Tick.Marker = DistinctTicks{}
+	p.Legend.Top = true
+	byLabel := make([]plotter.XYs, 10)
+	for k, pt := range s.Points {
+		if l := s.Labels[k]; l < 10 {
+			byLabel[l] = append(byLabel[l], plotter.XY{X: pt[0], Y: pt[1]})
+		}
+	}
+	for l, xy := range byLabel {
+		if len(xy) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(xy)
+		if err != nil {
+			return nil, err
+		}
+		c := DigitColors[l]
+		c.A = 70
+		sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(1.1), Shape: draw.CircleGlyph{}}
+		p.Add(sc)
+		key, _ := plotter.NewScatter(plotter.XYs{{}})
+		key.GlyphStyle = draw.GlyphStyle{Color: DigitColors[l], Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+		p.Legend.Add(fmt.Sprintf("stored %d", l), key)
+	}
+	origin, _ := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
+	origin.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
+	p.Add(origin)
+	p.Legend.Add("the mean digit", origin)
+	for _, path := range paths {
+		if len(path.Points) == 0 {
+			continue
+		}
+		xy := make(plotter.XYs, len(path.Points))
+		for k, pt := range path.Points {
+			xy[k] = plotter.XY{X: pt[0], Y: pt[1]}
+		}
+		col := ModelColor(path.Name)
+		if len(xy) > 1 {
+			l, err := plotter.NewLine(xy)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, l.Width = col, vg.Points(2)
+			p.Add(l)
+			p.Legend.Add(path.Name, l)
+		}
+		mark := func(k int, shape draw.GlyphDrawer, r float64) {
+			if k < 0 || k >= len(xy) {
+				return
+			}
+			sc, _ := plotter.NewScatter(plotter.XYs{xy[k]})
+			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(r), Shape: shape}
+			p.Add(sc)
+		}
+		mark(0, draw.BoxGlyph{}, 4)
+		mark(path.Best, draw.RingGlyph{}, 7)
+		mark(min(path.Now, len(xy)-1), draw.CircleGlyph{}, 5)
+	}
+	return p, nil
+}

@@ -1,0 +1,89 @@
+package ui
+
+import (
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+	"gonum.org/v1/plot"
+
+	"attractorlab/sim"
+	"attractorlab/sim/figures"
+)
+
+// The state-space window (View → State space…): the stored digits as a
+// cloud in the plane of their two principal components, the mean digit
+// at its origin, and each model's trajectory as a path through it — the
+// state passing near memories, then falling toward the global attractor —
+// following the main window.
+type spaceWin struct {
+	m     *Main
+	w     fyne.Window
+	plot  *PlotView
+	note  *widget.Label
+	space *sim.StateSpace
+	// ready, in tests, is told on the Fyne goroutine once the plane is
+	// computed and drawn
+	ready func()
+}
+
+func (m *Main) showStateSpace() {
+	if m.space != nil {
+		m.space.w.Show()
+		m.space.w.RequestFocus()
+		return
+	}
+	sw := &spaceWin{m: m, w: m.app.NewWindow("State space — Attractor Lab"), plot: NewPlotView(), ready: m.spaceReady}
+	sw.plot.HideT = true
+	sw.note = widget.NewLabel("computing the plane of the stored digits (once)…")
+	sw.note.Wrapping = fyne.TextWrapWord
+	sw.w.SetContent(container.NewBorder(nil, sw.note, nil, nil, sw.plot))
+	sw.w.Resize(fyne.NewSize(900, 760))
+	sw.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
+		if !m.handleKey(k) {
+			m.escCloses(k)
+		}
+	})
+	sw.w.SetOnClosed(func() { m.space = nil })
+	m.space = sw
+	mem := m.deps.Memories
+	go func() {
+		s := mem.StateSpace()
+		fyne.Do(func() {
+			sw.space = s
+			if m.snap != nil {
+				sw.draw(m.snap)
+			}
+			if sw.ready != nil {
+				sw.ready()
+			}
+		})
+	}()
+	sw.w.Show()
+}
+
+// paths projects each model's recorded states.
+func (sw *spaceWin) paths(sn *sim.Snapshot) []figures.Path {
+	var out []figures.Path
+	for _, l := range sn.Lanes {
+		p := figures.Path{Name: l.Info.Name, Now: sn.T, Best: l.Best}
+		for _, f := range l.Frames {
+			p.Points = append(p.Points, sw.space.Project(f.Image))
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// draw shows the snapshot's trajectories (once the plane is there).
+func (sw *spaceWin) draw(sn *sim.Snapshot) {
+	if sw.space == nil {
+		return
+	}
+	paths := sw.paths(sn)
+	space := sw.space
+	sw.plot.SetPlot(func() (*plot.Plot, error) { return figures.StateSpacePlot(space, paths) })
+	sw.note.SetText(fmt.Sprintf("Each model's states t = 0 … %d as a path: a square at the input, a ring at its t*, a dot at t = %d. "+
+		"The cloud is the %d stored digits; the cross, the mean digit — near where every run ends.", figures.RunFrames(sn)-1, sn.T, len(space.Points)))
+}
