@@ -85,5 +85,5 @@ func (sw *spaceWin) draw(sn *sim.Snapshot) {
 	space := sw.space
 	sw.plot.SetPlot(func() (*plot.Plot, error) { return figures.StateSpacePlot(space, paths) })
 	sw.note.SetText(fmt.Sprintf("Each model's states t = 0 … %d as a path: a square at the input, a ring at its t*, a dot at t = %d. "+
-		"The cloud is the %d stored digits; the cross, the mean digit — near where every run ends.", figures.RunFrames(sn)-1, sn.T, len(space.Points)))
+		"The cloud is the %d stored digits; the red cross, the mean digit. The bare model's end states are shaped like it but brighter, so they lie off it in this plane.", figures.RunFrames(sn)-1, sn.T, len(space.Points)))
 }

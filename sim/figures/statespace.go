@@ -13,9 +13,13 @@ import (
 )
 
 // DigitColors are the ten labels' colours in the state-space map: the
-// palette's seven, then three more apart from them.
-var DigitColors = append(append([]color.RGBA{}, Palette...),
-	color.RGBA{120, 120, 120, 255}, color.RGBA{166, 86, 40, 255}, color.RGBA{120, 94, 240, 255})
+// palette's first six, then four more apart from them, every one seen on
+// a light and a dark background (the palette's black is not).
+var DigitColors = append(append([]color.RGBA{}, Palette[:6]...),
+	color.RGBA{200, 200, 60, 255}, color.RGBA{140, 140, 140, 255}, color.RGBA{166, 86, 40, 255}, color.RGBA{120, 94, 240, 255})
+
+// meanColor marks the mean digit: seen on both backgrounds, like no label.
+var meanColor = color.RGBA{220, 40, 40, 255}
 
 // Path is one model's trajectory in the state-space map: its states at
 // t = 0 … projected, the step shown (Now) and its t* (Best, −1: none).
@@ -59,9 +63,9 @@ func StateSpacePlot(s *sim.StateSpace, paths []Path) (*plot.Plot, error) {
 		p.Legend.Add(fmt.Sprintf("stored %d", l), key)
 	}
 	origin, _ := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
-	origin.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
+	origin.GlyphStyle = draw.GlyphStyle{Color: meanColor, Radius: vg.Points(7), Shape: draw.CrossGlyph{}}
 	p.Add(origin)
-	p.Legend.Add("the mean digit", origin)
+	p.Legend.Add("the mean digit (origin)", origin)
 	for _, path := range paths {
 		if len(path.Points) == 0 {
 			continue
