@@ -89,5 +89,8 @@ func TestStateSpace(t *testing.T) {
 	if !(s.Share[0] > s.Share[1] && s.Share[1] > 0 && s.Share[0]+s.Share[1] < 1) {
 		t.Fatalf("variance shares %v", s.Share)
 	}
-	t.Logf("variance shares %.3f, %.3f", s.Share[0], s.Share[1])
+	// docs/maths.md §8 gives the embedded digits' shares.
+	if math.Abs(s.Share[0]-0.098) > 0.0005 || math.Abs(s.Share[1]-0.071) > 0.0005 {
+		t.Fatalf("variance shares %.4f, %.4f; docs/maths.md says 9.8%% and 7.1%%", s.Share[0], s.Share[1])
+	}
 }
