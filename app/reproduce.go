@@ -80,6 +80,28 @@ func printCurve(c *sim.Curve, elapsed time.Duration, n int) {
 }
 
 // writeCurve writes curve.csv, tstar.csv and mse.png into dir (planned in o).
+// mapDigits is how many test digits trajectory-map.png draws.
+const mapDigits = 8
+
+// writeMap draws model name's runs of the first test digits in the state
+// space of the stored digits (trajectory-map.png).
+func (r *reproduceRun) writeMap(o *outputs, path, name string) error {
+	m, err := r.cat.Model(name, r.settings)
+	if err != nil {
+		return err
+	}
+	space := r.mem.StateSpace()
+	runs, err := sim.MapPaths(r.ctx, r.data, m, r.settings.Corruption, min(mapDigits, r.n), r.steps, space)
+	if err != nil {
+		return err
+	}
+	p, err := figures.DigitPathsPlot(name, space, runs)
+	if err != nil {
+		return err
+	}
+	return o.Write(path, func(w io.Writer) error { return figures.WritePNGLegendRight(w, p, 1150, 800) })
+}
+
 func writeCurve(o *outputs, dir string, c *sim.Curve) error {
 	p, err := figures.CurvePlot(c)
 	if err != nil {
@@ -189,11 +211,12 @@ func runReproduce(ctx context.Context, args []string) error {
 		paths = fig2Paths(*out)
 	case *model == "all":
 		for _, name := range names {
-			paths = append(paths, filepath.Join(*out, name, "curve.csv"), filepath.Join(*out, name, "tstar.csv"), filepath.Join(*out, name, "mse.png"))
+			paths = append(paths, filepath.Join(*out, name, "curve.csv"), filepath.Join(*out, name, "tstar.csv"), filepath.Join(*out, name, "mse.png"),
+				filepath.Join(*out, name, "trajectory-map.png"))
 		}
 		paths = append(paths, filepath.Join(*out, "fig1.png"))
 	default:
-		paths = []string{filepath.Join(*out, "curve.csv"), filepath.Join(*out, "tstar.csv"), filepath.Join(*out, "mse.png")}
+		paths = []string{filepath.Join(*out, "curve.csv"), filepath.Join(*out, "tstar.csv"), filepath.Join(*out, "mse.png"), filepath.Join(*out, "trajectory-map.png")}
 	}
 	o, err := planOutputs("--out", *force, paths...)
 	if err != nil {
@@ -239,6 +262,9 @@ func runReproduce(ctx context.Context, args []string) error {
 			dir = filepath.Join(*out, name)
 		}
 		if err := writeCurve(o, dir, c); err != nil {
+			return err
+		}
+		if err := r.writeMap(o, filepath.Join(dir, "trajectory-map.png"), name); err != nil {
 			return err
 		}
 		printCurve(c, el, nd)

@@ -174,3 +174,46 @@ func (m *Memories) StateSpace() *StateSpace {
 	o.once.Do(func() { o.s = NewStateSpace(m.Set) })
 	return o.s
 }
+
+// DigitPath is one test digit's run drawn in the state space.
+type DigitPath struct {
+	Index  int // test digit
+	Label  uint8
+	Points [][2]float64 // its states t = 0 … steps, projected
+	TStar  int          // its own t* (the step ≥ 1 of least MSE)
+}
+
+// MapPaths runs m on the first n test digits of data, corrupted as
+// Reproduce corrupts them, for steps steps, and projects every state into
+// s: what `reproduce` draws as trajectory-map.png.
+func MapPaths(ctx context.Context, data *mnist.Data, m Model, c Corruption, n, steps int, s *StateSpace) ([]DigitPath, error) {
+	info := m.Info()
+	if info.MaxSteps > 0 {
+		steps = min(steps, info.MaxSteps)
+	}
+	pt, err := models.NewPatches(info.MaskGrid())
+	if err != nil {
+		return nil, err
+	}
+	n = min(n, data.Test.Len())
+	inputs := make([]*Corrupted, n)
+	out := make([]DigitPath, n)
+	mse := make([][]float64, n)
+	for k := range inputs {
+		inputs[k] = c.Apply(data.Test.Clean(k, mnist.PixelGain), pt, k)
+		out[k] = DigitPath{Index: k, Label: data.Test.Labels[k], Points: make([][2]float64, steps+1)}
+		mse[k] = make([]float64, steps+1)
+	}
+	err = Run(ctx, m, inputs, steps, models.NewCrew(0), func(t, b int, pred []float32, _ float64) {
+		img := make([]float32, len(pred))
+		for q, v := range pred {
+			img[q] = min(max(v, 0), 1)
+		}
+		out[b].Points[t] = s.Project(img)
+		mse[b][t], _, _ = MSE(img, inputs[b].Clean, inputs[b].Pixel)
+	})
+	for b := range out {
+		out[b].TStar, _ = BestStep(steps+1, func(t int) float64 { return mse[b][t] })
+	}
+	return out, err
+}

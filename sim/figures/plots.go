@@ -215,6 +215,12 @@ func Render(p *plot.Plot, w, h int, dpi float64) image.Image {
 	return c.Image()
 }
 
+// WritePNGLegendRight renders a plot as a PNG with its legend beside it
+// (RenderLegendRight) at 96 dpi.
+func WritePNGLegendRight(w io.Writer, p *plot.Plot, width, height int) error {
+	return png.Encode(w, RenderLegendRight(p, width, height, 96))
+}
+
 // WritePNG renders a plot as a PNG.
 func WritePNG(w io.Writer, p *plot.Plot, width, height int) error {
 	return png.Encode(w, Render(p, width, height, 96))

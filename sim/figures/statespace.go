@@ -27,6 +27,8 @@ type Path struct {
 	Name      string
 	Points    [][2]float64
 	Now, Best int
+	// Color, when set, replaces the model's colour (ModelColor(Name)).
+	Color color.Color
 }
 
 // StateSpacePlot draws the stored digits as a faint cloud coloured by
@@ -34,8 +36,25 @@ type Path struct {
 // model's colour from a square at t = 0, with a ring at t* and a dot at
 // the step shown.
 func StateSpacePlot(s *sim.StateSpace, paths []Path) (*plot.Plot, error) {
+	return stateSpacePlot("the state space: the stored digits' first two principal components", s, paths)
+}
+
+// DigitPathsPlot is trajectory-map.png of `reproduce`: model's runs of
+// the first test digits as paths in the state space, each in its label's
+// colour (a square at the input, a ring at its own t*, a dot at the last
+// step).
+func DigitPathsPlot(model string, s *sim.StateSpace, runs []sim.DigitPath) (*plot.Plot, error) {
+	var paths []Path
+	for _, r := range runs {
+		paths = append(paths, Path{Name: fmt.Sprintf("test digit %d (a %d)", r.Index, r.Label), Points: r.Points,
+			Now: len(r.Points) - 1, Best: r.TStar, Color: DigitColors[r.Label%10]})
+	}
+	return stateSpacePlot(fmt.Sprintf("%s: the first %d test digits' runs in the state space", model, len(runs)), s, paths)
+}
+
+func stateSpacePlot(title string, s *sim.StateSpace, paths []Path) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = "the state space: the stored digits' first two principal components"
+	p.Title.Text = title
 	p.X.Label.Text = fmt.Sprintf("PC 1 (%.1f%% of the variance)", 100*s.Share[0])
 	p.Y.Label.Text = fmt.Sprintf("PC 2 (%.1f%%)", 100*s.Share[1])
 	p.Y.Tick.Marker = DistinctTicks{}
@@ -55,8 +74,8 @@ func StateSpacePlot(s *sim.StateSpace, paths []Path) (*plot.Plot, error) {
 			return nil, err
 		}
 		c := DigitColors[l]
-		c.A = 70
-		sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(1.1), Shape: draw.CircleGlyph{}}
+		faint := color.NRGBA{R: c.R, G: c.G, B: c.B, A: 70} // not premultiplied: RGBA's fields must not exceed A
+		sc.GlyphStyle = draw.GlyphStyle{Color: faint, Radius: vg.Points(1.1), Shape: draw.CircleGlyph{}}
 		p.Add(sc)
 		key, _ := plotter.NewScatter(plotter.XYs{{}})
 		key.GlyphStyle = draw.GlyphStyle{Color: DigitColors[l], Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
@@ -74,7 +93,10 @@ func StateSpacePlot(s *sim.StateSpace, paths []Path) (*plot.Plot, error) {
 		for k, pt := range path.Points {
 			xy[k] = plotter.XY{X: pt[0], Y: pt[1]}
 		}
-		col := ModelColor(path.Name)
+		var col color.Color = ModelColor(path.Name)
+		if path.Color != nil {
+			col = path.Color
+		}
 		if len(xy) > 1 {
 			l, err := plotter.NewLine(xy)
 			if err != nil {
