@@ -187,8 +187,7 @@ func (m *Main) showDraw() {
 	tools := container.NewHBox(mode, widget.NewLabel("brush"), container.NewGridWrap(fyne.NewSize(140, size.MinSize().Height), size), clearBtn)
 	body := container.NewBorder(widget.NewLabel("Draw a digit (or anything: every start should end at the average digit)."), tools, nil, nil,
 		container.NewGridWithColumns(2, pad, right))
-	var d dialog.Dialog
-	d = dialog.NewCustomConfirm("Draw a digit", "Use this digit", "Cancel", body, func(ok bool) {
+	d := dialog.NewCustomConfirm("Draw a digit", "Use this digit", "Cancel", body, func(ok bool) {
 		if ok {
 			m.UseOwnDigit(sim.PrepareDigit(pad.Ink, padSide, padSide), "drawn")
 		}
