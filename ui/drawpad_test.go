@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -111,5 +112,45 @@ func TestStateSpaceWindow(t *testing.T) {
 	sw.w.Close()
 	if m.space != nil {
 		t.Fatal("closing kept the window")
+	}
+}
+
+// TestStateSpaceClickLoads: a tap on the map loads the stored digit whose
+// point is nearest — here the tap is placed on stored digit 17's point
+// through the plot's own pixel mapping.
+func TestStateSpaceClickLoads(t *testing.T) {
+	m, _ := newTestMain(t)
+	done := make(chan struct{})
+	m.spaceReady = func() { close(done) }
+	m.showStateSpace()
+	<-done
+	sw := m.space
+	sw.w.Resize(fyne.NewSize(900, 760))
+	sw.plot.Resize(fyne.NewSize(880, 680))
+	sw.plot.Refresh()
+	if sw.plot.toData == nil {
+		t.Fatal("the map was not drawn")
+	}
+	target := sw.space.Points[17]
+	// The pixel over stored digit 17, by the plot's own mapping.
+	var pos fyne.Position
+	bestD := math.Inf(1)
+	for py := float32(0); py < 680; py++ {
+		for px := float32(0); px < 880; px++ {
+			x, y := sw.plot.toData(float64(px*sw.plot.scale), float64(py*sw.plot.scale))
+			if d := math.Hypot(x-target[0], y-target[1]); d < bestD {
+				bestD, pos = d, fyne.NewPos(px, py)
+			}
+		}
+	}
+	sw.plot.Tapped(&fyne.PointEvent{Position: pos})
+	m.Engine.Settle()
+	s := m.snap.Settings
+	got := sw.space.Points[s.Index]
+	if s.Split != sim.TrainSplit || math.Hypot(got[0]-target[0], got[1]-target[1]) > 0.05 {
+		t.Fatalf("loaded %s digit %d at %v, clicked near digit 17 at %v", s.Split, s.Index, got, target)
+	}
+	if !strings.Contains(m.status.Text, "loaded stored digit") {
+		t.Fatalf("status %q", m.status.Text)
 	}
 }

@@ -23,6 +23,10 @@ type PlotView struct {
 	TStar  float64 // second marker (t*), < 0 for none
 	HideT  bool    // no t marker (plots that are not of the trajectory)
 	OnSeek func(t int)
+	// OnPoint, when set, is told the data point under a tap (instead of
+	// OnSeek): plots whose two axes are both data, like the state space.
+	OnPoint func(x, y float64)
+	toData  func(px, py float64) (float64, float64)
 
 	img      *canvas.Image
 	marker   *canvas.Line
@@ -118,9 +122,9 @@ func (r *plotRenderer) render() {
 	p.msg.Hide()
 	styleForTheme(pl)
 	w, h := int(s.Width*scale), int(s.Height*scale)
-	img, xpix, top, bottom := figures.RenderWithAxis(pl, w, h, 96*float64(scale))
-	p.img.Image = img
-	p.xpix, p.top, p.bottom, p.scale = xpix, top, bottom, scale
+	rd := figures.RenderMapped(pl, w, h, 96*float64(scale))
+	p.img.Image = rd.Image
+	p.xpix, p.top, p.bottom, p.scale, p.toData = rd.XPix, rd.Top, rd.Bottom, scale, rd.ToData
 	p.builtAt = s
 	p.stale = false
 	p.img.Refresh()
@@ -179,8 +183,12 @@ func (r *plotRenderer) Objects() []fyne.CanvasObject {
 }
 func (r *plotRenderer) Destroy() {}
 
-// Tapped seeks to the t under the pointer.
+// Tapped seeks to the t under the pointer (or tells OnPoint the point).
 func (p *PlotView) Tapped(e *fyne.PointEvent) {
+	if p.OnPoint != nil && p.toData != nil {
+		p.OnPoint(p.toData(float64(e.Position.X*p.scale), float64(e.Position.Y*p.scale)))
+		return
+	}
 	if p.xpix == nil || p.OnSeek == nil {
 		return
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -36,6 +37,7 @@ func (m *Main) showStateSpace() {
 	}
 	sw := &spaceWin{m: m, w: m.app.NewWindow("State space — Attractor Lab"), plot: NewPlotView(), ready: m.spaceReady}
 	sw.plot.HideT = true
+	sw.plot.OnPoint = sw.load
 	sw.note = widget.NewLabel("computing the plane of the stored digits (once)…")
 	sw.note.Wrapping = fyne.TextWrapWord
 	sw.w.SetContent(container.NewBorder(nil, sw.note, nil, nil, sw.plot))
@@ -63,6 +65,25 @@ func (m *Main) showStateSpace() {
 	sw.w.Show()
 }
 
+// load loads, in the main window, the stored digit nearest the point
+// (x, y) of the plane.
+func (sw *spaceWin) load(x, y float64) {
+	if sw.space == nil {
+		return
+	}
+	best, bd := -1, math.Inf(1)
+	for k, p := range sw.space.Points {
+		if d := math.Hypot(p[0]-x, p[1]-y); d < bd {
+			best, bd = k, d
+		}
+	}
+	if best < 0 {
+		return
+	}
+	sw.m.send(func(st *sim.Settings) { st.Split, st.Index, st.Own = sim.TrainSplit, best, nil })
+	sw.m.setStatus(fmt.Sprintf("loaded stored digit %d (a %d), the point nearest the click in the state space", best, sw.space.Labels[best]))
+}
+
 // paths projects each model's recorded states.
 func (sw *spaceWin) paths(sn *sim.Snapshot) []figures.Path {
 	var out []figures.Path
@@ -84,6 +105,6 @@ func (sw *spaceWin) draw(sn *sim.Snapshot) {
 	paths := sw.paths(sn)
 	space := sw.space
 	sw.plot.SetPlot(func() (*plot.Plot, error) { return figures.StateSpacePlot(space, paths) })
-	sw.note.SetText(fmt.Sprintf("Each model's states t = 0 … %d as a path: a square at the input, a ring at its t*, a dot at t = %d. "+
+	sw.note.SetText(fmt.Sprintf("Each model's states t = 0 … %d as a path: a square at the input, a ring at its t*, a dot at t = %d. Click a point to load that stored digit. "+
 		"The cloud is the %d stored digits; the red cross, the mean digit. The bare model's end states are shaped like it but brighter, so they lie off it in this plane.", figures.RunFrames(sn)-1, sn.T, len(space.Points)))
 }

@@ -535,16 +535,38 @@ func fitRange(lo, hi float64, logY bool) (float64, float64) {
 // RenderWithAxis draws p into a w×h image and returns, with it, the pixel
 // column of data x and the pixel rows spanned by the data area.
 func RenderWithAxis(p *plot.Plot, w, h int, dpi float64) (img image.Image, xpix func(float64) float64, top, bottom float64) {
+	r := RenderMapped(p, w, h, dpi)
+	return r.Image, r.XPix, r.Top, r.Bottom
+}
+
+// Rendered is a plot drawn into an image, with where its data lie.
+type Rendered struct {
+	Image       image.Image
+	XPix        func(x float64) float64 // the pixel column of data x
+	Top, Bottom float64                 // the pixel rows the data area spans
+	// ToData is the data point under pixel (px, py), for linear axes.
+	ToData func(px, py float64) (x, y float64)
+}
+
+// RenderMapped draws p into a w×h image at dpi and maps data to pixels
+// and back.
+func RenderMapped(p *plot.Plot, w, h int, dpi float64) Rendered {
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)),
 		vgimg.UseBackgroundColor(p.BackgroundColor))
 	dc := draw.New(c)
 	p.Draw(dc)
 	da := p.DataCanvas(dc)
-	tx, _ := p.Transforms(&da)
+	tx, ty := p.Transforms(&da)
 	scale := dpi / 72
 	hpx := float64(h)
-	xpix = func(x float64) float64 { return float64(tx(x)) * scale }
-	return c.Image(), xpix, hpx - float64(da.Max.Y)*scale, hpx - float64(da.Min.Y)*scale
+	x0, x1, y0, y1 := float64(tx(p.X.Min)), float64(tx(p.X.Max)), float64(ty(p.Y.Min)), float64(ty(p.Y.Max))
+	toData := func(px, py float64) (float64, float64) {
+		fx := (px/scale - x0) / (x1 - x0)
+		fy := ((hpx-py)/scale - y0) / (y1 - y0)
+		return p.X.Min + fx*(p.X.Max-p.X.Min), p.Y.Min + fy*(p.Y.Max-p.Y.Min)
+	}
+	return Rendered{Image: c.Image(), XPix: func(x float64) float64 { return float64(tx(x)) * scale },
+		Top: hpx - float64(da.Max.Y)*scale, Bottom: hpx - float64(da.Min.Y)*scale, ToData: toData}
 }
 
 // IntTicks marks whole steps on a t axis, 1, 2, 5, 10, 20, 50, … apart so
