@@ -111,6 +111,7 @@ func (m *Main) StartLesson(l *lesson.Lesson) {
 
 // LeaveLesson ends the lesson; the models stay as they are, to explore.
 func (m *Main) LeaveLesson() {
+	m.pendingTrain = nil
 	if m.lesson == nil {
 		return
 	}
@@ -157,6 +158,7 @@ func (m *Main) openSlide(k int, back bool) {
 	default:
 		lr.ticket = m.Engine.Cue(&set, from, to, s.Run.Speed)
 	}
+	m.pendingTrain = nil // a slide left before its training started starts none
 	if s.Train != nil && !back {
 		// Trained once the slide's scenario is in place (its digit is the
 		// one re-run): apply starts it when the cue has been taken.
