@@ -118,11 +118,7 @@ func Capacity(ctx context.Context, train, test *mnist.Set, c CapacityConfig, pro
 			mse[t] = make([]float64, n)
 		}
 		if err := RunBSA(ctx, m, DefaultDynamics(), inputs, c.Steps, models.NewCrew(0), func(t, b int, pred []float32, _ float64) {
-			img := make([]float32, len(pred))
-			for q, v := range pred {
-				img[q] = min(max(v, 0), 1)
-			}
-			mse[t][b], _, _ = MSE(img, inputs[b].Clean, inputs[b].Pixel)
+			mse[t][b], _, _ = MSE(pred, inputs[b].Clean, inputs[b].Pixel) // MSE clamps pred
 		}); err != nil {
 			return rows, err
 		}
@@ -135,10 +131,10 @@ func Capacity(ctx context.Context, train, test *mnist.Set, c CapacityConfig, pro
 		row.TStar, row.MSEStar = BestStep(c.Steps+1, func(t int) float64 { return row.Curve[t] })
 		own := make([]float64, n)
 		transient := 0
-		for b := range n {
-			ts, best := BestStep(c.Steps+1, func(t int) float64 { return mse[t][b] })
-			own[b] = float64(ts)
-			if Improves(best, mse[0][b]) && mse[c.Steps][b] > best {
+		digits := DigitBests(n, c.Steps+1, func(t, b int) float64 { return mse[t][b] }, func(b int) int { return int(test.Labels[b]) })
+		for b, d := range digits {
+			own[b] = float64(d.TStar)
+			if IsTransient(d.MSETStar, d.MSE0, mse[c.Steps][b]) {
 				transient++
 			}
 		}

@@ -24,6 +24,9 @@ var TrainedNames = []string{"bsa-p2-trained", "bsa-p4-trained"}
 // side.
 func TrainedName(p int) string { return bsaName(p) + "-trained" }
 
+// ShippedName is the shipped bare self-attention's name, by patch side.
+func ShippedName(p int) string { return bsaName(p) }
+
 // ParseModel reads a model name; "bsa" alone is not a name (it needs a
 // patch side: ParseModelPatch).
 func ParseModel(name string) (string, error) {

@@ -40,13 +40,7 @@ type Corrupted struct {
 }
 
 // Clamped returns Input clamped to [0,1] (what the bare self-attention encodes).
-func (c *Corrupted) Clamped() []float32 {
-	out := make([]float32, len(c.Input))
-	for k, v := range c.Input {
-		out[k] = min(max(v, 0), 1)
-	}
-	return out
-}
+func (c *Corrupted) Clamped() []float32 { return clamped(c.Input) }
 
 // Apply corrupts clean image number image (its index, used to seed) for the
 // tokenisation pt. Masked tokens are chosen as in §2: ⌊f·N⌋ distinct tokens.

@@ -368,8 +368,6 @@ func (s Settings) NoiseImage() int {
 	return s.Index + int(s.Split)<<20
 }
 
-func (s *session) noiseImage() int { return s.set.NoiseImage() }
-
 func (e *Engine) Step()       { e.do(func(s *session) { s.playing = false; s.advance(1) }) }
 func (e *Engine) Back()       { e.do(func(s *session) { s.playing = false; s.seek(s.shownT() - 1) }) }
 func (e *Engine) Play()       { e.do(func(s *session) { s.playing = true; s.dirty = true }) }
@@ -548,7 +546,7 @@ func (s *session) rebuild() {
 			}
 		}
 	} else {
-		s.input = s.set.Corruption.Apply(s.clean, grid, s.noiseImage()).Input
+		s.input = s.set.Corruption.Apply(s.clean, grid, s.set.NoiseImage()).Input
 	}
 	// A fresh slice: the frames of dropped lanes must not stay reachable.
 	s.lanes = make([]*lane, 0, len(ms))
@@ -767,10 +765,7 @@ func (s *session) snapshot() *Snapshot {
 	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
 	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
 	sn.RawInput = s.input
-	sn.Input = make([]float32, len(s.input))
-	for q, v := range s.input {
-		sn.Input[q] = min(max(v, 0), 1)
-	}
+	sn.Input = clamped(s.input)
 	for _, l := range s.lanes {
 		b, bm := best(l.frames)
 		sn.Lanes = append(sn.Lanes, Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm})

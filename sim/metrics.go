@@ -5,6 +5,21 @@ import (
 	"math"
 )
 
+// clamped is a copy of an image with every value clamped to [0,1], as
+// the window shows it and the metrics read it.
+func clamped(img []float32) []float32 {
+	out := make([]float32, len(img))
+	for k, v := range img {
+		out[k] = min(max(v, 0), 1)
+	}
+	return out
+}
+
+// IsTransient reports a transient memory on one curve: the best step's
+// MSE repairs the input's (Improves), and the last step's is above it
+// again.
+func IsTransient(best, input, last float64) bool { return Improves(best, input) && last > best }
+
 // MSE returns the mean squared error of pred against clean over all pixels,
 // the masked pixels and the unmasked pixels (§8). pred is clamped to [0,1]
 // first. With no mask, masked is NaN and unmasked equals all.

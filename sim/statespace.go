@@ -205,12 +205,8 @@ func MapPaths(ctx context.Context, data *mnist.Data, m Model, c Corruption, n, s
 		mse[k] = make([]float64, steps+1)
 	}
 	err = Run(ctx, m, inputs, steps, models.NewCrew(0), func(t, b int, pred []float32, _ float64) {
-		img := make([]float32, len(pred))
-		for q, v := range pred {
-			img[q] = min(max(v, 0), 1)
-		}
-		out[b].Points[t] = s.Project(img)
-		mse[b][t], _, _ = MSE(img, inputs[b].Clean, inputs[b].Pixel)
+		out[b].Points[t] = s.Project(clamped(pred))
+		mse[b][t], _, _ = MSE(pred, inputs[b].Clean, inputs[b].Pixel)
 	})
 	for b := range out {
 		out[b].TStar, _ = BestStep(steps+1, func(t int) float64 { return mse[b][t] })

@@ -183,18 +183,14 @@ func RunDigit(ctx context.Context, m *models.BSA, dyn models.Dynamics, in *Corru
 	r := DigitRun{MSE: make([]float64, steps+1), NearLabel: -1, MeanCorr: math.NaN(), NearCorr: math.NaN()}
 	imgs := make([][]float32, steps+1)
 	err := RunBSA(ctx, m, dyn, []*Corrupted{in}, steps, models.NewCrew(1), func(t, _ int, pred []float32, _ float64) {
-		img := make([]float32, len(pred))
-		for q, v := range pred {
-			img[q] = min(max(v, 0), 1)
-		}
-		imgs[t] = img
-		r.MSE[t], _, _ = MSE(img, in.Clean, in.Pixel)
+		imgs[t] = clamped(pred)
+		r.MSE[t], _, _ = MSE(pred, in.Clean, in.Pixel)
 	})
 	if err != nil {
 		return r, err
 	}
 	r.TStar, r.MSEStar = BestStep(steps+1, func(t int) float64 { return r.MSE[t] })
-	r.Transient = Improves(r.MSEStar, r.MSE[0]) && r.MSE[steps] > r.MSEStar
+	r.Transient = IsTransient(r.MSEStar, r.MSE[0], r.MSE[steps])
 	r.AtStar, r.Last = imgs[r.TStar], imgs[steps]
 	if mem != nil {
 		k, corr := mem.Search().NewTrail().Nearest(r.AtStar)

@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -226,19 +225,4 @@ func (m *Main) OpenPicture(r io.Reader, name string) error {
 	}
 	m.UseOwnDigit(own, "from "+name)
 	return nil
-}
-
-// regularFiles lets the file chooser list regular files with one of exts.
-type regularFiles []string
-
-func (f regularFiles) Matches(u fyne.URI) bool {
-	ok := false
-	for _, e := range f {
-		ok = ok || equalFoldExt(u.Extension(), e)
-	}
-	if !ok {
-		return false
-	}
-	st, err := os.Stat(u.Path())
-	return err == nil && st.Mode().IsRegular()
 }

@@ -433,9 +433,20 @@ func (m *Main) openPath(path, what string, open func(path string) error) error {
 	return nil
 }
 
-// equalFoldExt reports whether a file's extension is ext, whatever the
-// case.
-func equalFoldExt(got, ext string) bool { return strings.EqualFold(got, ext) }
+// regularFiles lets the file chooser list regular files with one of exts.
+type regularFiles []string
+
+func (f regularFiles) Matches(u fyne.URI) bool {
+	ok := false
+	for _, e := range f {
+		ok = ok || strings.EqualFold(u.Extension(), e)
+	}
+	if !ok {
+		return false
+	}
+	st, err := os.Stat(u.Path())
+	return err == nil && st.Mode().IsRegular()
+}
 
 // OpenScenarioFile applies the scenario file at path (a regular file of
 // at most sim.MaxScenarioSize).

@@ -87,13 +87,10 @@ func (tw *tokenWin) draw(sn *sim.Snapshot) {
 	}
 	f := lane.At(sn.T)
 	side := int(math.Round(math.Sqrt(float64(len(f.TokenEnergy)))))
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range f.TokenEnergy {
-		lo, hi = min(lo, v), max(hi, v)
-	}
 	tw.title.SetText(fmt.Sprintf("%s at t = %d: E = Σ e_i = %.2f over %d tokens. Each step lowers the tokens' own energies e_i, not E as a whole.",
 		lane.Info.Label, f.T, f.Energy, len(f.TokenEnergy)))
-	tw.now.Image = figures.RangeImage(f.TokenEnergy, side, lo, hi)
+	var lo, hi float64
+	tw.now.Image, lo, hi = figures.SpanImage(f.TokenEnergy, side)
 	tw.nowLbl.SetText(fmt.Sprintf("e_i on the patch grid: %.3f (dark, most predictable from the others) to %.3f (yellow)", lo, hi))
 	tw.now.Refresh()
 	if f.T == 0 {

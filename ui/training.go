@@ -304,7 +304,7 @@ func (tw *trainWin) preview() {
 		return
 	}
 	tw.ref = nil
-	tw.shipName = fmt.Sprintf("bsa-p%d", p)
+	tw.shipName = sim.ShippedName(p)
 	tw.drawDigitInput()
 	net, err := tw.m.deps.Catalogue.Shipped(p)
 	if err != nil {
@@ -314,7 +314,7 @@ func (tw *trainWin) preview() {
 	go func() {
 		v := w.View(context.Background(), net)
 		tw.ui.post(func() {
-			if tw.running || tw.shipName != fmt.Sprintf("bsa-p%d", v.Patch) {
+			if tw.running || tw.shipName != sim.ShippedName(v.Patch) {
 				return
 			}
 			tw.ref = &v.Run
@@ -390,7 +390,7 @@ func (tw *trainWin) begin() {
 	tw.stop = stop
 	tw.setButtons()
 	tw.prog.SetValue(0)
-	tw.shipName = fmt.Sprintf("bsa-p%d", s.Patch)
+	tw.shipName = sim.ShippedName(s.Patch)
 
 	tw.status.SetText(fmt.Sprintf("training BSA P=%d, d=%d, from %s on %d images, λ %g, %s, %d epochs…",
 		s.Patch, s.Dim(), tw.start.Selected, min(s.Images, train.Len()), s.Lambda, s.Attn, s.Config.Epochs))

@@ -532,13 +532,6 @@ func fitRange(lo, hi float64, logY bool) (float64, float64) {
 	return lo - m, hi + m
 }
 
-// RenderWithAxis draws p into a w×h image and returns, with it, the pixel
-// column of data x and the pixel rows spanned by the data area.
-func RenderWithAxis(p *plot.Plot, w, h int, dpi float64) (img image.Image, xpix func(float64) float64, top, bottom float64) {
-	r := RenderMapped(p, w, h, dpi)
-	return r.Image, r.XPix, r.Top, r.Bottom
-}
-
 // Rendered is a plot drawn into an image, with where its data lie.
 type Rendered struct {
 	Image       image.Image
