@@ -52,6 +52,19 @@ type Lane struct {
 	Frames  []*Frame // t = 0 … recorded; never modified
 	Best    int      // t* over the recorded t ≥ 1
 	BestMSE float64
+	// Branch is the pushed run (Settings.Pushes): its frames from the
+	// first push's step on (Branch[k].T = Branch[0].T + k), nil without
+	// pushes. The frame at a push's step is the edited state.
+	Branch []*Frame
+}
+
+// BranchAt returns the pushed run's frame at t: nil before the first
+// push, the last recorded one past its end (the ViT's layers).
+func (l *Lane) BranchAt(t int) *Frame {
+	if len(l.Branch) == 0 || t < l.Branch[0].T {
+		return nil
+	}
+	return l.Branch[min(t-l.Branch[0].T, len(l.Branch)-1)]
 }
 
 // At returns the frame at t, or the last one for a model that has fewer
@@ -272,9 +285,11 @@ func (s *session) change(f func(*Settings), keepToggled bool) bool {
 	next := old
 	next.Lanes = slices.Clone(old.Lanes)
 	next.Toggled = slices.Clone(old.Toggled)
+	next.Pushes = clonePushes(old.Pushes)
 	f(&next)
 	next.Lanes = slices.Clone(next.Lanes)
 	next.Toggled = slices.Clone(next.Toggled)
+	next.Pushes = clonePushes(next.Pushes)
 	if next.Own != nil && bytes.Equal(next.Own, old.Own) && (next.Split != old.Split || next.Index != old.Index) {
 		// A stored digit chosen (the digit controls, a gallery, a
 		// population window): the own digit gives way to it.
@@ -282,22 +297,40 @@ func (s *session) change(f func(*Settings), keepToggled bool) bool {
 	}
 	if !sameInput(old, next) && !keepToggled {
 		// A new digit or corruption starts its trajectory at t = 0.
-		next.Toggled = nil
+		// A push belongs to the trajectory it was made on.
+		next.Toggled, next.Pushes = nil, nil
 		s.t = 0
 	}
 	if !keepToggled && s.maskGrid(old.Lanes) != s.maskGrid(next.Lanes) {
 		// Hand-masked patches are numbered on the mask grid: another
-		// grid has other patches.
+		// grid has other patches (and a kick names none).
 		next.Toggled = nil
+		next.Pushes = slices.DeleteFunc(next.Pushes, func(p Push) bool { return p.Kind != Kick })
 	}
 	if err := s.check(next); err != nil {
 		s.err = err.Error()
 		s.dirty = true
 		return false
 	}
+	if samePushless(old, next) && s.err == "" {
+		// Only the pushes changed: the runs without them stay, the
+		// pushed runs are made again.
+		s.set = next
+		for _, l := range s.lanes {
+			l.br = nil
+		}
+		s.seek(s.t)
+		return true
+	}
 	s.set = next
 	s.rebuild()
 	return true
+}
+
+// samePushless reports whether a and b differ at most in their pushes.
+func samePushless(a, b Settings) bool {
+	return sameInput(a, b) && slices.Equal(a.Lanes, b.Lanes) && slices.Equal(a.Toggled, b.Toggled) &&
+		a.Dyn == b.Dyn && a.Hop == b.Hop
 }
 
 // check refuses settings the session cannot run.
@@ -313,7 +346,15 @@ func (s *session) check(set Settings) error {
 			return err
 		}
 	}
-	return set.CheckMask(s.maskGrid(set.Lanes), ViaName)
+	if err := set.CheckMask(s.maskGrid(set.Lanes), ViaName); err != nil {
+		return err
+	}
+	for k, p := range set.Pushes {
+		if p.T > s.cfg.MaxT {
+			return fmt.Errorf("push %d: t = %d is out of range (allowed 0 … %d)", k+1, p.T, s.cfg.MaxT)
+		}
+	}
+	return nil
 }
 
 func (s *session) digits(sp Split) *mnist.Set {
@@ -459,6 +500,53 @@ func (e *Engine) SetSpeed(v float64) {
 	e.do(func(s *session) { s.speed = max(0.5, min(v, 240)); s.dirty = true })
 }
 
+// AddPush edits the state at step p.T (push.go): the pushed run branches
+// there. The push's noise stream is the session's: its seed is set here
+// from the corruption's seed and how many pushes came before, so a
+// scenario replays it. Refused (Err) as Update refuses settings.
+func (e *Engine) AddPush(p Push) {
+	e.do(func(s *session) {
+		p.Seed = s.set.Corruption.Seed<<8 + uint64(len(s.set.Pushes)) + 1
+		for slices.ContainsFunc(s.set.Pushes, func(q Push) bool { return q.Seed == p.Seed }) {
+			p.Seed++ // each push its own stream (and UndoPush finds it by it)
+		}
+		p.Patches = slices.Clone(p.Patches)
+		if s.change(func(st *Settings) {
+			k := len(st.Pushes)
+			for k > 0 && st.Pushes[k-1].T > p.T {
+				k--
+			}
+			st.Pushes = slices.Insert(st.Pushes, k, p)
+		}, true) {
+			s.pushed = append(s.pushed, p.Seed)
+		}
+	})
+}
+
+// UndoPush takes back the push made last (the last in step order when the
+// pushes came from a scenario); ClearPushes takes back every push.
+func (e *Engine) UndoPush() {
+	e.do(func(s *session) {
+		if len(s.set.Pushes) == 0 {
+			return
+		}
+		k := len(s.set.Pushes) - 1
+		for len(s.pushed) > 0 {
+			seed := s.pushed[len(s.pushed)-1]
+			s.pushed = s.pushed[:len(s.pushed)-1]
+			if i := slices.IndexFunc(s.set.Pushes, func(p Push) bool { return p.Seed == seed }); i >= 0 {
+				k = i
+				break
+			}
+		}
+		s.change(func(st *Settings) { st.Pushes = slices.Delete(st.Pushes, k, k+1) }, true)
+	})
+}
+
+func (e *Engine) ClearPushes() {
+	e.do(func(s *session) { s.change(func(st *Settings) { st.Pushes = nil }, true) })
+}
+
 // TogglePatch masks or unmasks patch i of the mask grid (refused when it
 // would leave fewer than MinVisible patches).
 func (e *Engine) TogglePatch(i int) {
@@ -481,6 +569,16 @@ type lane struct {
 	traj   Trajectory
 	frames []*Frame
 	trail  *models.Trail // the nearest-memory search of the frames, in order
+	br     *branch       // the pushed run (nil until its first step is recorded)
+}
+
+// branch is a lane's pushed run: a chain of fresh runs, each started at a
+// push's step from the picture of the state there, edited.
+type branch struct {
+	traj   Trajectory // the current segment
+	seg    int        // the step the current segment started at
+	frames []*Frame   // from the first push's step on
+	trail  *models.Trail
 }
 
 type session struct {
@@ -506,6 +604,8 @@ type session struct {
 	input    []float32
 	pixel    []bool
 	grid     int
+	gridPt   *models.Patches // the mask grid's patches
+	pushed   []uint64        // the seeds of the pushes AddPush made, in order (UndoPush)
 	lanes    []*lane
 }
 
@@ -537,6 +637,7 @@ func (s *session) rebuild() {
 		s.err = err.Error()
 		return
 	}
+	s.gridPt = grid
 	s.input, s.pixel = slices.Clone(s.clean), nil
 	if s.set.Corruption.Kind == Mask {
 		s.pixel = grid.PixelMask(s.maskOf(s.set, grid))
@@ -564,7 +665,7 @@ func (s *session) rebuild() {
 			l.in.Masked = tokensFromPixels(l.grid, s.pixel)
 		}
 		l.traj = m.Start(l.in)
-		l.frames = append(l.frames, s.frame(l, 0, nil))
+		l.frames = append(l.frames, s.frame(l, l.traj, &l.trail, 0, nil))
 		s.lanes = append(s.lanes, l)
 	}
 	s.seek(s.t)
@@ -597,26 +698,29 @@ func tokensFromPixels(pt *models.Patches, pixel []bool) []bool {
 	return out
 }
 
-// frame measures the lane's current state as step t.
-func (s *session) frame(l *lane, t int, attn []float32) *Frame {
+// frame measures the current state of tr, a run of lane l (the lane's own
+// or its pushed run, whose nearest-memory search is *trail) as step t. The
+// errors are against the session's clean digit and mask either way, so a
+// pushed run's numbers compare with the run's.
+func (s *session) frame(l *lane, tr Trajectory, trail **models.Trail, t int, attn []float32) *Frame {
 	f := &Frame{T: t, Image: make([]float32, models.Pixels), Attn: attn}
-	l.traj.Decode(f.Image)
+	tr.Decode(f.Image)
 	for q, v := range f.Image {
 		f.Image[q] = min(max(v, 0), 1)
 	}
 	f.Energy = math.NaN()
 	if l.info.HasEnergy {
-		f.Energy = l.traj.Energy()
-		if te, ok := l.traj.(TokenEnergies); ok {
+		f.Energy = tr.Energy()
+		if te, ok := tr.(TokenEnergies); ok {
 			f.TokenEnergy = te.TokenEnergies()
 		}
 	}
 	f.MSE, f.MSEMask, f.MSEOther = MSE(f.Image, s.clean, s.pixel)
 	if mem := s.cfg.Memories; mem != nil {
-		if l.trail == nil {
-			l.trail = mem.Search().NewTrail()
+		if *trail == nil {
+			*trail = mem.Search().NewTrail()
 		}
-		k, corr := l.trail.Nearest(f.Image)
+		k, corr := (*trail).Nearest(f.Image)
 		f.Nearest, f.NearCorr, f.NearLbl = k, float64(corr), mem.Set.Labels[k]
 		f.NearIdx = mem.Set.Index[k]
 		f.CorrMean = Pearson(f.Image, mem.Mean)
@@ -649,12 +753,17 @@ func (s *session) goal() int {
 	return max(h, (s.t/h+1)*h)
 }
 
-// extend records up to n more steps of every lane short of the goal.
+// extend records up to n more steps of every lane (and pushed run) short
+// of the goal.
 func (s *session) extend(n int) {
 	goal := s.goal()
 	for _, l := range s.lanes {
 		for k := 0; k < n && len(l.frames) <= min(goal, s.limit(l)); k++ {
 			s.extendLane(l)
+			pause()
+		}
+		for k := 0; k < n && s.branchShort(l, goal); k++ {
+			s.extendBranch(l)
 			pause()
 		}
 	}
@@ -665,7 +774,7 @@ func (s *session) extend(n int) {
 func (s *session) pending() bool {
 	goal := s.goal()
 	for _, l := range s.lanes {
-		if len(l.frames) <= min(goal, s.limit(l)) {
+		if len(l.frames) <= min(goal, s.limit(l)) || s.branchShort(l, goal) {
 			return true
 		}
 	}
@@ -675,7 +784,7 @@ func (s *session) pending() bool {
 func (s *session) maxT() int {
 	m := 0
 	for _, l := range s.lanes {
-		m = max(m, s.limit(l))
+		m = max(m, s.limit(l), s.branchLimit(l))
 	}
 	return m
 }
@@ -692,6 +801,9 @@ func (s *session) seek(t int) {
 		for len(l.frames) <= min(s.t, s.limit(l)) && (s.cfg.Synchronous || time.Now().Before(deadline)) {
 			s.extendLane(l)
 		}
+		for s.branchShort(l, s.t) && (s.cfg.Synchronous || time.Now().Before(deadline)) {
+			s.extendBranch(l)
+		}
 	}
 	s.dirty = true
 }
@@ -704,19 +816,102 @@ func (s *session) shownT() int {
 		if len(l.frames)-1 < min(s.t, s.limit(l)) {
 			t = min(t, len(l.frames)-1)
 		}
+		if s.branchShort(l, s.t) {
+			t = min(t, s.branchNext(l)-1)
+		}
 	}
-	return t
+	return max(t, 0)
 }
 
 func (s *session) extendLane(l *lane) {
-	var attn []float32
-	if l.info.Tokens > 0 {
-		attn = make([]float32, l.info.Tokens*l.info.Tokens*max(1, 1+l.info.Heads))
-	} else if l.info.Patterns > 0 {
-		attn = make([]float32, l.info.Patterns)
-	}
+	attn := newAttn(l.info)
 	l.traj.Step(attn)
-	l.frames = append(l.frames, s.frame(l, len(l.frames), attn))
+	l.frames = append(l.frames, s.frame(l, l.traj, &l.trail, len(l.frames), attn))
+}
+
+// newAttn is room for the attention a step of a model like info records.
+func newAttn(info ModelInfo) []float32 {
+	if info.Tokens > 0 {
+		return make([]float32, info.Tokens*info.Tokens*max(1, 1+info.Heads))
+	} else if info.Patterns > 0 {
+		return make([]float32, info.Patterns)
+	}
+	return nil
+}
+
+// branchLimit is the last step lane l's pushed run can reach (−1 without
+// pushes): a model with a fixed number of steps (the ViT's layers) takes
+// them again from its last push.
+func (s *session) branchLimit(l *lane) int {
+	ps := s.set.Pushes
+	if len(ps) == 0 {
+		return -1
+	}
+	if l.info.MaxSteps > 0 {
+		return ps[len(ps)-1].T + l.info.MaxSteps
+	}
+	return s.cfg.MaxT
+}
+
+// branchNext is the next step lane l's pushed run records.
+func (s *session) branchNext(l *lane) int {
+	if len(s.set.Pushes) == 0 {
+		return 0
+	}
+	if l.br == nil {
+		return s.set.Pushes[0].T
+	}
+	return s.set.Pushes[0].T + len(l.br.frames)
+}
+
+// branchShort reports whether lane l's pushed run has not recorded up to
+// step upto (or its limit) yet.
+func (s *session) branchShort(l *lane, upto int) bool {
+	return len(s.set.Pushes) > 0 && s.branchNext(l) <= min(upto, s.branchLimit(l))
+}
+
+// extendBranch records the next step of lane l's pushed run. At a push's
+// step the run starts afresh (Model.Start) from the picture of the state
+// there, edited by the pushes of that step: the run's own state at the
+// first push, the pushed run's after it. The first push waits for the
+// run's step to be recorded.
+func (s *session) extendBranch(l *lane) {
+	bt := s.branchNext(l)
+	var ps []Push
+	for _, p := range s.set.Pushes {
+		if p.T == bt {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		br := l.br
+		attn := newAttn(l.info)
+		if l.info.MaxSteps > 0 && bt-br.seg > l.info.MaxSteps {
+			attn = nil // past the last layer the state stays
+		}
+		br.traj.Step(attn)
+		br.frames = append(br.frames, s.frame(l, br.traj, &br.trail, bt, attn))
+		return
+	}
+	var base []float32
+	if l.br == nil {
+		for len(l.frames) <= min(bt, s.limit(l)) {
+			s.extendLane(l)
+		}
+		base = l.frames[min(bt, len(l.frames)-1)].Image
+		l.br = &branch{}
+	} else {
+		// The pushed run's state at bt, as its frame would show it.
+		if l.info.MaxSteps == 0 || bt-l.br.seg <= l.info.MaxSteps {
+			l.br.traj.Step(nil)
+		}
+		base = make([]float32, models.Pixels)
+		l.br.traj.Decode(base)
+		base = clamped(base)
+	}
+	in := pushedInput(s.clean, base, ps, s.gridPt, l.grid)
+	l.br.traj, l.br.seg = l.model.Start(in), bt
+	l.br.frames = append(l.br.frames, s.frame(l, l.br.traj, &l.br.trail, bt, nil))
 }
 
 func (s *session) advance(n int) {
@@ -764,11 +959,16 @@ func (s *session) snapshot() *Snapshot {
 		Horizon: s.cfg.Horizon, Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy}
 	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
 	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
+	sn.Settings.Pushes = clonePushes(s.set.Pushes)
 	sn.RawInput = s.input
 	sn.Input = clamped(s.input)
 	for _, l := range s.lanes {
 		b, bm := best(l.frames)
-		sn.Lanes = append(sn.Lanes, Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm})
+		ln := Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm}
+		if l.br != nil {
+			ln.Branch = l.br.frames[:len(l.br.frames):len(l.br.frames)]
+		}
+		sn.Lanes = append(sn.Lanes, ln)
 	}
 	return sn
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"attractorlab/models"
@@ -40,6 +41,43 @@ type Scenario struct {
 	// Own is a person's own digit, base64 of its 784 bytes (row by row,
 	// 0 black … 255 white); without it the digit is split and index.
 	Own string `json:"own_digit,omitempty"`
+	// Pushes are edits of the state mid-run, in step order.
+	Pushes []ScenarioPush `json:"pushes,omitempty"`
+}
+
+// ScenarioPush is a Push in a scenario file.
+type ScenarioPush struct {
+	T       int     `json:"t"`
+	Kind    string  `json:"kind"`              // erase, noise or kick
+	Patches []int   `json:"patches,omitempty"` // of the mask grid (erase, noise)
+	Sigma2  float64 `json:"sigma2,omitempty"`  // noise, kick
+	Seed    uint64  `json:"seed"`
+}
+
+// scenarioPushes are pushes as a scenario file writes them.
+func scenarioPushes(ps []Push) []ScenarioPush {
+	var out []ScenarioPush
+	for _, p := range ps {
+		sp := ScenarioPush{T: p.T, Kind: p.Kind.String(), Patches: slices.Clone(p.Patches), Seed: p.Seed}
+		if p.Kind != Erase {
+			sp.Sigma2 = p.Sigma2
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// settingsPushes reads a scenario file's pushes; an error names the push.
+func settingsPushes(sps []ScenarioPush) ([]Push, error) {
+	var out []Push
+	for k, sp := range sps {
+		kind, err := ParsePushKind(sp.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("field pushes: push %d: %w", k+1, err)
+		}
+		out = append(out, Push{T: sp.T, Kind: kind, Patches: slices.Clone(sp.Patches), Sigma2: sp.Sigma2, Seed: sp.Seed})
+	}
+	return out, nil
 }
 
 // ScenarioOf captures a snapshot.
@@ -49,7 +87,7 @@ func ScenarioOf(sn *Snapshot) Scenario {
 		Fraction: s.Corruption.Fraction, Sigma2: s.Corruption.Sigma2, Seed: s.Corruption.Seed,
 		Toggled: s.Toggled, Models: s.Lanes, Lambda: s.Dyn.Lambda, Gamma: s.Dyn.Gamma,
 		Attention: s.Dyn.Attn.String(), Beta: s.Hop.Beta, K: s.Hop.K, Async: s.Hop.Async, T: sn.T,
-		Own: encodeOwn(s.Own)}
+		Own: encodeOwn(s.Own), Pushes: scenarioPushes(s.Pushes)}
 }
 
 // encodeOwn is a digit's bytes in base64 ("" for none).
@@ -93,7 +131,11 @@ func (sc Scenario) Settings() (Settings, error) {
 			return s, fmt.Errorf("field own_digit: not a digit (want base64 of %d bytes, 28×28)", models.Pixels)
 		}
 	}
-	s = Settings{Split: split, Index: sc.Index, Own: own,
+	pushes, err := settingsPushes(sc.Pushes)
+	if err != nil {
+		return s, err
+	}
+	s = Settings{Split: split, Index: sc.Index, Own: own, Pushes: pushes,
 		Corruption: Corruption{Kind: k, Fraction: sc.Fraction, Sigma2: sc.Sigma2, Seed: sc.Seed},
 		Toggled:    sc.Toggled, Lanes: sc.Models,
 		Dyn: models.Dynamics{Lambda: sc.Lambda, Gamma: sc.Gamma, Attn: attn},
@@ -217,9 +259,13 @@ func MaskGrid(sides ...int) int {
 
 // CheckMask refuses hand-masked patches (Toggled) that are not patches of
 // the mask grid of side grid, that are listed twice, or that leave fewer
-// than MinVisible patches unmasked; errors name the setting as via says.
+// than MinVisible patches unmasked, and pushes whose patches are not
+// patches of that grid; errors name the setting as via says.
 func (s Settings) CheckMask(grid int, via Via) error {
 	if err := checkToggled(s.Toggled, grid, via); err != nil {
+		return err
+	}
+	if err := checkPushes(s.Pushes, grid, int(Steps.Max), via); err != nil {
 		return err
 	}
 	if s.Corruption.Kind != Mask {

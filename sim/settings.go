@@ -195,6 +195,8 @@ type Settings struct {
 	// PrepareDigit): the clean reference instead of the digit Split and
 	// Index name. It has no label.
 	Own []uint8
+	// Pushes are edits of the state mid-run, in step order (push.go).
+	Pushes []Push
 }
 
 // DefaultMask and DefaultNoise are the paper's two tasks.
@@ -282,6 +284,9 @@ func (s Settings) Validate(via Via) error {
 	}
 	if s.Own != nil && len(s.Own) != models.Pixels {
 		return fmt.Errorf("own digit has %d values (allowed %d: 28×28)", len(s.Own), models.Pixels)
+	}
+	if err := checkPushes(s.Pushes, 0, int(Steps.Max), via); err != nil {
+		return err
 	}
 	if len(s.Lanes) < 1 || len(s.Lanes) > MaxLanes {
 		return fmt.Errorf("%d models chosen (allowed 1 … %d)", len(s.Lanes), MaxLanes)

@@ -365,7 +365,7 @@ var (
 	runKeys      = []string{"from", "to", "speed"}
 	trainKeys    = []string{"patch", "start", "images", "lambda", "attention", "d", "epochs", "lr", "seed"}
 	scenarioKeys = []string{"split", "index", "corruption", "mask_fraction", "noise_sigma2", "seed", "toggled_patches",
-		"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async", "own_digit"}
+		"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async", "own_digit", "pushes"}
 )
 
 func (p *parser) scenario(path string, raw json.RawMessage, prev sim.Settings) (sim.Settings, error) {
@@ -379,6 +379,7 @@ func (p *parser) scenario(path string, raw json.RawMessage, prev sim.Settings) (
 	// Decoding a list reuses the slice it decodes into: these must not be
 	// the slide before's.
 	sc.Models, sc.Toggled = slices.Clone(sc.Models), slices.Clone(sc.Toggled)
+	sc.Pushes = nil // a slide's pushes are its own
 	if _, ok := m["toggled_patches"]; !ok {
 		if _, ok := m["mask_fraction"]; ok {
 			sc.Toggled = nil // a new mask forgets the old hand-made one
@@ -499,6 +500,8 @@ func typeWant(k string) string {
 		return `want a list of model names, e.g. ["bsa-p2"]`
 	case "toggled_patches":
 		return "want a list of patch numbers"
+	case "pushes":
+		return `want a list of pushes, e.g. [{"t": 30, "kind": "kick", "sigma2": 0.5, "seed": 1}]`
 	case "hopfield_async":
 		return "want true or false"
 	case "index", "seed", "hopfield_k":
