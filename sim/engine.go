@@ -17,6 +17,9 @@ import (
 // publishes it for drawing (patch outlines, hover, attention overlays).
 type Grid = models.Patches
 
+// NewGrid is the tokenisation into square patches of side p.
+func NewGrid(p int) (*Grid, error) { return models.NewPatches(p) }
+
 // Pixels is the number of pixels of an image.
 const Pixels = models.Pixels
 

@@ -51,6 +51,12 @@ func (m *Main) menu() *fyne.MainMenu {
 		plain("Per-token energy (each token's e_i and its change)…", m.showTokenEnergy),
 		plain("State space (the trajectories among the stored digits)…", m.showStateSpace),
 	)
+	push := fyne.NewMenu("Push",
+		item("Push the state at t (choose patches)…", ctrl(fyne.KeyP), m.showPush),
+		item("Kick the state at t (noise on every pixel)", ctrl(fyne.KeyK), m.kick),
+		item("Undo the last push", ctrl(fyne.KeyZ), m.undoPush),
+		plain("Remove every push", m.clearPushes),
+	)
 	population := fyne.NewMenu("Population",
 		item("Ensemble of the chosen models…", ctrl(fyne.KeyM), m.showEnsemble),
 		item("Basin map…", ctrl(fyne.KeyB), m.showBasin),
@@ -62,7 +68,7 @@ func (m *Main) menu() *fyne.MainMenu {
 		plain("Keys", m.showKeys),
 		plain("About Attractor Lab", m.showAbout),
 	)
-	return fyne.NewMainMenu(file, view, population, training, m.lessonsMenu(), help)
+	return fyne.NewMainMenu(file, view, push, population, training, m.lessonsMenu(), help)
 }
 
 // PaperDemo shows the phenomenon: a noisy digit under the bare
@@ -132,6 +138,9 @@ func keysFor(web bool) []keyRow {
 		{"Ctrl+O", pick("open a scenario", "open a scenario (the browser's file picker)")},
 		{"Ctrl+S", pick("save the scenario", "download the scenario")},
 		{"Ctrl+E", pick("export a picture or the numbers", "export a picture or the numbers (a download)")},
+		{"Ctrl+P", "push the state at t: erase patches or add noise to them (the run branches)"},
+		{"Ctrl+K", "kick the state at t: noise on every pixel"},
+		{"Ctrl+Z", "take the last push back"},
 		{"", "In a lesson"},
 		{pick("→  or  Page Down", "→"), "show the answer, then the next slide"},
 		{pick("←  or  Page Up", "←"), "back a slide"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,6 +71,10 @@ func (m *Main) layoutCenter(n int) {
 		m.states = append(m.states, v)
 		m.stateTitles = append(m.stateTitles, title)
 		top = append(top, titledPanel(title, v))
+		if n == 1 && pushedPanel(m.snap) {
+			// One model alone: its pushed run beside it.
+			top = append(top, titledPanel(m.pushedTitle, m.pushedView))
+		}
 		h := NewHeatmap()
 		h.OnTapped = func(row int) { m.selectQuery(k, row) }
 		h.OnHover = func(r, c int) { m.hoverHeat(k, r, c) }
@@ -279,6 +284,9 @@ func (m *Main) redrawImages() {
 			break
 		}
 		f := l.At(sn.T)
+		if b := l.BranchAt(sn.T); b != nil && len(sn.Lanes) > 1 {
+			f = b // side by side, a model's panel shows its pushed run
+		}
 		attn := m.shownAttention(f, l.Info)
 		v := m.states[k]
 		v.Pixels, v.Mask = f.Image, sn.PixelMask
@@ -310,6 +318,21 @@ func (m *Main) redrawImages() {
 		if pv := m.patterns[k]; pv != nil {
 			pv.SetWeights(f.Attn)
 		}
+	}
+	if len(sn.Lanes) == 1 && pushedPanel(sn) {
+		l := sn.Lanes[0]
+		pv := m.pushedView
+		pv.Pixels, pv.Mask, pv.Grid = nil, nil, 0
+		if b := l.BranchAt(sn.T); b != nil {
+			pv.Pixels = b.Image
+			if m.showGrid {
+				pv.Grid = l.Info.Patch
+			}
+			if sn.T == b.T && pushAt(sn, sn.T) {
+				pv.Mask = pushMask(sn, sn.T) // the patches pushed at this step
+			}
+		}
+		pv.Refresh()
 	}
 	if len(sn.Lanes) > 0 {
 		f := sn.Lanes[min(m.lane, len(sn.Lanes)-1)].At(sn.T)
@@ -493,6 +516,10 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		// Alone, a model is named in full; side by side, by the short
 		// name its lines carry in the plots, so titles fit.
 		name, heads := l.Info.Label, m.headLabel(l.Info)
+		pushed := false
+		if b := l.BranchAt(sn.T); b != nil && len(sn.Lanes) > 1 {
+			f, pushed = b, true // the panel shows the pushed run
+		}
 		attention := "attention"
 		if len(sn.Lanes) > 1 {
 			name = l.Info.Name
@@ -506,6 +533,9 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		title := fmt.Sprintf("%s\nt %d · MSE %.4f", name, f.T, f.MSE)
 		if len(sn.Lanes) > 1 { // lockstep: one t for all, in the readout below
 			title = fmt.Sprintf("%s\nMSE %.4f", name, f.MSE)
+			if pushed {
+				title = fmt.Sprintf("%s pushed\nMSE %.4f", name, f.MSE)
+			}
 		}
 		setText(m.stateTitles[k], title)
 		ht := name + "\n" + attention + heads
@@ -518,6 +548,8 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 			}
 		} else if l.Info.Tokens == 0 {
 			ht = name + "\n"
+		} else if f.Attn == nil && pushed {
+			ht = name + "\nnone: pushed here" // a fresh start at the push
 		} else if f.Attn == nil && len(sn.Lanes) > 1 {
 			ht = name + "\nnone at t = 0" // a narrow panel
 		} else if f.Attn == nil {
@@ -546,6 +578,9 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 				break
 			}
 		}
+	}
+	if len(sn.Lanes) == 1 && pushedPanel(sn) {
+		setText(m.pushedTitle, m.pushedText(sn))
 	}
 	setText(m.tLabel, txt)
 	if w := readoutWidth(m.tLabel); w != m.readoutW {
@@ -593,6 +628,17 @@ func (m *Main) setLegend(sn *sim.Snapshot) {
 			c = figures.ModelColor(n) // a model keeps its colour
 		}
 		t := canvas.NewText("— "+n, c)
+		t.TextSize = theme.CaptionTextSize()
+		t.TextStyle.Bold = true
+		objs = append(objs, t)
+	}
+	if pushedPanel(sn) {
+		var c color.Color = pushedColor
+		name := "pushed"
+		if len(sn.Lanes) > 1 {
+			c = theme.Color(theme.ColorNameForeground) // each model's in its colour
+		}
+		t := canvas.NewText("- - "+name, c)
 		t.TextSize = theme.CaptionTextSize()
 		t.TextStyle.Bold = true
 		objs = append(objs, t)
@@ -684,7 +730,13 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 	repair := sn.Settings.NothingToRepair()
 	// The labels are made once per layout and only their text changes:
 	// snapshots arrive up to 60 times a second.
-	want := (len(sn.Lanes) + 1) * len(answerColumns)
+	rows := len(sn.Lanes)
+	for _, l := range sn.Lanes {
+		if len(l.Branch) > 0 {
+			rows++ // its pushed run's row
+		}
+	}
+	want := (rows + 1) * len(answerColumns)
 	if len(m.answers.Objects) != want {
 		m.answers.Objects = nil
 		for k := 0; k < want; k++ {
@@ -734,6 +786,30 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		cell(bestMSE, false)
 		cell(fmt.Sprintf("%.4f", f.MSE), false)
 		cell(fmt.Sprintf("#%d: %d, %.2f", f.NearIdx, f.NearLbl, f.NearCorr), false)
+		if len(l.Branch) == 0 {
+			continue
+		}
+		// Its pushed run: the best step after the first push, the
+		// error and nearest memory at t (before the push: none yet).
+		if sw, ok := m.answers.Objects[next].(*swatchLabel); ok {
+			sw.SetColor(figures.ModelColor(l.Info.Name))
+		}
+		cell(l.Info.Name+" pushed", false)
+		bt, bm := branchBest(l)
+		if bt < 0 || m.ahead(sn, sim.Lane{Best: bt}) {
+			cell("–", false)
+			cell("–", false)
+		} else {
+			cell(strconv.Itoa(bt), false)
+			cell(fmt.Sprintf("%.4f", bm), false)
+		}
+		if b := l.BranchAt(sn.T); b != nil {
+			cell(fmt.Sprintf("%.4f", b.MSE), false)
+			cell(fmt.Sprintf("#%d: %d, %.2f", b.NearIdx, b.NearLbl, b.NearCorr), false)
+		} else {
+			cell(fmt.Sprintf("from t = %d", l.Branch[0].T), false)
+			cell("", false)
+		}
 	}
 	// A label's new text does not lay out its row again: when a column
 	// needs another width ("not yet" became "30"), the table and the plot
@@ -747,33 +823,10 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 // msePlot draws each model's MSE against t (one model: all, masked and
 // unmasked pixels) with the input's MSE as a dotted reference line.
 func msePlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) {
-	lanes := sn.Lanes
-	if len(lanes) == 0 {
+	if len(sn.Lanes) == 0 {
 		return nil, errors.New("no model is running")
 	}
-	var ss []figures.Series
-	if len(lanes) == 1 {
-		fr := lanes[0].Frames
-		ss = append(ss, figures.Series{Name: "all", Values: column(fr, func(f *sim.Frame) float64 { return f.MSE })})
-		if sn.PixelMask != nil {
-			ss = append(ss,
-				figures.Series{Name: "masked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEMask }), Dashed: true},
-				figures.Series{Name: "unmasked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEOther }), Dashed: true})
-		}
-	} else {
-		for _, l := range lanes {
-			ss = append(ss, figures.Series{Name: l.Info.Label, Color: figures.ModelColor(l.Info.Name),
-				Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
-		}
-	}
-	// The input's MSE as a reference: a step below it repairs.
-	in := lanes[0].Frames[0].MSE
-	ref := make([]float64, len(lanes[0].Frames))
-	for t := range ref {
-		ref[t] = in
-	}
-	ss = append(ss, figures.Series{Name: "input (t = 0)", Values: ref, Reference: true})
-	p, err := figures.TrajectoryPlot("MSE vs t", "MSE", ss, o)
+	p, err := figures.TrajectoryPlot("MSE vs t", "MSE", mseSeries(sn), o)
 	if err != nil {
 		return nil, err
 	}
@@ -783,6 +836,40 @@ func msePlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) 
 	}
 	p.Add(marks...)
 	return p, nil
+}
+
+// mseSeries are msePlot's lines: each run's, each pushed run's (dashed)
+// and the input's reference.
+func mseSeries(sn *sim.Snapshot) []figures.Series {
+	lanes := sn.Lanes
+	var ss []figures.Series
+	if len(lanes) == 1 {
+		fr := lanes[0].Frames
+		ss = append(ss, figures.Series{Name: "all", Values: column(fr, func(f *sim.Frame) float64 { return f.MSE })})
+		if sn.PixelMask != nil {
+			ss = append(ss,
+				figures.Series{Name: "masked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEMask }), Dashed: true},
+				figures.Series{Name: "unmasked", Values: column(fr, func(f *sim.Frame) float64 { return f.MSEOther }), Dashed: true})
+		}
+		if b := branchColumn(lanes[0], func(f *sim.Frame) float64 { return f.MSE }); b != nil {
+			ss = append(ss, figures.Series{Name: "pushed", Values: b, Color: pushedColor, Dashed: true})
+		}
+	} else {
+		for _, l := range lanes {
+			ss = append(ss, figures.Series{Name: l.Info.Label, Color: figures.ModelColor(l.Info.Name),
+				Values: column(l.Frames, func(f *sim.Frame) float64 { return f.MSE })})
+			if b := branchColumn(l, func(f *sim.Frame) float64 { return f.MSE }); b != nil {
+				ss = append(ss, figures.Series{Name: l.Info.Label + " pushed", Color: figures.ModelColor(l.Info.Name), Values: b, Dashed: true})
+			}
+		}
+	}
+	// The input's MSE as a reference: a step below it repairs.
+	in := lanes[0].Frames[0].MSE
+	ref := make([]float64, len(lanes[0].Frames))
+	for t := range ref {
+		ref[t] = in
+	}
+	return append(ss, figures.Series{Name: "input (t = 0)", Values: ref, Reference: true})
 }
 
 // tStarMarks are compare mode's t* markers: for each model, in its colour,
@@ -822,7 +909,7 @@ func tStarMarks(sn *sim.Snapshot, o figures.TrajectoryOptions, y0 float64) ([]pl
 // energyPlot draws one line per model that has an energy, in the model's
 // colour, titled by the kind of energy.
 func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) {
-	var ss []figures.Series
+	var ss, pushed []figures.Series
 	title := ""
 	with := 0
 	for _, l := range sn.Lanes {
@@ -837,16 +924,27 @@ func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, erro
 		}
 		if l.Info.HasEnergy {
 			s.Values = column(l.Frames, func(f *sim.Frame) float64 { return f.Energy })
+			b := branchColumn(l, func(f *sim.Frame) float64 { return f.Energy })
 			if with > 1 {
 				// Energies of different models differ in scale by
 				// orders of magnitude: on one axis all but one
-				// look flat. Each is scaled to its own 0…1.
-				s.Values = unitRange(s.Values)
+				// look flat. Each is scaled to its own 0…1 (its
+				// pushed run on the same scale).
+				n := len(s.Values)
+				both := unitRange(append(slices.Clone(s.Values), b...))
+				s.Values, b = both[:n], both[n:]
 			}
 			if firstStepRules(sn, l.Info.Name) {
 				// E(X₀) of a masking run follows the first step's
 				// rules (docs/maths.md §8): a point of its own.
 				s.Apart = true
+			}
+			if b != nil {
+				bs := figures.Series{Name: l.Info.Label + " pushed", Color: figures.ModelColor(l.Info.Name), Values: b, Dashed: true}
+				if len(sn.Lanes) == 1 {
+					bs.Color = pushedColor
+				}
+				pushed = append(pushed, bs)
 			}
 			kind := "negative pseudo-likelihood"
 			if l.Info.Patterns > 0 || l.Info.Name == "hopfield-classic" {
@@ -860,6 +958,7 @@ func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, erro
 		}
 		ss = append(ss, s)
 	}
+	ss = append(ss, pushed...) // after the runs: a run keeps its palette colour
 	if title == "" {
 		return nil, errors.New("these models have no energy")
 	}

@@ -68,6 +68,10 @@ type Main struct {
 	stateTitles  []*widget.Label
 	nearest      *PixelView
 	nearestLbl   *widget.Label
+	pushedView   *PixelView    // one model alone: its pushed run's state, beside the run's
+	pushedTitle  *widget.Label // what the pushed run is and its numbers
+	pushWin      *pushWin      // the push window, when open (push.go)
+	pushSigma2   float64       // the σ² a push's noise last used (the push window, Ctrl+K)
 	heat         []*Heatmap
 	patterns     map[int]*PatternsView
 	heatTitles   []*widget.Label
@@ -174,6 +178,10 @@ func (m *Main) build() {
 	m.input.OnTapped = func(i int) { m.Engine.TogglePatch(i) }
 	m.input.OnHover = func(q int) { m.hover(describe("input", m.input.Pixels, q)) }
 	m.nearest = NewPixelView()
+	m.pushedView = NewPixelView()
+	m.pushedTitle = newTitle("")
+	m.pushedTitle.Truncation = fyne.TextTruncateOff
+	m.pushSigma2 = sim.PushSigma2.Default
 	m.nearestLbl = widget.NewLabel("")
 	m.nearestLbl.Truncation = fyne.TextTruncateEllipsis
 
@@ -398,7 +406,7 @@ func (m *Main) togglePresentation() {
 func plotKey(sn *sim.Snapshot) string {
 	k := fmt.Sprintf("%+v|%d", sn.Settings, sn.Horizon)
 	for _, l := range sn.Lanes {
-		k += fmt.Sprintf("|%s:%d", l.Info.Name, len(l.Frames))
+		k += fmt.Sprintf("|%s:%d:%d", l.Info.Name, len(l.Frames), len(l.Branch))
 	}
 	return k
 }
@@ -422,6 +430,9 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	if m.space != nil {
 		defer m.space.draw(sn)
 	}
+	if m.pushWin != nil {
+		defer m.pushWin.draw(sn)
+	}
 
 	m.showSettings(sn)
 	m.speed.SetValue(sn.Speed)
@@ -436,6 +447,9 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	maxT := 0
 	for _, l := range sn.Lanes {
 		maxT = max(maxT, len(l.Frames)-1)
+		if len(l.Branch) > 0 {
+			maxT = max(maxT, l.Branch[len(l.Branch)-1].T)
+		}
 	}
 	if mx := float64(max(maxT, 1)); m.timeline.Max != mx {
 		// SetValue does not redraw when t is unchanged (ViT at t = 5 →
@@ -451,7 +465,8 @@ func (m *Main) apply(sn *sim.Snapshot) {
 		// patches, and the selection ends with it.
 		m.query, m.lane = -1, 0
 	}
-	if prev == nil || !slices.Equal(prev.Settings.Lanes, sn.Settings.Lanes) || len(m.states) != len(sn.Lanes) {
+	if prev == nil || !slices.Equal(prev.Settings.Lanes, sn.Settings.Lanes) || len(m.states) != len(sn.Lanes) ||
+		(len(sn.Lanes) == 1 && pushedPanel(prev) != pushedPanel(sn)) {
 		m.layoutCenter(len(sn.Lanes))
 	}
 	if m.lane >= len(sn.Lanes) {

@@ -1,0 +1,122 @@
+package ui
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+
+	"attractorlab/sim"
+	"attractorlab/sim/figures"
+)
+
+// TestPushWindow: patches chosen on the state by a click and a drag are
+// erased at the step shown; the pushed run is drawn beside the run (its
+// own panel and a dashed curve); Ctrl+K kicks; the menu's undo takes the
+// last push back and Remove every push the rest.
+func TestPushWindow(t *testing.T) {
+	m, w := newTestMain(t)
+	m.Engine.Restore(sim.PaperDemo(), 30)
+	m.Engine.Settle()
+	menuItem(t, w, "Push", "Push the state at t (choose patches)…").Action()
+	pw := m.pushWin
+	if pw == nil || !strings.Contains(pw.title.Text, "t = 30") || !pw.push.Disabled() {
+		t.Fatalf("push window: %v, title %q, Push enabled with no patch chosen", pw != nil, pw.title.Text)
+	}
+	v := pw.view
+	v.Resize(fyne.NewSize(280, 280))
+	cell := float32(280) / 28
+	at := func(px, py int) fyne.Position { // the middle of pixel (px, py)
+		return fyne.NewPos((float32(px)+0.5)*cell, (float32(py)+0.5)*cell)
+	}
+	v.Tapped(&fyne.PointEvent{Position: at(14, 14)}) // patch 7·14 + 7 = 105 on the 2×2 grid
+	for x := 4; x <= 9; x++ {                        // a drag over pixels 4 … 9 of row 20: patches 142, 143, 144
+		v.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: at(x, 20)}})
+	}
+	v.DragEnd()
+	v.Tapped(&fyne.PointEvent{Position: at(9, 20)}) // and 144 left out again
+	if pw.push.Disabled() || len(pw.chosen) != 3 || !pw.chosen[105] || !pw.chosen[142] || !pw.chosen[143] {
+		t.Fatalf("chosen %v", pw.chosen)
+	}
+	pw.push.OnTapped()
+	sn := m.snap
+	if len(sn.Settings.Pushes) != 1 {
+		t.Fatalf("%d pushes", len(sn.Settings.Pushes))
+	}
+	p := sn.Settings.Pushes[0]
+	if p.T != 30 || p.Kind != sim.Erase || len(p.Patches) != 3 {
+		t.Fatalf("push %+v", p)
+	}
+	l := sn.Lanes[0]
+	b := l.BranchAt(30)
+	if b == nil || m.pushedView.Pixels == nil || &m.pushedView.Pixels[0] != &b.Image[0] {
+		t.Fatal("the pushed run's state is not shown beside the run's")
+	}
+	for _, q := range []int{14*28 + 14, 20*28 + 4} {
+		if b.Image[q] != 0 {
+			t.Fatalf("pixel %d of an erased patch is %g", q, b.Image[q])
+		}
+	}
+	if !strings.Contains(m.pushedTitle.Text, "pushed · MSE") || !strings.Contains(pw.made.Text, "1. erase 3 patches at t = 30") {
+		t.Fatalf("pushed panel %q, pushes made %q", m.pushedTitle.Text, pw.made.Text)
+	}
+	var pushed *figures.Series
+	for _, s := range mseSeries(sn) {
+		if s.Name == "pushed" {
+			pushed = &s
+		}
+	}
+	if pushed == nil || !pushed.Dashed || !math.IsNaN(pushed.Values[29]) || pushed.Values[30] != b.MSE {
+		t.Fatalf("the MSE plot's pushed run: %+v", pushed)
+	}
+	// Ctrl+K from the push window kicks at the step shown.
+	typeKey(w, fyne.KeyRight)
+	m.kick()
+	if got := m.snap.Settings.Pushes; len(got) != 2 || got[1].Kind != sim.Kick || got[1].T != 31 {
+		t.Fatalf("after the kick: %+v", got)
+	}
+	menuItem(t, w, "Push", "Undo the last push").Action()
+	if got := m.snap.Settings.Pushes; len(got) != 1 || got[0].Kind != sim.Erase {
+		t.Fatalf("undo took back the wrong push: %+v", got)
+	}
+	menuItem(t, w, "Push", "Remove every push").Action()
+	if len(m.snap.Settings.Pushes) != 0 || !pw.undo.Disabled() {
+		t.Fatal("Remove every push left some")
+	}
+	// Compare mode: each model's panel shows its pushed run and the table
+	// has its row.
+	m.Engine.Update(func(s *sim.Settings) { s.Lanes = []string{"bsa-p2", "bsa-p4"} })
+	m.Engine.Seek(30)
+	m.kick()
+	m.Engine.Settle()
+	if !strings.Contains(m.stateTitles[1].Text, "bsa-p4 pushed") {
+		t.Fatalf("compare title %q", m.stateTitles[1].Text)
+	}
+	var cells []string
+	for _, o := range m.answers.Objects {
+		if sw, ok := o.(*swatchLabel); ok {
+			cells = append(cells, sw.label.Text)
+		}
+	}
+	if strings.Join(cells, ",") != "bsa-p2,bsa-p2 pushed,bsa-p4,bsa-p4 pushed" {
+		t.Fatalf("table rows %v", cells)
+	}
+	pw.w.Close()
+	if m.pushWin != nil {
+		t.Fatal("closing kept the window")
+	}
+}
+
+// TestBranchColumn: a pushed run's values sit at their steps, NaN (not
+// drawn) before the first push.
+func TestBranchColumn(t *testing.T) {
+	l := sim.Lane{Branch: []*sim.Frame{{T: 2, MSE: 0.5}, {T: 3, MSE: 0.25}}}
+	v := branchColumn(l, func(f *sim.Frame) float64 { return f.MSE })
+	if len(v) != 4 || !math.IsNaN(v[0]) || !math.IsNaN(v[1]) || v[2] != 0.5 || v[3] != 0.25 {
+		t.Fatalf("column %v", v)
+	}
+	if bt, bm := branchBest(l); bt != 3 || bm != 0.25 {
+		t.Fatalf("best %d %g", bt, bm)
+	}
+}
