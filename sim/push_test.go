@@ -235,6 +235,13 @@ func TestPushScenarioRoundTrip(t *testing.T) {
 	if back.T != 25 || len(back.Settings.Pushes) != 3 || !bytes.Equal(back.Settings.Own, own) {
 		t.Fatalf("read back t = %d, %d pushes, own digit kept %v", back.T, len(back.Settings.Pushes), bytes.Equal(back.Settings.Own, own))
 	}
+	var csvOut bytes.Buffer
+	if err := WriteTrajectoryCSV(&csvOut, sn); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(csvOut.String(), "\nbsa-p2 pushed,"); n != len(sn.Lanes[0].Branch) || n == 0 {
+		t.Fatalf("the CSV has %d rows of the pushed run, want %d", n, len(sn.Lanes[0].Branch))
+	}
 	a, b := sn.Lanes[0].Branch, back.Lanes[0].Branch
 	if len(a) == 0 || len(a) != len(b) {
 		t.Fatalf("pushed runs of %d and %d steps", len(a), len(b))

@@ -340,21 +340,29 @@ func WriteScenario(w io.Writer, sn *Snapshot) error {
 	return enc.Encode(ScenarioOf(sn))
 }
 
-// WriteTrajectoryCSV writes every recorded step of every lane.
+// WriteTrajectoryCSV writes every recorded step of every lane, then of
+// every pushed run.
 func WriteTrajectoryCSV(w io.Writer, sn *Snapshot) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"model", "t", "mse", "mse_masked", "mse_unmasked", "energy", "nearest_train_index",
 		"nearest_train_corr", "nearest_label", "corr_mean_digit", "mean_patch_variance"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
-	for _, l := range sn.Lanes {
-		for _, fr := range l.Frames {
+	rows := func(name string, frames []*Frame) {
+		for _, fr := range frames {
 			var pv float64
 			for _, v := range fr.PatchVar {
 				pv += v / float64(len(fr.PatchVar))
 			}
-			cw.Write([]string{l.Info.Name, strconv.Itoa(fr.T), f(fr.MSE), f(fr.MSEMask), f(fr.MSEOther), f(fr.Energy),
+			cw.Write([]string{name, strconv.Itoa(fr.T), f(fr.MSE), f(fr.MSEMask), f(fr.MSEOther), f(fr.Energy),
 				strconv.Itoa(fr.NearIdx), f(fr.NearCorr), strconv.Itoa(int(fr.NearLbl)), f(fr.CorrMean), f(pv)})
 		}
+	}
+	for _, l := range sn.Lanes {
+		rows(l.Info.Name, l.Frames)
+	}
+	// The pushed runs after the runs, named "MODEL pushed".
+	for _, l := range sn.Lanes {
+		rows(l.Info.Name+" pushed", l.Branch)
 	}
 	cw.Flush()
 	return cw.Error()
