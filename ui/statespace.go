@@ -93,6 +93,15 @@ func (sw *spaceWin) paths(sn *sim.Snapshot) []figures.Path {
 			p.Points = append(p.Points, sw.space.Project(f.Image))
 		}
 		out = append(out, p)
+		if len(l.Branch) > 0 {
+			// The pushed run, dashed, from the push (its square).
+			b := figures.Path{Name: l.Info.Name + " pushed", Now: sn.T - l.Branch[0].T, Best: -1,
+				Color: figures.ModelColor(l.Info.Name), Dashed: true}
+			for _, f := range l.Branch {
+				b.Points = append(b.Points, sw.space.Project(f.Image))
+			}
+			out = append(out, b)
+		}
 	}
 	return out
 }
@@ -105,6 +114,6 @@ func (sw *spaceWin) draw(sn *sim.Snapshot) {
 	paths := sw.paths(sn)
 	space := sw.space
 	sw.plot.SetPlot(func() (*plot.Plot, error) { return figures.StateSpacePlot(space, paths) })
-	sw.note.SetText(fmt.Sprintf("Each model's states t = 0 … %d as a path: a square at the input, a ring at its t*, a dot at t = %d. Click a point to load that stored digit. "+
+	sw.note.SetText(fmt.Sprintf("Each model's states t = 0 … %d as a path: a square at the input, a ring at its t*, a dot at t = %d; a pushed run dashed from its push. Click a point to load that stored digit. "+
 		"The cloud is the %d stored digits; the red cross, the mean digit. The bare model's end states are shaped like it but brighter, so they lie off it in this plane.", figures.RunFrames(sn)-1, sn.T, len(space.Points)))
 }

@@ -29,6 +29,8 @@ type Path struct {
 	Now, Best int
 	// Color, when set, replaces the model's colour (ModelColor(Name)).
 	Color color.Color
+	// Dashed draws a pushed run (its square is the push).
+	Dashed bool
 }
 
 // StateSpacePlot draws the stored digits as a faint cloud coloured by
@@ -103,6 +105,9 @@ func stateSpacePlot(title string, s *sim.StateSpace, paths []Path) (*plot.Plot, 
 				return nil, err
 			}
 			l.Color, l.Width = col, vg.Points(2)
+			if path.Dashed {
+				l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			}
 			p.Add(l)
 			p.Legend.Add(path.Name, l)
 		}
