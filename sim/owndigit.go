@@ -9,6 +9,7 @@ import (
 	_ "image/png"
 	"io"
 	"math"
+	"slices"
 
 	"attractorlab/models"
 	"attractorlab/models/infile"
@@ -138,8 +139,7 @@ func ReadDigitPicture(r io.Reader, name string) ([]uint8, error) {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	light := make([]float64, w*h)
-	var border float64
-	nb := 0
+	var border []float64
 	for y := range h {
 		for x := range w {
 			c := color.NRGBAModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA)
@@ -148,14 +148,23 @@ func ReadDigitPicture(r io.Reader, name string) ([]uint8, error) {
 			l = a*l + (1 - a) // over white
 			light[y*w+x] = l
 			if x == 0 || y == 0 || x == w-1 || y == h-1 {
-				border += l
-				nb++
+				border = append(border, l)
 			}
 		}
 	}
-	if border/float64(nb) > 0.5 {
+	slices.Sort(border)
+	paper := border[len(border)/2] // the median of the border: the paper
+	if paper > 0.5 {
 		for k, l := range light {
 			light[k] = 1 - l
+		}
+		paper = 1 - paper
+	}
+	// Ink is what stands above the paper: grey paper (a photo of a
+	// sketch) is not ink.
+	if paper < 1 {
+		for k, v := range light {
+			light[k] = max(0, (v-paper)/(1-paper))
 		}
 	}
 	return PrepareDigit(light, w, h), nil

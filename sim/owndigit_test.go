@@ -121,6 +121,9 @@ func TestReadDigitPicture(t *testing.T) {
 		{"light.png", draw(color.White, color.Black), func(b *bytes.Buffer, m image.Image) error { return png.Encode(b, m) }},
 		{"clear.png", draw(color.NRGBA{0, 0, 0, 255}, color.NRGBA{0, 0, 0, 0}), func(b *bytes.Buffer, m image.Image) error { return png.Encode(b, m) }},
 		{"ink.jpg", draw(color.Black, color.White), func(b *bytes.Buffer, m image.Image) error { return jpeg.Encode(b, m, &jpeg.Options{Quality: 95}) }},
+		// A photo of a sketch: grey paper, grey ink; the paper is not ink.
+		{"photo.png", draw(color.Gray{Y: 60}, color.Gray{Y: 215}), func(b *bytes.Buffer, m image.Image) error { return png.Encode(b, m) }},
+		{"slate.png", draw(color.Gray{Y: 230}, color.Gray{Y: 50}), func(b *bytes.Buffer, m image.Image) error { return png.Encode(b, m) }},
 	} {
 		var buf bytes.Buffer
 		if err := c.enc(&buf, c.img); err != nil {

@@ -54,7 +54,9 @@ func (m *Main) menu() *fyne.MainMenu {
 	push := fyne.NewMenu("Push",
 		item("Push the state at t (choose patches)…", ctrl(fyne.KeyP), m.showPush),
 		item("Kick the state at t (noise on every pixel)", ctrl(fyne.KeyK), m.kick),
-		item("Undo the last push", ctrl(fyne.KeyZ), m.undoPush),
+		// Fyne's drivers turn Ctrl+Z into its Undo shortcut, never into
+		// a custom Ctrl+Z: the item answers that.
+		item("Undo the last push", &fyne.ShortcutUndo{}, m.undoPush),
 		plain("Remove every push", m.clearPushes),
 	)
 	population := fyne.NewMenu("Population",

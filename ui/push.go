@@ -189,12 +189,8 @@ func (m *Main) showPush() {
 			m.escCloses(k)
 		}
 	})
-	for _, sc := range []struct {
-		key fyne.KeyName
-		f   func()
-	}{{fyne.KeyZ, m.undoPush}, {fyne.KeyK, m.kick}} {
-		pw.w.Canvas().AddShortcut(ctrl(sc.key), func(fyne.Shortcut) { sc.f() })
-	}
+	pw.w.Canvas().AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { m.undoPush() })
+	pw.w.Canvas().AddShortcut(ctrl(fyne.KeyK), func(fyne.Shortcut) { m.kick() })
 	pw.w.SetOnClosed(func() { m.pushWin = nil })
 	m.pushWin = pw
 	if m.snap != nil {

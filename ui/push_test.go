@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
 
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
@@ -118,5 +119,27 @@ func TestBranchColumn(t *testing.T) {
 	}
 	if bt, bm := branchBest(l); bt != 3 || bm != 0.25 {
 		t.Fatalf("best %d %g", bt, bm)
+	}
+}
+
+// TestMenuShortcutsReachable: Fyne's drivers turn Ctrl+Z, Y, V, C, X, A
+// and Insert into their own shortcuts (Undo, Redo, Paste, …) before the
+// menu sees them, so a menu item given such a key as a custom shortcut
+// would never run; Undo the last push answers Fyne's Undo.
+func TestMenuShortcutsReachable(t *testing.T) {
+	_, w := newTestMain(t)
+	taken := map[fyne.KeyName]string{fyne.KeyZ: "Undo", fyne.KeyY: "Redo", fyne.KeyV: "Paste", fyne.KeyC: "Copy",
+		fyne.KeyX: "Cut", fyne.KeyA: "SelectAll", fyne.KeyInsert: "Copy"}
+	for _, mn := range w.MainMenu().Items {
+		for _, it := range mn.Items {
+			if sc, ok := it.Shortcut.(*desktop.CustomShortcut); ok && sc.Modifier == fyne.KeyModifierShortcutDefault {
+				if name, bad := taken[sc.KeyName]; bad {
+					t.Errorf("%s → %s: Ctrl+%s reaches the window as Fyne's %s shortcut, never as this item's", mn.Label, it.Label, sc.KeyName, name)
+				}
+			}
+		}
+	}
+	if it := menuItem(t, w, "Push", "Undo the last push"); it.Shortcut == nil || it.Shortcut.ShortcutName() != (&fyne.ShortcutUndo{}).ShortcutName() {
+		t.Fatalf("Undo the last push answers %v, not Ctrl+Z (Fyne's Undo)", it.Shortcut)
 	}
 }

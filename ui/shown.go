@@ -16,6 +16,9 @@ type Shown struct {
 	Dialogs  int      `json:"dialogs"`         // dialogs open (an error's among them)
 	Playing  bool     `json:"playing"`         // a run is playing
 	Err      string   `json:"error,omitempty"` // the engine's refusal, if any
+	Own      bool     `json:"own"`             // the digit is a person's own (drawn or a picture)
+	Pushes   int      `json:"pushes"`          // pushes made on the run
+	Branch   int      `json:"branch"`          // steps of the first model's pushed run recorded
 }
 
 // Shown reports what the window shows. Call it on Fyne's goroutine.
@@ -28,6 +31,11 @@ func (m *Main) Shown() Shown {
 		s.Models = append([]string{}, m.snap.Settings.Lanes...)
 		s.Playing = m.snap.Playing
 		s.Err = m.snap.Err
+		s.Own = m.snap.Settings.Own != nil
+		s.Pushes = len(m.snap.Settings.Pushes)
+		if len(m.snap.Lanes) > 0 {
+			s.Branch = len(m.snap.Lanes[0].Branch)
+		}
 		for _, l := range m.snap.Lanes {
 			s.Frames = max(s.Frames, len(l.Frames)-1)
 		}

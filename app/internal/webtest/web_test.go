@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -47,6 +48,9 @@ type shown struct {
 	Dialogs  int      `json:"dialogs"`
 	Playing  bool     `json:"playing"`
 	Err      string   `json:"error"`
+	Own      bool     `json:"own"`
+	Pushes   int      `json:"pushes"`
+	Branch   int      `json:"branch"`
 }
 
 // pageState is the page's own progress: the first frame's time and the
@@ -394,6 +398,44 @@ func TestWebPage(t *testing.T) {
 	}
 	until(t, ctx, "the chosen scenario", func(s shown) bool { return s.Digit == 7 && strings.Contains(s.Status, "opened seven.json") })
 
+	// The sidebar's Picture button: the browser's file picker; a PNG of
+	// a drawn 7 becomes the own digit.
+	seven := filepath.Join(t.TempDir(), "seven.png")
+	writeSeven(t, seven)
+	if err := chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseMoved, 219, 195), chromedp.MouseClickXY(219, 195)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case fc := <-choosers:
+		if _, err := chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{seven}, BackendNodeID: fc.BackendNodeID}); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the Picture button opened no file picker")
+	}
+	until(t, ctx, "the own digit", func(s shown) bool { return s.Own && s.Frames >= 100 })
+	screenshot(t, ctx, "web-own-digit")
+	// Ctrl+K kicks the state shown (t*: a click on the status line hands
+	// the keys back to the window first); the pushed run is recorded
+	// beside the run; Ctrl+Z takes it back.
+	if err := chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseMoved, 1100, 790), chromedp.MouseClickXY(1100, 790)); err != nil {
+		t.Fatal(err)
+	}
+	key(t, ctx, "t")
+	until(t, ctx, "t*", func(s shown) bool { return s.T > 0 })
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("k", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+		t.Fatal(err)
+	}
+	s = until(t, ctx, "the kick", func(s shown) bool { return s.Pushes == 1 && s.Branch > 1 && s.Own })
+	if !strings.Contains(s.Status, fmt.Sprintf("kicked the state at t = %d", s.T)) {
+		t.Fatalf("the kick: %+v", s)
+	}
+	screenshot(t, ctx, "web-kick")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, "the kick taken back", func(s shown) bool { return s.Pushes == 0 && s.Branch == 0 })
+
 	// P: presentation mode.
 	key(t, ctx, "p")
 	time.Sleep(500 * time.Millisecond)
@@ -535,4 +577,33 @@ func TestWebPageWithoutWebGL(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "web-no-webgl")
+}
+
+// writeSeven writes a PNG of a 7 drawn dark on light paper, as a phone's
+// photo of a sketch would be.
+func writeSeven(t *testing.T, path string) {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, 120, 160))
+	for k := range img.Pix {
+		img.Pix[k] = 240
+	}
+	for x := 20; x < 100; x++ { // the bar
+		for y := 20; y < 32; y++ {
+			img.SetGray(x, y, color.Gray{Y: 20})
+		}
+	}
+	for y := 32; y < 140; y++ { // the stroke down to the left
+		x := 100 - (y-32)*50/108
+		for dx := -6; dx < 6; dx++ {
+			img.SetGray(x+dx, y, color.Gray{Y: 20})
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
 }
