@@ -12,7 +12,7 @@ TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils chromium nodejs
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
-.PHONY: web serve-web run build deps test-deps test test-portable test-simd test-race test-wasm test-web test-app e2e data bench fuzz fmt lint generate clean package install uninstall
+.PHONY: web serve-web run build deps test-deps test test-portable test-simd test-race test-wasm test-web test-app test-slurm e2e data bench fuzz fmt lint generate clean package install uninstall
 
 run: build
 	./$(BIN)
@@ -44,7 +44,7 @@ LIB_PKGS := ./models/... ./sim/... ./ui/... ./assets/...
 test: test-deps
 	$(GO) vet $(LIB_PKGS)
 	$(SIMD) $(GO) vet ./...
-	$(MAKE) lint test-portable test-simd test-race test-wasm test-web test-app e2e
+	$(MAKE) lint test-portable test-simd test-race test-wasm test-web test-app e2e test-slurm
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -95,6 +95,12 @@ test-web: web
 
 test-app:
 	$(SIMD) $(GOTEST) $$($(GO) list ./app/... | grep -v /internal/webtest)
+
+# The Slurm array of docs/sweeps.md on a real single-node Slurm (Debian's
+# slurmctld, slurmd and munge, installed when missing, started on a private
+# configuration and stopped; needs root or sudo).
+test-slurm: build
+	./.ci/slurm-check.sh $(BIN)
 
 e2e: build
 	./.ci/e2e.sh $(BIN)

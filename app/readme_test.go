@@ -9,13 +9,18 @@ import (
 	"testing"
 )
 
-// readmeCommands are the command lines README.md shows: the inline code
-// spans that start with "attractorlab" and the lines of its code blocks
-// that run it.
+// readmeCommands are the command lines README.md and the documents in
+// docs/ show: the inline code spans that start with "attractorlab" and the
+// lines of their code blocks that run it.
 func readmeCommands(t *testing.T) []string {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+	docs, _ := filepath.Glob("../docs/*.md")
+	var b []byte
+	for _, f := range append([]string{"../README.md"}, docs...) {
+		d, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, d...), '\n')
 	}
 	seen := map[string]bool{}
 	var out []string

@@ -20,6 +20,7 @@ import (
 func init() {
 	browserSave = download
 	browserOpen = pickFile
+	lettersAsRunes = true
 }
 
 // download hands data to the browser as the download name.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+
+	"attractorlab/sim"
 )
 
 // The browser never hands the page Page Up, Page Down or Home, and F11 is
@@ -42,5 +44,44 @@ func TestBrowserKeys(t *testing.T) {
 	typeKey(w, fyne.KeyP)
 	if m.presentation {
 		t.Fatal("P did not leave presentation mode")
+	}
+}
+
+// TestBrowserLetterKeys: Fyne's web driver hands letter keys on as
+// KeyUnknown with the rune they type; there the window reads T, H, L, A
+// and P from the runes — on the window and through a focused control —
+// while on the desktop a rune never acts a second time after its key.
+func TestBrowserLetterKeys(t *testing.T) {
+	m, w := newTestMain(t)
+	m.Engine.Restore(sim.PaperDemo(), 0)
+	m.Engine.Settle()
+	typeRune := w.Canvas().(interface{ OnTypedRune() func(rune) }).OnTypedRune()
+	// The desktop: the key did it; its rune does nothing more.
+	typeRune('p')
+	if m.presentation {
+		t.Fatal("on the desktop the rune p toggled presentation mode as well as its key")
+	}
+	lettersAsRunes = true
+	defer func() { lettersAsRunes = false }()
+	w.Canvas().(interface{ OnTypedKey() func(*fyne.KeyEvent) }).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyUnknown})
+	typeRune('t')
+	if m.snap.T != 30 {
+		t.Fatalf("browser, t: at step %d, want t* = 30", m.snap.T)
+	}
+	typeRune('P')
+	if !m.presentation {
+		t.Fatal("browser, P: no presentation mode")
+	}
+	typeRune('p')
+	// Through a focused control: the log-scale check box.
+	m.Engine.Seek(0)
+	m.side.logCheck.TypedRune('t')
+	if m.snap.T != 30 || m.presentation {
+		t.Fatalf("browser, t on a focused check box: at step %d (presentation %v)", m.snap.T, m.presentation)
+	}
+	logY := m.logY
+	m.side.logCheck.TypedRune('l')
+	if m.logY == logY {
+		t.Fatal("browser, l on the focused check box did not switch the axis")
 	}
 }

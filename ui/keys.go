@@ -2,6 +2,7 @@ package ui
 
 import (
 	"slices"
+	"unicode"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -31,6 +32,26 @@ func usesRune(r rune) bool {
 	return false
 }
 
+// lettersAsRunes is set in the browser, where Fyne's web driver hands the
+// page's letter keys on as KeyUnknown (its key table has no letters; only
+// the runes they type say which): there the window's letter keys (T, H,
+// L, A, P) are read from the runes. On the desktop the key events carry
+// them, and the runes must not act a second time.
+var lettersAsRunes = false
+
+// runeKey is the window key a typed rune stands for where letters come as
+// runes (nil: none, or on the desktop).
+func runeKey(r rune) *fyne.KeyEvent {
+	if !lettersAsRunes {
+		return nil
+	}
+	switch u := unicode.ToUpper(r); u {
+	case 'T', 'H', 'L', 'A', 'P':
+		return &fyne.KeyEvent{Name: fyne.KeyName(string(u))}
+	}
+	return nil
+}
+
 // keyCheck is a check box that passes the window's keys on.
 type keyCheck struct {
 	widget.Check
@@ -51,6 +72,9 @@ func (c *keyCheck) TypedKey(ev *fyne.KeyEvent) {
 }
 
 func (c *keyCheck) TypedRune(r rune) {
+	if ev := runeKey(r); ev != nil && c.keys(ev) {
+		return
+	}
 	if !usesRune(r) {
 		c.Check.TypedRune(r)
 	}
@@ -68,6 +92,15 @@ func newKeySelect(options []string, changed func(string), keys keyFunc) *keySele
 	s.PlaceHolder = "(choose one)"
 	s.ExtendBaseWidget(s)
 	return s
+}
+
+// TypedRune passes the window's letter keys on where they come as runes
+// (runeKey).
+func (s *keySelect) TypedRune(r rune) {
+	if ev := runeKey(r); ev != nil && s.keys(ev) {
+		return
+	}
+	s.Select.TypedRune(r)
 }
 
 func (s *keySelect) TypedKey(ev *fyne.KeyEvent) {
@@ -91,6 +124,15 @@ func newKeySlider(lo, hi, step float64, keys keyFunc) *keySlider {
 	return s
 }
 
+// TypedRune passes the window's letter keys on where they come as runes
+// (runeKey).
+func (s *keySlider) TypedRune(r rune) {
+	if ev := runeKey(r); ev != nil && s.keys(ev) {
+		return
+	}
+	s.Slider.TypedRune(r)
+}
+
 func (s *keySlider) TypedKey(ev *fyne.KeyEvent) {
 	if !s.keys(ev) {
 		s.Slider.TypedKey(ev)
@@ -109,6 +151,15 @@ func newKeyButton(label string, icon fyne.Resource, tapped func(), keys keyFunc)
 	b.Text, b.Icon, b.OnTapped = label, icon, tapped
 	b.ExtendBaseWidget(b)
 	return b
+}
+
+// TypedRune passes the window's letter keys on where they come as runes
+// (runeKey).
+func (b *keyButton) TypedRune(r rune) {
+	if ev := runeKey(r); ev != nil && b.keys(ev) {
+		return
+	}
+	b.Button.TypedRune(r)
 }
 
 func (b *keyButton) TypedKey(ev *fyne.KeyEvent) {

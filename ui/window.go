@@ -236,6 +236,11 @@ func (m *Main) build() {
 	m.body = container.NewBorder(m.bar.box, nil, nil, nil, m.center)
 	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, m.body)
 	m.win.Canvas().SetOnTypedKey(m.typedKey)
+	m.win.Canvas().SetOnTypedRune(func(r rune) {
+		if ev := runeKey(r); ev != nil { // the browser's letter keys
+			onFyne(func() { m.handleKey(ev) })()
+		}
+	})
 	m.win.SetMainMenu(m.menu())
 }
 

@@ -2,6 +2,7 @@ package lesson
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"attractorlab/sim"
@@ -65,6 +66,18 @@ func TestShippedClaims(t *testing.T) {
 		sn = at(s)
 		if c := sn.Lanes[0].At(sn.T).CorrMean; !(c > 0.85) {
 			t.Errorf("global-attractor %q: correlation with the mean digit %.2f", s.Title, c)
+		}
+		// The kick: the pushed run falls again and ends where the run
+		// ends (the same lowest energy, the mean digit).
+		if len(s.Settings.Pushes) == 0 {
+			continue
+		}
+		l := &sn.Lanes[0]
+		b, f := l.BranchAt(sn.T), l.At(sn.T)
+		kicked := l.BranchAt(s.Settings.Pushes[0].T)
+		if b == nil || !(b.MSE < kicked.MSE) || math.Abs(b.Energy-f.Energy) > 1e-3*math.Abs(f.Energy) || !(b.CorrMean > 0.85) {
+			t.Errorf("global-attractor %q: the pushed run from MSE %.4f to %.4f, energy %.4f against the run's %.4f, mean-digit r %.2f",
+				s.Title, kicked.MSE, b.MSE, b.Energy, f.Energy, b.CorrMean)
 		}
 	}
 	// three models: ViT < block < bare at their best; the block diverges.

@@ -340,6 +340,9 @@ func TestWebPage(t *testing.T) {
 	if n := changed(plain, atTen); n == 0 {
 		t.Errorf("t* and t = 10 look the same")
 	}
+	// T: the transient memory, t* = 30.
+	key(t, ctx, "t")
+	until(t, ctx, "T: t* = 30", func(s shown) bool { return s.T == 30 })
 	med := median(steps)
 	t.Logf("step + redraw, one model: median %.1f ms of %d (%v)", ms(med), len(steps), steps)
 
@@ -415,14 +418,16 @@ func TestWebPage(t *testing.T) {
 	}
 	until(t, ctx, "the own digit", func(s shown) bool { return s.Own && s.Frames >= 100 })
 	screenshot(t, ctx, "web-own-digit")
-	// Ctrl+K kicks the state shown (t*: a click on the status line hands
-	// the keys back to the window first); the pushed run is recorded
+	// Ctrl+K kicks the state shown (t = 3: a click on the status line
+	// hands the keys back to the window first); the pushed run is recorded
 	// beside the run; Ctrl+Z takes it back.
 	if err := chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseMoved, 1100, 790), chromedp.MouseClickXY(1100, 790)); err != nil {
 		t.Fatal(err)
 	}
-	key(t, ctx, "t")
-	until(t, ctx, "t*", func(s shown) bool { return s.T > 0 })
+	for range 3 {
+		key(t, ctx, kb.ArrowRight)
+	}
+	until(t, ctx, "t = 3", func(s shown) bool { return s.T == 3 })
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("k", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
 		t.Fatal(err)
 	}
