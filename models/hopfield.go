@@ -68,6 +68,62 @@ func (h *Hopfield) scores(xi, p []float32, beta float32, norm bool) float64 {
 	return -lse + sq/2
 }
 
+// HopfieldBatch steps many states together: the scores of a batch are one
+// matrix product with the stored patterns, and so is the update, through
+// gemm. Step (one state) is its naive twin; the sums run in another order,
+// so the two agree to rounding (tested).
+type HopfieldBatch struct {
+	h *Hopfield
+	s []float32 // [B][m] scores, then weights
+}
+
+// NewBatch returns room for batches of up to b states.
+func (h *Hopfield) NewBatch(b int) *HopfieldBatch {
+	return &HopfieldBatch{h: h, s: make([]float32, b*roundUp16(h.M))}
+}
+
+// Step advances the n states xs ([n][784], row-major) in place and writes
+// each state's energy before the step into energy (as Step does for one).
+func (hb *HopfieldBatch) Step(xs []float32, n int, beta float32, energy []float64) {
+	hb.scores(xs, n, beta, energy, true)
+	h, m := hb.h, roundUp16(hb.h.M)
+	clear(xs[:n*Pixels])
+	gemm(n, Pixels, m, hb.s, m, false, h.X, Pixels, xs, Pixels)
+}
+
+// Energy writes the energies of the n states xs into energy.
+func (hb *HopfieldBatch) Energy(xs []float32, n int, beta float32, energy []float64) {
+	hb.scores(xs, n, beta, energy, false)
+}
+
+// scores sets row b of hb.s to X ξ_b, then (if norm) to softmax(β X ξ_b),
+// and energy[b] to the energy of ξ_b.
+func (hb *HopfieldBatch) scores(xs []float32, n int, beta float32, energy []float64, norm bool) {
+	h, m := hb.h, roundUp16(hb.h.M)
+	s := hb.s[:n*m]
+	clear(s)
+	gemm(n, m, Pixels, xs, Pixels, false, h.XT, m, s, m)
+	for b := 0; b < n; b++ {
+		p := s[b*m : (b+1)*m]
+		for k := h.M; k < m; k++ {
+			p[k] = invalidScore
+		}
+		mx := maxf(p)
+		sum := expShift(p, p, beta, beta*mx)
+		var sq float64
+		for _, v := range xs[b*Pixels : (b+1)*Pixels] {
+			sq += float64(v) * float64(v)
+		}
+		energy[b] = -(float64(mx) + math.Log(float64(sum))/float64(beta)) + sq/2
+		if norm {
+			inv := 1 / sum
+			for k := range p {
+				p[k] *= inv
+			}
+		}
+	}
+}
+
 // ClassicHopfield is the binary network of §7: pixels thresholded at 0.5
 // to ±1, Hebbian couplings W = (1/784) Σ_k ξ_k ξ_kᵀ with W_ii = 0, energy
 // −½ ξᵀWξ. With many stored digits it settles in spurious mixtures.

@@ -128,3 +128,48 @@ func TestClassicHopfield(t *testing.T) {
 		}
 	}
 }
+
+// TestHopfieldBatchMatchesStep: the batched step (one matrix product for
+// the scores of a batch, one for the update) agrees with Step, its naive
+// twin, state by state over several steps, energies included, for batch
+// sizes that do and do not fill a chunk, at two temperatures.
+func TestHopfieldBatchMatchesStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	pats := randomImages(53, 9) // 53 patterns: the last 16-block padded
+	h := NewHopfield(pats)
+	for _, beta := range []float32{0.05, 1} {
+		for _, n := range []int{1, 5, 16} {
+			xs := make([]float32, n*Pixels)
+			for q := range xs {
+				xs[q] = float32(rng.Float64()*1.4 - 0.2)
+			}
+			one := make([][]float32, n)
+			for b := range one {
+				one[b] = append([]float32(nil), xs[b*Pixels:(b+1)*Pixels]...)
+			}
+			hb := h.NewBatch(16)
+			p := make([]float32, h.M+16)
+			got := make([]float64, n)
+			for step := 0; step < 4; step++ {
+				hb.Step(xs, n, beta, got)
+				for b := range one {
+					want := h.Step(one[b], p, beta)
+					if d := math.Abs(got[b] - want); d > 1e-4*math.Max(1, math.Abs(want)) {
+						t.Fatalf("β %g, n %d, step %d, state %d: energy %g, Step's %g", beta, n, step, b, got[b], want)
+					}
+					for q, v := range one[b] {
+						if d := math.Abs(float64(xs[b*Pixels+q] - v)); d > 1e-4 {
+							t.Fatalf("β %g, n %d, step %d, state %d, pixel %d: %g, Step's %g", beta, n, step, b, q, xs[b*Pixels+q], v)
+						}
+					}
+				}
+			}
+			hb.Energy(xs, n, beta, got)
+			for b := range one {
+				if want := h.Energy(one[b], p, beta); math.Abs(got[b]-want) > 1e-4*math.Max(1, math.Abs(want)) {
+					t.Fatalf("β %g, n %d: final energy %g, Energy's %g", beta, n, got[b], want)
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 
@@ -43,6 +44,39 @@ func (n *modernNet) get() *models.Hopfield {
 func (m *HopfieldModel) Start(in *Corrupted) Trajectory {
 	h := m.net.get()
 	return &hopTraj{h: h, xi: append([]float32(nil), in.Input...), p: make([]float32, h.M+16), beta: m.Beta}
+}
+
+// RunBatch steps the inputs Chunk at a time through the batched update
+// (models.HopfieldBatch: the scores and the update of a chunk are each one
+// matrix product), on the crew's workers; the trajectories' per-image
+// step is its twin (the results agree to rounding).
+func (m *HopfieldModel) RunBatch(ctx context.Context, inputs []*Corrupted, steps int, crew *models.Crew, visit StepVisit) error {
+	h := m.net.get()
+	return handOut(ctx, len(inputs), Chunk, crew, func() func(c0, c1 int) {
+		hb := h.NewBatch(Chunk)
+		xs := make([]float32, Chunk*models.Pixels)
+		pred := make([]float32, Chunk*models.Pixels)
+		energy := make([]float64, Chunk)
+		return func(c0, c1 int) {
+			n := c1 - c0
+			for b := range n {
+				copy(xs[b*models.Pixels:], inputs[c0+b].Input)
+			}
+			for t := 0; t <= steps && ctx.Err() == nil; t++ {
+				copy(pred, xs[:n*models.Pixels])
+				// The energy of state t comes from the step that leaves it.
+				if t < steps {
+					hb.Step(xs, n, m.Beta, energy)
+				} else {
+					hb.Energy(xs, n, m.Beta, energy)
+				}
+				for b := range n {
+					visit(t, c0+b, pred[b*models.Pixels:(b+1)*models.Pixels], energy[b])
+				}
+				pause()
+			}
+		}
+	})
 }
 
 type hopTraj struct {

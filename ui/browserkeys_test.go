@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
 
 	"attractorlab/sim"
 )
@@ -83,5 +84,26 @@ func TestBrowserLetterKeys(t *testing.T) {
 	m.side.logCheck.TypedRune('l')
 	if m.logY == logY {
 		t.Fatal("browser, l on the focused check box did not switch the axis")
+	}
+}
+
+// TestBrowserThemeInPlace: in the browser the theme is changed in place
+// (Fyne's web driver dies on a new one); presentation mode's larger type
+// and the theme chooser still take effect.
+func TestBrowserThemeInPlace(t *testing.T) {
+	m, w := newTestMain(t)
+	saved := browserSave
+	browserSave = func(string, []byte) error { return nil }
+	defer func() { browserSave = saved }()
+	before := m.app.Settings().Theme()
+	typeKey(w, fyne.KeyP)
+	th, ok := m.app.Settings().Theme().(*appTheme)
+	if !ok || th != before || th.scale != 1.5 || !m.presentation {
+		t.Fatalf("presentation in the browser: the same theme %v, scale %v", th == before, th.scale)
+	}
+	typeKey(w, fyne.KeyP)
+	m.side.themeSel.SetSelected("Light")
+	if th := m.app.Settings().Theme().(*appTheme); th != before || th.scale != 1 || th.variant == nil || *th.variant != theme.VariantLight {
+		t.Fatalf("the theme chooser in the browser: same %v, scale %v, variant %v", th == before, th.scale, th.variant)
 	}
 }

@@ -19,6 +19,7 @@ type Shown struct {
 	Own      bool     `json:"own"`             // the digit is a person's own (drawn or a picture)
 	Pushes   int      `json:"pushes"`          // pushes made on the run
 	Branch   int      `json:"branch"`          // steps of the first model's pushed run recorded
+	Present  bool     `json:"presentation"`    // presentation mode
 }
 
 // Shown reports what the window shows. Call it on Fyne's goroutine.
@@ -31,6 +32,7 @@ func (m *Main) Shown() Shown {
 		s.Models = append([]string{}, m.snap.Settings.Lanes...)
 		s.Playing = m.snap.Playing
 		s.Err = m.snap.Err
+		s.Present = m.presentation
 		s.Own = m.snap.Settings.Own != nil
 		s.Pushes = len(m.snap.Settings.Pushes)
 		if len(m.snap.Lanes) > 0 {

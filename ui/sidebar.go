@@ -267,7 +267,7 @@ func (m *Main) viewControls() fyne.CanvasObject {
 	m.side.themeSel = newKeySelect(themeChoices, func(s string) {
 		m.themeChoice = s
 		m.app.Preferences().SetString("theme", s)
-		m.app.Settings().SetTheme(newTheme(s, m.presentation))
+		m.setTheme(newTheme(s, m.presentation))
 		m.lastPlotKey = ""
 		if m.snap != nil {
 			m.apply(m.snap)

@@ -388,7 +388,7 @@ func (m *Main) togglePresentation() {
 			o.Show()
 		}
 	}
-	m.app.Settings().SetTheme(newTheme(m.themeChoice, m.presentation))
+	m.setTheme(newTheme(m.themeChoice, m.presentation))
 	m.readout.Objects[1] = m.statusCell()
 	if m.presentation {
 		m.win.SetMainMenu(nil)
@@ -398,13 +398,50 @@ func (m *Main) togglePresentation() {
 	} else {
 		m.refreshMenu()
 	}
-	m.win.SetFullScreen(m.presentation)
+	if !inBrowser() {
+		// In the page, full screen is the browser's own (F11); asked
+		// for by the app, Fyne's web driver breaks (a JavaScript
+		// error, then its GL context is gone).
+		m.win.SetFullScreen(m.presentation)
+	}
 	m.lastPlotKey = ""
 	if m.snap != nil {
 		m.layoutCenter(len(m.snap.Lanes))
 		m.apply(m.snap)
 	}
 	m.root.Refresh()
+}
+
+// setTheme makes t the window's theme. In the browser Fyne 2.7's web
+// driver cannot take a new theme once it has drawn (it frees the text
+// textures through a GL context it no longer holds, and the page's Go
+// program dies), so there the theme in force is changed in place and
+// every object of the window is refreshed and laid out again.
+func (m *Main) setTheme(t *appTheme) {
+	cur, ok := m.app.Settings().Theme().(*appTheme)
+	if !inBrowser() || !ok {
+		m.app.Settings().SetTheme(t)
+		return
+	}
+	*cur = *t
+	refreshAll(m.win.Content())
+	for _, o := range m.win.Canvas().Overlays().List() {
+		refreshAll(o)
+	}
+	m.win.SetContent(m.win.Content())
+}
+
+// refreshAll refreshes o and, through containers, everything in it.
+func refreshAll(o fyne.CanvasObject) {
+	switch c := o.(type) {
+	case *fyne.Container:
+		for _, k := range c.Objects {
+			refreshAll(k)
+		}
+	case *container.Scroll:
+		refreshAll(c.Content)
+	}
+	o.Refresh()
 }
 
 // plotKey identifies what the plots show, so they re-render only when it changes.

@@ -51,6 +51,7 @@ type shown struct {
 	Own      bool     `json:"own"`
 	Pushes   int      `json:"pushes"`
 	Branch   int      `json:"branch"`
+	Present  bool     `json:"presentation"`
 }
 
 // pageState is the page's own progress: the first frame's time and the
@@ -441,11 +442,16 @@ func TestWebPage(t *testing.T) {
 	}
 	until(t, ctx, "the kick taken back", func(s shown) bool { return s.Pushes == 0 && s.Branch == 0 })
 
-	// P: presentation mode.
+	// P: presentation mode, and back.
 	key(t, ctx, "p")
+	until(t, ctx, "presentation mode", func(s shown) bool { return s.Present })
 	time.Sleep(500 * time.Millisecond)
 	screenshot(t, ctx, "web-presentation")
 	key(t, ctx, "p")
+	until(t, ctx, "presentation mode left", func(s shown) bool { return !s.Present })
+	before := current(t, ctx).T
+	key(t, ctx, kb.ArrowRight)
+	until(t, ctx, "a step after presentation mode", func(s shown) bool { return s.T == before+1 })
 
 	// A scenario link restores its digit and t; opened in the same page
 	// (only the fragment changes, as when a student clicks a second link),

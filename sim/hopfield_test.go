@@ -1,0 +1,73 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+
+	"attractorlab/models"
+	"attractorlab/sim/mnist"
+)
+
+// TestHopfieldRunBatchMatchesTrajectories: reproduce's batched run of the
+// modern Hopfield network (a chunk's scores and update each one matrix
+// product) gives the window's per-image trajectories, state by state and
+// energy by energy, to rounding — for 21 noisy and masked digits (a chunk
+// and a part), on two workers. The scores are float32 sums of 784 products
+// in another order, and the energy's log-sum-exp is about the largest of
+// them (≈ 100 at β = 1): rounding moves it by about 10⁻⁴ of itself.
+func TestHopfieldRunBatchMatchesTrajectories(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	set := DefaultSettings()
+	set.Lanes = []string{"hopfield"}
+	m, err := cat.Model("hopfield", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.(BatchRunner); !ok {
+		t.Fatal("the modern Hopfield network has no batched path")
+	}
+	pt, _ := models.NewPatches(4)
+	var inputs []*Corrupted
+	for k := range 21 {
+		c := DefaultNoise
+		if k%2 == 1 {
+			c = DefaultMask
+		}
+		inputs = append(inputs, c.Apply(data.Test.Clean(k, mnist.PixelGain), pt, k))
+	}
+	const steps = 4
+	var mu sync.Mutex
+	got := map[[2]int][]float32{}
+	gotE := map[[2]int]float64{}
+	err = Run(context.Background(), m, inputs, steps, models.NewCrew(2), func(tt, b int, pred []float32, energy float64) {
+		mu.Lock()
+		got[[2]int{tt, b}], gotE[[2]int{tt, b}] = append([]float32(nil), pred...), energy
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := make([]float32, models.Pixels)
+	for b, in := range inputs {
+		tr := m.Start(in)
+		for tt := 0; tt <= steps; tt++ {
+			tr.Decode(img)
+			e := tr.Energy()
+			if d := math.Abs(gotE[[2]int{tt, b}] - e); d > 1e-3*math.Max(1, math.Abs(e)) {
+				t.Fatalf("digit %d, t = %d: energy %g, the trajectory's %g", b, tt, gotE[[2]int{tt, b}], e)
+			}
+			for q, v := range img {
+				if d := math.Abs(float64(got[[2]int{tt, b}][q] - v)); d > 1e-3 {
+					t.Fatalf("digit %d, t = %d, pixel %d: %g, the trajectory's %g", b, tt, q, got[[2]int{tt, b}][q], v)
+				}
+			}
+			tr.Step(nil)
+		}
+	}
+}
