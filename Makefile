@@ -12,7 +12,7 @@ TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils chromium nodejs
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
-.PHONY: web serve-web run build deps test-deps test test-portable test-simd test-race test-wasm test-web test-app test-slurm e2e data bench fuzz fmt lint generate clean package install uninstall
+.PHONY: web serve-web run build deps test-deps test test-portable test-simd test-race test-wasm test-web test-app test-slurm readme-image e2e data bench fuzz fmt lint generate clean package install uninstall
 
 run: build
 	./$(BIN)
@@ -95,6 +95,13 @@ test-web: web
 
 test-app:
 	$(SIMD) $(GOTEST) $$($(GO) list ./app/... | grep -v /internal/webtest)
+
+# The README's picture: the transient-memory lesson's last slide (the dip
+# and the fall), rendered headless by `lesson export`.
+readme-image: build
+	rm -rf /tmp/attractorlab-readme-image
+	./$(BIN) lesson export transient-memory --out /tmp/attractorlab-readme-image --size 1280x800 --theme light
+	cp /tmp/attractorlab-readme-image/slide-03.png docs/images/dip.png
 
 # The Slurm array of docs/sweeps.md on a real single-node Slurm (Debian's
 # slurmctld, slurmd and munge, installed when missing, started on a private

@@ -53,7 +53,7 @@ func readmeCommands(t *testing.T) []string {
 			}
 			continue
 		}
-		for _, m := range regexp.MustCompile("`(attractorlab[^`]*)`").FindAllStringSubmatch(line, -1) {
+		for _, m := range regexp.MustCompile("`(attractorlab(?: [^`]*)?)`").FindAllStringSubmatch(line, -1) {
 			add(m[1])
 		}
 	}
@@ -93,7 +93,9 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab data":                 {},
 		"attractorlab data [--data DIR]":    {},
 		"attractorlab gui [--weights-p2 F] [--weights-p4 F] [--weights-block F] [--weights-vit F]": {},
-		"attractorlab reproduce --fig2 --out DIR":                                                  {with([]string{"reproduce", "--fig2", "--out", p("fig2")}, small)},
+		"attractorlab reproduce --model all --task noise --out results/noise":                      {with([]string{"reproduce", "--model", "all", "--task", "noise", "--out", p("results-noise")}, small)},
+		"attractorlab capacity":                   {{"capacity", "--out", p("cap0"), "--images", "100", "--updates", "2", "--halve-every", "1", "--n", "5"}},
+		"attractorlab reproduce --fig2 --out DIR": {with([]string{"reproduce", "--fig2", "--out", p("fig2")}, small)},
 		"attractorlab reproduce --model all --task mask\\|noise --out DIR": {
 			with([]string{"reproduce", "--model", "all", "--task", "mask", "--out", p("all-mask")}, small),
 			with([]string{"reproduce", "--model", "all", "--task", "noise", "--out", p("all-noise")}, small),

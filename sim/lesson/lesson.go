@@ -3,7 +3,7 @@
 // after a question whose answer the next key reveals. Numbers in captions
 // come from the running models through placeholders, never typed in.
 //
-// A lesson file is JSON (version 1; README "Lessons" has a complete
+// A lesson file is JSON (version 1; docs/lessons.md has a complete
 // example). Every error names the file, the line and the field, and a
 // refused file changes nothing.
 package lesson

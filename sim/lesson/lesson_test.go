@@ -175,23 +175,23 @@ func TestSlideNumbersAreTheModels(t *testing.T) {
 	}
 }
 
-// TestReadmeExample: the complete example in README.md is a valid lesson.
+// TestReadmeExample: the complete example in docs/lessons.md is a valid lesson.
 func TestReadmeExample(t *testing.T) {
 	lim, _, _ := testLimits(t)
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/lessons.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
-	i := strings.Index(s, "## Lessons")
+	i := strings.Index(s, "# Lessons")
 	j := strings.Index(s[max(i, 0):], "```json\n")
 	if i < 0 || j < 0 {
-		t.Fatal("README has no lesson example")
+		t.Fatal("docs/lessons.md has no lesson example")
 	}
 	body := s[i+j+len("```json\n"):]
 	body = body[:strings.Index(body, "```")]
-	l, err := Parse([]byte(body), "README example", lim)
+	l, err := Parse([]byte(body), "docs/lessons.md example", lim)
 	if err != nil || len(l.Slides) != 2 {
-		t.Fatalf("README example: %v", err)
+		t.Fatalf("docs/lessons.md example: %v", err)
 	}
 }
