@@ -92,6 +92,7 @@ func maxRel(a, b []float32) float64 {
 // TestChunkKernelsMatchGo: the chunk kernels this CPU runs equal the
 // portable ones on random inputs.
 func TestChunkKernelsMatchGo(t *testing.T) {
+	needFast(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, d := range []int{8, 32, 5} {
 		n := 49
@@ -160,6 +161,7 @@ func BenchmarkChunkScoresStream(b *testing.B) {
 // ones' bits (same operations in the same order, none fused), with masked
 // tokens (weight 0) and a lane whose count leaves no degrees of freedom.
 func TestChunkLaneKernelsMatchGo(t *testing.T) {
+	needFast(t)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, d := range []int{8, 3} {
 		n := 37

@@ -1,8 +1,10 @@
 package models
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"testing"
 )
@@ -50,9 +52,30 @@ func impls(t *testing.T) []impl {
 	if hasAVX512() {
 		out = append(out, impl{"avx512", scoresAVX512, wsumAVX512, gradAVX512, expShiftAVX512, maxfAVX512})
 	} else {
-		t.Logf("AVX-512 kernels not built or not supported (kernel in use: %s)", kernelName)
+		t.Run("avx512", needFast)
 	}
 	return out
+}
+
+// needFast skips t, saying why, where this binary has no AVX-512 kernels
+// (a build without GOEXPERIMENT=simd, or a CPU without AVX-512): there the
+// fast names are the portable kernels, and comparing them with the
+// portable ones would compare Go with itself.
+func needFast(t *testing.T) {
+	t.Helper()
+	if !hasAVX512() {
+		_, why := Kernels()
+		t.Skipf("no AVX-512 kernels to test: %s", why)
+	}
+}
+
+// TestMain says once, on stderr, when the fast kernels' tests skip.
+func TestMain(m *testing.M) {
+	if !hasAVX512() {
+		_, why := Kernels()
+		fmt.Fprintf(os.Stderr, "models: testing the portable kernels only; the AVX-512 kernels' tests skip (%s)\n", why)
+	}
+	os.Exit(m.Run())
 }
 
 func TestKernelsMatchNaive(t *testing.T) {
