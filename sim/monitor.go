@@ -8,7 +8,7 @@ import (
 	"attractorlab/sim/mnist"
 )
 
-// ValidateBSA is the training monitor of issue 2: the mean masked-pixel MSE
+// ValidateBSA is the training monitor: the mean masked-pixel MSE
 // after 5 steps of the evaluation dynamics on the first n digits of set,
 // masked at 30% with the given seed, with the attention attn, on workers
 // goroutines (≤ 0: every core; the value does not depend on it).

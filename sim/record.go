@@ -1,0 +1,201 @@
+package sim
+
+import (
+	"math"
+	"time"
+
+	"attractorlab/models"
+)
+
+// Recording trajectories: each lane's frames stepped and measured ahead
+// of the step shown (the horizon), seeking, playing.
+
+type lane struct {
+	model  Model
+	info   ModelInfo
+	grid   *Grid // the model's tokens (nil for pixel-level models)
+	in     *Corrupted
+	traj   Trajectory
+	frames []*Frame
+	trail  *models.Trail // the nearest-memory search of the frames, in order
+	br     *branch       // the pushed run (nil until its first step is recorded)
+}
+
+// frame measures the current state of tr, a run of lane l (the lane's own
+// or its pushed run, whose nearest-memory search is *trail) as step t. The
+// errors are against the session's clean digit and mask either way, so a
+// pushed run's numbers compare with the run's.
+func (s *session) frame(l *lane, tr Trajectory, trail **models.Trail, t int, attn []float32) *Frame {
+	f := &Frame{T: t, Image: make([]float32, models.Pixels), Attn: attn}
+	tr.Decode(f.Image)
+	for q, v := range f.Image {
+		f.Image[q] = min(max(v, 0), 1)
+	}
+	f.Energy = math.NaN()
+	if l.info.HasEnergy {
+		f.Energy = tr.Energy()
+		if te, ok := tr.(TokenEnergies); ok {
+			f.TokenEnergy = te.TokenEnergies()
+		}
+	}
+	f.MSE, f.MSEMask, f.MSEOther = MSE(f.Image, s.clean, s.pixel)
+	if mem := s.cfg.Memories; mem != nil {
+		if *trail == nil {
+			*trail = mem.Search().NewTrail()
+		}
+		k, corr := (*trail).Nearest(f.Image)
+		f.Nearest, f.NearCorr, f.NearLbl = k, float64(corr), mem.Set.Labels[k]
+		f.NearIdx = mem.Set.Index[k]
+		f.CorrMean = Pearson(f.Image, mem.Mean)
+	}
+	if pt := l.grid; pt != nil {
+		masked := l.in.Masked
+		if masked == nil {
+			masked = make([]bool, pt.N)
+			for i := range masked {
+				masked[i] = true
+			}
+		}
+		f.PatchVar = PatchVariance(nil, f.Image, pt.Index, pt.A, masked)
+	}
+	return f
+}
+
+// limit is the last step lane l can reach.
+func (s *session) limit(l *lane) int {
+	if l.info.MaxSteps > 0 {
+		return l.info.MaxSteps
+	}
+	return s.cfg.MaxT
+}
+
+// goal is the last step recorded ahead: the horizon, grown in whole
+// horizons as t passes it (so plots of the curve change rarely).
+func (s *session) goal() int {
+	h := s.cfg.Horizon
+	return max(h, (s.t/h+1)*h)
+}
+
+// extend records up to n more steps of every lane (and pushed run) short
+// of the goal.
+func (s *session) extend(n int) {
+	goal := s.goal()
+	for _, l := range s.lanes {
+		for k := 0; k < n && len(l.frames) <= min(goal, s.limit(l)); k++ {
+			s.extendLane(l)
+			pause()
+		}
+		for k := 0; k < n && s.branchShort(l, goal); k++ {
+			s.extendBranch(l)
+			pause()
+		}
+	}
+	s.dirty = true
+}
+
+// pending reports whether the horizon is not recorded yet.
+func (s *session) pending() bool {
+	goal := s.goal()
+	for _, l := range s.lanes {
+		if len(l.frames) <= min(goal, s.limit(l)) || s.branchShort(l, goal) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) maxT() int {
+	m := 0
+	for _, l := range s.lanes {
+		m = max(m, s.limit(l), s.branchLimit(l))
+	}
+	return m
+}
+
+// seekBudget bounds the work a command does before it returns: a seek far
+// ahead records what fits and the run loop catches up in the background,
+// so commands take effect (and are drawn) quickly even while playing.
+const seekBudget = 8 * time.Millisecond
+
+func (s *session) seek(t int) {
+	s.t = max(0, min(t, s.maxT()))
+	deadline := time.Now().Add(seekBudget)
+	for _, l := range s.lanes {
+		for len(l.frames) <= min(s.t, s.limit(l)) && (s.cfg.Synchronous || time.Now().Before(deadline)) {
+			s.extendLane(l)
+		}
+		for s.branchShort(l, s.t) && (s.cfg.Synchronous || time.Now().Before(deadline)) {
+			s.extendBranch(l)
+		}
+	}
+	s.dirty = true
+}
+
+// shownT is the step a snapshot shows: t, or the last step every lane has
+// recorded while the engine is still catching up with a seek.
+func (s *session) shownT() int {
+	t := s.t
+	for _, l := range s.lanes {
+		if len(l.frames)-1 < min(s.t, s.limit(l)) {
+			t = min(t, len(l.frames)-1)
+		}
+		if s.branchShort(l, s.t) {
+			t = min(t, s.branchNext(l)-1)
+		}
+	}
+	return max(t, 0)
+}
+
+func (s *session) extendLane(l *lane) {
+	attn := newAttn(l.info)
+	l.traj.Step(attn)
+	l.frames = append(l.frames, s.frame(l, l.traj, &l.trail, len(l.frames), attn))
+}
+
+// newAttn is room for the attention a step of a model like info records.
+func newAttn(info ModelInfo) []float32 {
+	if info.Tokens > 0 {
+		return make([]float32, info.Tokens*info.Tokens*max(1, 1+info.Heads))
+	} else if info.Patterns > 0 {
+		return make([]float32, info.Patterns)
+	}
+	return nil
+}
+
+func (s *session) advance(n int) {
+	if s.t+n > s.maxT() {
+		s.playing = false
+	}
+	if s.stopAt >= 0 && s.shownT()+n >= s.stopAt {
+		n = max(0, s.stopAt-s.shownT())
+		s.playing = false
+		s.stopAt = -1
+	}
+	if !s.playing {
+		s.cueBusy = false
+	}
+	// While catching up, playback waits for the recorded steps.
+	s.seek(s.shownT() + n)
+}
+
+func (s *session) seekBest() {
+	if len(s.lanes) == 0 {
+		return
+	}
+	b, _ := best(s.lanes[0].frames)
+	s.seek(b)
+}
+
+// best is t* = argmin over recorded t ≥ 1 of the MSE.
+func best(frames []*Frame) (int, float64) {
+	bt, bm := 0, math.Inf(1)
+	for _, f := range frames[1:] {
+		if f.MSE < bm {
+			bt, bm = f.T, f.MSE
+		}
+	}
+	if bt == 0 && len(frames) > 0 {
+		return 0, frames[0].MSE
+	}
+	return bt, bm
+}

@@ -1,0 +1,231 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"time"
+
+	"attractorlab/models"
+	"attractorlab/sim/mnist"
+)
+
+// The session the engine owns: its settings, how a change is checked and
+// applied, and the digit and input a rebuild makes from them.
+
+// change applies f to a copy of the settings and rebuilds the session when
+// the result is valid; it reports whether it did. keepToggled keeps the
+// hand-toggled patches even when the input changes (a restored scenario).
+func (s *session) change(f func(*Settings), keepToggled bool) bool {
+	old := s.set
+	next := old
+	next.Lanes = slices.Clone(old.Lanes)
+	next.Toggled = slices.Clone(old.Toggled)
+	next.Pushes = clonePushes(old.Pushes)
+	f(&next)
+	next.Lanes = slices.Clone(next.Lanes)
+	next.Toggled = slices.Clone(next.Toggled)
+	next.Pushes = clonePushes(next.Pushes)
+	if next.Own != nil && bytes.Equal(next.Own, old.Own) && (next.Split != old.Split || next.Index != old.Index) {
+		// A stored digit chosen (the digit controls, a gallery, a
+		// population window): the own digit gives way to it.
+		next.Own = nil
+	}
+	if !sameInput(old, next) && !keepToggled {
+		// A new digit or corruption starts its trajectory at t = 0.
+		// A push belongs to the trajectory it was made on.
+		next.Toggled, next.Pushes = nil, nil
+		s.t = 0
+	}
+	if !keepToggled && s.maskGrid(old.Lanes) != s.maskGrid(next.Lanes) {
+		// Hand-masked patches are numbered on the mask grid: another
+		// grid has other patches (and a kick names none).
+		next.Toggled = nil
+		next.Pushes = slices.DeleteFunc(next.Pushes, func(p Push) bool { return p.Kind != Kick })
+	}
+	if err := s.check(next); err != nil {
+		s.err = err.Error()
+		s.dirty = true
+		return false
+	}
+	if samePushless(old, next) && s.err == "" {
+		// Only the pushes changed: the runs without them stay, the
+		// pushed runs are made again.
+		s.set = next
+		for _, l := range s.lanes {
+			l.br = nil
+		}
+		s.seek(s.t)
+		return true
+	}
+	s.set = next
+	s.rebuild()
+	return true
+}
+
+// check refuses settings the session cannot run.
+func (s *session) check(set Settings) error {
+	if err := set.Validate(ViaName); err != nil {
+		return err
+	}
+	if n := s.digits(set.Split).Len(); set.Index >= n {
+		return fmt.Errorf("digit %d is out of range: the %s split has digits 0 … %d", set.Index, set.Split, n-1)
+	}
+	for _, name := range set.Lanes {
+		if _, err := s.cfg.Catalogue.Model(name, set); err != nil {
+			return err
+		}
+	}
+	if err := set.CheckMask(s.maskGrid(set.Lanes), ViaName); err != nil {
+		return err
+	}
+	for k, p := range set.Pushes {
+		if p.T > s.cfg.MaxT {
+			return fmt.Errorf("push %d: t = %d is out of range (allowed 0 … %d)", k+1, p.T, s.cfg.MaxT)
+		}
+	}
+	return nil
+}
+
+func (s *session) digits(sp Split) *mnist.Set {
+	if sp == TrainSplit {
+		return s.cfg.Data.Train
+	}
+	return s.cfg.Data.Test
+}
+
+// maskGrid is the coarsest grid among the lanes' models, so that every
+// model sees the same corrupted pixels.
+func (s *session) maskGrid(lanes []string) int {
+	return s.cfg.Catalogue.MaskGrid(lanes)
+}
+
+// maskOf is the seeded mask of set's digit (the session's clean digit) on
+// grid with the hand-toggled patches flipped.
+func (s *session) maskOf(set Settings, grid *models.Patches) []bool {
+	base := set.Corruption.Apply(s.clean, grid, set.NoiseImage())
+	masked := slices.Clone(base.Masked)
+	for _, i := range set.Toggled {
+		if i >= 0 && i < len(masked) {
+			masked[i] = !masked[i]
+		}
+	}
+	return masked
+}
+
+// sameInput reports whether the digit and corruption are unchanged.
+func sameInput(a, b Settings) bool {
+	return sameDigit(a, b) && a.Corruption == b.Corruption
+}
+
+// sameDigit reports whether a and b name the same clean digit.
+func sameDigit(a, b Settings) bool {
+	return a.Split == b.Split && a.Index == b.Index && bytes.Equal(a.Own, b.Own)
+}
+
+// NoLabel is the label of a digit that has none (a person's own).
+const NoLabel = 255
+
+// ownImage numbers a person's own digit among the corruption draws (a
+// digit of the data is Index + Split<<20).
+const ownImage = 3 << 20
+
+// NoiseImage is the number of the settings' digit among the corruption
+// draws (Corruption.Apply's image).
+func (s Settings) NoiseImage() int {
+	if s.Own != nil {
+		return ownImage
+	}
+	return s.Index + int(s.Split)<<20
+}
+
+type session struct {
+	cfg        EngineConfig
+	set        Settings
+	emit       func(*Snapshot)
+	t          int
+	playing    bool
+	speed      float64
+	seq        int
+	dirty      bool
+	dirtyTimer bool
+	cue        *cue // a lesson's steps, waiting for the horizon
+	stopAt     int  // playback stops at this step (−1: at the end)
+	cueTicket  int64
+	cueBusy    bool // the last cue has not played to its end
+	lastPub    time.Time
+	err        string
+
+	label    uint8
+	mnistIdx int
+	clean    []float32
+	input    []float32
+	pixel    []bool
+	grid     int
+	gridPt   *models.Patches // the mask grid's patches
+	pushed   []uint64        // the seeds of the pushes AddPush made, in order (UndoPush)
+	lanes    []*lane
+}
+
+// rebuild re-corrupts the digit and restarts every lane at t = 0, keeping
+// t. The settings were checked (change).
+func (s *session) rebuild() {
+	s.err = ""
+	set := s.digits(s.set.Split)
+	if own := s.set.Own; own != nil {
+		s.label, s.mnistIdx = NoLabel, -1
+		s.clean = mnist.CleanBytes(own, mnist.PixelGain)
+	} else {
+		s.label = set.Labels[s.set.Index]
+		s.mnistIdx = set.Index[s.set.Index]
+		s.clean = set.Clean(s.set.Index, mnist.PixelGain)
+	}
+	var ms []Model
+	for _, name := range s.set.Lanes {
+		m, err := s.cfg.Catalogue.Model(name, s.set)
+		if err != nil {
+			s.err = err.Error()
+			continue
+		}
+		ms = append(ms, m)
+	}
+	s.grid = s.maskGrid(s.set.Lanes)
+	grid, err := models.NewPatches(s.grid)
+	if err != nil {
+		s.err = err.Error()
+		return
+	}
+	s.gridPt = grid
+	s.input, s.pixel = slices.Clone(s.clean), nil
+	if s.set.Corruption.Kind == Mask {
+		s.pixel = grid.PixelMask(s.maskOf(s.set, grid))
+		for q, m := range s.pixel {
+			if m {
+				s.input[q] = 0
+			}
+		}
+	} else {
+		s.input = s.set.Corruption.Apply(s.clean, grid, s.set.NoiseImage()).Input
+	}
+	// A fresh slice: the frames of dropped lanes must not stay reachable.
+	s.lanes = make([]*lane, 0, len(ms))
+	for _, m := range ms {
+		info := m.Info()
+		l := &lane{model: m, info: info}
+		if info.Patch > 0 {
+			if l.grid, err = models.NewPatches(info.Patch); err != nil {
+				s.err = err.Error()
+				continue
+			}
+		}
+		l.in = &Corrupted{Clean: s.clean, Input: s.input, Pixel: s.pixel}
+		if s.pixel != nil && l.grid != nil {
+			l.in.Masked = tokensFromPixels(l.grid, s.pixel)
+		}
+		l.traj = m.Start(l.in)
+		l.frames = append(l.frames, s.frame(l, l.traj, &l.trail, 0, nil))
+		s.lanes = append(s.lanes, l)
+	}
+	s.seek(s.t)
+	s.dirty = true
+}

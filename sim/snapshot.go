@@ -1,0 +1,158 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"attractorlab/models"
+)
+
+// What the engine publishes for drawing: snapshots, each model's lane of
+// recorded frames (and its pushed run), and the answers read from them.
+
+// Grid is a tokenisation of the image into square patches, as the engine
+// publishes it for drawing (patch outlines, hover, attention overlays).
+type Grid = models.Patches
+
+// NewGrid is the tokenisation into square patches of side p.
+func NewGrid(p int) (*Grid, error) { return models.NewPatches(p) }
+
+// Pixels is the number of pixels of an image.
+const Pixels = models.Pixels
+
+// Answer says what a lane's recorded curve shows about its best step, in
+// words a reader needs no manual for: t* = the step t ≥ 1 with the lowest
+// MSE (as reproduce defines it), or that no step improves on the input,
+// or that there was nothing to repair.
+func (l *Lane) Answer(nothingToRepair bool) string {
+	if len(l.Frames) == 0 {
+		return ""
+	}
+	in := l.Frames[0].MSE
+	switch {
+	case nothingToRepair:
+		return fmt.Sprintf("nothing to repair: the input is the clean digit (MSE %.4f)", in)
+	case l.Best < 1:
+		return fmt.Sprintf("no step recorded yet (input MSE %.4f)", in)
+	case !Improves(l.BestMSE, in):
+		return fmt.Sprintf("no step improves on the input (MSE %.4f); best step %d (MSE %.4f)", in, l.Best, l.BestMSE)
+	}
+	return fmt.Sprintf("t* = %d (MSE %.4f; input %.4f)", l.Best, l.BestMSE, in)
+}
+
+// Improves reports whether a step's MSE repairs the input's: lower by more
+// than rounding (docs/maths.md §8; with γ = 0 the state is the input
+// rescaled and differs from it by about 1e-9).
+func Improves(mse, input float64) bool { return mse < input*(1-1e-6) }
+
+// Lane is one model's recorded trajectory in a snapshot.
+type Lane struct {
+	Info    ModelInfo
+	Grid    *Grid    // the model's tokens (nil for pixel-level models)
+	Frames  []*Frame // t = 0 … recorded; never modified
+	Best    int      // t* over the recorded t ≥ 1
+	BestMSE float64
+	// Branch is the pushed run (Settings.Pushes): its frames from the
+	// first push's step on (Branch[k].T = Branch[0].T + k), nil without
+	// pushes. The frame at a push's step is the edited state.
+	Branch []*Frame
+}
+
+// BranchAt returns the pushed run's frame at t: nil before the first
+// push, the last recorded one past its end (the ViT's layers).
+func (l *Lane) BranchAt(t int) *Frame {
+	if len(l.Branch) == 0 || t < l.Branch[0].T {
+		return nil
+	}
+	return l.Branch[min(t-l.Branch[0].T, len(l.Branch)-1)]
+}
+
+// At returns the frame at t, or the last one for a model that has fewer
+// steps (the ViT's 5 layers).
+func (l *Lane) At(t int) *Frame {
+	if len(l.Frames) == 0 {
+		return nil
+	}
+	return l.Frames[min(t, len(l.Frames)-1)]
+}
+
+// Snapshot is an immutable view of the session for drawing.
+type Snapshot struct {
+	Seq       int
+	Settings  Settings
+	Label     uint8
+	MNISTIdx  int
+	Clean     []float32
+	Input     []float32 // corrupted pixels as shown (clamped to [0,1])
+	RawInput  []float32 // the models' input (noise not clamped)
+	PixelMask []bool    // masked pixels (nil for noise)
+	MaskGrid  int       // patch side the mask is drawn on
+	T         int
+	Playing   bool
+	Speed     float64 // steps per second
+	Horizon   int
+	Lanes     []Lane
+	Err       string
+	Cue       int64 // the ticket of the last cue (Engine.Cue) the engine took
+	CueDone   bool  // that cue has played to its end (or was cancelled)
+}
+
+// Snapshot builds a snapshot now (for synchronous engines and tests).
+func (e *Engine) Snapshot() *Snapshot { return e.s.snapshot() }
+
+// InputFor is the snapshot's corrupted input as a model with tokens pt
+// receives it (the masked tokens among them): what another model run on
+// the same digit starts from.
+func (sn *Snapshot) InputFor(pt *models.Patches) *Corrupted {
+	in := &Corrupted{Clean: sn.Clean, Input: sn.RawInput, Pixel: sn.PixelMask}
+	if sn.PixelMask != nil && pt != nil {
+		in.Masked = tokensFromPixels(pt, sn.PixelMask)
+	}
+	return in
+}
+
+// tokensFromPixels marks a token masked when all its pixels are.
+func tokensFromPixels(pt *models.Patches, pixel []bool) []bool {
+	out := make([]bool, pt.N)
+	for i := range out {
+		out[i] = true
+		for k := 0; k < pt.A; k++ {
+			if !pixel[pt.Index[i*pt.A+k]] {
+				out[i] = false
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (s *session) snapshot() *Snapshot {
+	s.seq++
+	sn := &Snapshot{Seq: s.seq, Settings: s.set, Label: s.label, MNISTIdx: s.mnistIdx, Clean: s.clean,
+		PixelMask: s.pixel, MaskGrid: s.grid, T: s.shownT(), Playing: s.playing, Speed: s.speed,
+		Horizon: s.cfg.Horizon, Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy}
+	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
+	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
+	sn.Settings.Pushes = clonePushes(s.set.Pushes)
+	sn.RawInput = s.input
+	sn.Input = clamped(s.input)
+	for _, l := range s.lanes {
+		b, bm := best(l.frames)
+		ln := Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm}
+		if l.br != nil {
+			ln.Branch = l.br.frames[:len(l.br.frames):len(l.br.frames)]
+		}
+		sn.Lanes = append(sn.Lanes, ln)
+	}
+	return sn
+}
+
+func (s *session) publish(force bool) {
+	if !s.dirty && !force {
+		return
+	}
+	s.dirty = false
+	s.lastPub = time.Now()
+	s.emit(s.snapshot())
+}
