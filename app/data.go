@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"attractorlab/sim/mnist"
+)
+
+// attractorlab data: the MNIST cache filled.
+
+func runData(ctx context.Context, args []string) error {
+	fs := newFlags("data", "data [--data DIR]")
+	dir := fs.String("data", os.Getenv("ATTRACTORLAB_DATA"), "directory holding the four MNIST IDX files (plain or .gz); default $ATTRACTORLAB_DATA")
+	cache := fs.String("cache", "", "destination (default: the user cache, attractorlab/mnist)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *cache == "" {
+		c, err := mnist.DefaultCache()
+		if err != nil {
+			return err
+		}
+		*cache = c
+	}
+	f := &mnist.Fetcher{
+		Dir: *dir, Cache: *cache, Mirrors: mnist.DefaultMirrors,
+		Progress: progressPrinter(os.Stderr),
+		Log:      func(s string) { fmt.Fprintln(os.Stderr, s) },
+	}
+	if err := f.Fetch(ctx); err != nil {
+		return err
+	}
+	if _, err := mnist.LoadMNIST(*cache); err != nil {
+		return err
+	}
+	fmt.Println("MNIST ready in", *cache)
+	return nil
+}
+
+func progressPrinter(w io.Writer) func(string, int64, int64) {
+	return func(name string, done, total int64) {
+		if total > 0 {
+			fmt.Fprintf(w, "\r%s: %5.1f%% of %.1f MB", name, 100*float64(done)/float64(total), float64(total)/1e6)
+		} else {
+			fmt.Fprintf(w, "\r%s: %.1f MB", name, float64(done)/1e6)
+		}
+		if done == total {
+			fmt.Fprintln(w)
+		}
+	}
+}
