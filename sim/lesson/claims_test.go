@@ -75,6 +75,13 @@ func TestShippedClaims(t *testing.T) {
 		l := &sn.Lanes[0]
 		b, f := l.BranchAt(sn.T), l.At(sn.T)
 		kicked := l.BranchAt(s.Settings.Pushes[0].T)
+		dip := math.Inf(1)
+		for _, f := range l.Branch[1:] {
+			dip = math.Min(dip, f.MSE)
+		}
+		if !(dip < kicked.MSE && dip > l.BestMSE) {
+			t.Errorf("global-attractor %q: the pushed run's lowest MSE %.4f, kicked %.4f, the run's t* %.4f: not a dip again, less deep", s.Title, dip, kicked.MSE, l.BestMSE)
+		}
 		if b == nil || !(b.MSE < kicked.MSE) || math.Abs(b.Energy-f.Energy) > 1e-3*math.Abs(f.Energy) || !(b.CorrMean > 0.85) {
 			t.Errorf("global-attractor %q: the pushed run from MSE %.4f to %.4f, energy %.4f against the run's %.4f, mean-digit r %.2f",
 				s.Title, kicked.MSE, b.MSE, b.Energy, f.Energy, b.CorrMean)
