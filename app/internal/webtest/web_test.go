@@ -392,14 +392,7 @@ func TestWebPage(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("o", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case fc := <-choosers:
-		if _, err := chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{other}, BackendNodeID: fc.BackendNodeID}); err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("Ctrl+O opened no file picker")
-	}
+	choose(t, ctx, choosers, other, "Ctrl+O")
 	until(t, ctx, "the chosen scenario", func(s shown) bool { return s.Digit == 7 && strings.Contains(s.Status, "opened seven.json") })
 
 	// The sidebar's Picture button: the browser's file picker; a PNG of
@@ -409,14 +402,7 @@ func TestWebPage(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseMoved, 219, 195), chromedp.MouseClickXY(219, 195)); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case fc := <-choosers:
-		if _, err := chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{seven}, BackendNodeID: fc.BackendNodeID}); err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the Picture button opened no file picker")
-	}
+	choose(t, ctx, choosers, seven, "the Picture button")
 	until(t, ctx, "the own digit", func(s shown) bool { return s.Own && s.Frames >= 100 })
 	screenshot(t, ctx, "web-own-digit")
 	// Ctrl+K kicks the state shown (t = 3: a click on the status line
@@ -616,5 +602,18 @@ func writeSeven(t *testing.T, path string) {
 	defer f.Close()
 	if err := png.Encode(f, img); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// choose answers the file picker what opened (within a minute) with file.
+func choose(t *testing.T, ctx context.Context, choosers chan page.EventFileChooserOpened, file, what string) {
+	t.Helper()
+	select {
+	case fc := <-choosers:
+		if _, err := chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file}, BackendNodeID: fc.BackendNodeID}); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("%s opened no file picker", what)
 	}
 }
