@@ -29,11 +29,14 @@ type guiOptions struct {
 // arguments (a link goes after --link).
 func parseGUIFlags(args []string) (guiOptions, error) {
 	fs := newFlags("gui", "[gui] [--lesson NAME|FILE | --link URL] [--weights-p2 FILE] …")
-	w2 := fs.String("weights-p2", "", "bare self-attention P=2 weights (default: embedded)")
-	w4 := fs.String("weights-p4", "", "bare self-attention P=4 weights (default: embedded)")
+	// A weights flag for every model the registry gives one.
+	given := map[string]*string{}
+	for _, sp := range sim.Registry {
+		if sp.WeightsFlag != "" {
+			given[sp.Name] = fs.String(sp.WeightsFlag, "", "weights for "+sp.Name+" ("+sp.Family+"; default: the embedded ones; a block's or ViT's serve both tasks)")
+		}
+	}
 	weights := fs.String("weights", "", "alias of --weights-p2")
-	wBlock := fs.String("weights-block", "", "recycled block weights for both tasks (default: embedded block-mask and block-noise)")
-	wViT := fs.String("weights-vit", "", "ViT weights for both tasks (default: embedded vit-mask and vit-noise)")
 	lessonArg := fs.String("lesson", "", "start a lesson: a shipped lesson's name (attractorlab lesson list) or a lesson file")
 	link := fs.String("link", "", "open the scenario or the shipped lesson a link carries (File → Copy link makes one); a bad link is reported in the window")
 	if err := parseFlags(fs, args); err != nil {
@@ -45,10 +48,16 @@ func parseGUIFlags(args []string) (guiOptions, error) {
 	if *lessonArg != "" && *link != "" {
 		return guiOptions{}, errors.New("--lesson and --link both say what the window opens on: give one")
 	}
-	if *weights != "" && *w2 == "" {
-		*w2 = *weights
+	files := sim.WeightFiles{}
+	for name, f := range given {
+		if *f != "" {
+			files[name] = *f
+		}
 	}
-	return guiOptions{files: sim.WeightFiles{BSA2: *w2, BSA4: *w4, Block: *wBlock, ViT: *wViT}, lesson: *lessonArg, link: *link}, nil
+	if *weights != "" && files["bsa-p2"] == "" {
+		files["bsa-p2"] = *weights
+	}
+	return guiOptions{files: files, lesson: *lessonArg, link: *link}, nil
 }
 
 func runGUI(ctx context.Context, args []string) error {

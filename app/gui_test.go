@@ -19,7 +19,7 @@ func TestGUIFlags(t *testing.T) {
 	}
 	for _, l := range []string{link, "https://example.org/lab/?utm=1&lesson=masking"} {
 		opts, err := parseGUIFlags([]string{"--weights", "w.safetensors", "--link", l})
-		if err != nil || opts.link != l || opts.lesson != "" || opts.files.BSA2 != "w.safetensors" {
+		if err != nil || opts.link != l || opts.lesson != "" || opts.files["bsa-p2"] != "w.safetensors" {
 			t.Fatalf("--link %s: %+v, %v", l, opts, err)
 		}
 	}

@@ -239,19 +239,8 @@ func lessonLimitsWith(data *mnist.Data, cat *sim.Catalogue, files sim.WeightFile
 		if err == nil {
 			return info, nil
 		}
-		flag, file := "", ""
-		switch name {
-		case "bsa-p2":
-			flag, file = "--weights-p2", files.BSA2
-		case "bsa-p4":
-			flag, file = "--weights-p4", files.BSA4
-		case "block":
-			flag, file = "--weights-block", files.Block
-		case "vit":
-			flag, file = "--weights-vit", files.ViT
-		}
-		if file != "" {
-			err = fmt.Errorf("its weights (%s) did not load: %w", flag, err)
+		if sp, ok := sim.Spec(name); ok && files[name] != "" {
+			err = fmt.Errorf("its weights (--%s) did not load: %w", sp.WeightsFlag, err)
 		}
 		return info, err
 	}

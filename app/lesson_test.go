@@ -95,7 +95,7 @@ func TestLessonWithBadWeights(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not weights"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	files := sim.WeightFiles{Block: bad}
+	files := sim.WeightFiles{"block": bad}
 	lim := lessonLimitsWith(data, sim.NewCatalogue(data.Train, files), files)
 	if _, err := lesson.Load("hopfield", lim); err != nil {
 		t.Fatalf("hopfield: %v", err)

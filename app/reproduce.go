@@ -285,22 +285,14 @@ func runReproduce(ctx context.Context, args []string) error {
 // weightFilesFor gives model name the --weights file path ("" keeps every
 // model's embedded weights); the Hopfield networks have none.
 func weightFilesFor(name, path string) (sim.WeightFiles, error) {
-	var files sim.WeightFiles
+	files := sim.WeightFiles{}
 	if path == "" {
 		return files, nil
 	}
-	switch name {
-	case "bsa-p2":
-		files.BSA2 = path
-	case "bsa-p4":
-		files.BSA4 = path
-	case "block":
-		files.Block = path
-	case "vit":
-		files.ViT = path
-	default:
+	if sp, ok := sim.Spec(name); !ok || sp.WeightsFlag == "" {
 		return files, fmt.Errorf("--weights: %s has no weights file (it stores the training digits)", name)
 	}
+	files[name] = path
 	return files, nil
 }
 

@@ -134,7 +134,7 @@ func runSweep(ctx context.Context, args []string) error {
 		return runSweepMerge(ctx, args[1:])
 	}
 	fs := newFlags("sweep", sweepSynopsis)
-	model := fs.String("model", "bsa-p2", "models, comma-separated: "+strings.Join(sim.ModelNames, ", "))
+	model := fs.String("model", sim.ModelNames[0], "models, comma-separated: "+strings.Join(sim.ModelNames, ", "))
 	task := fs.String("task", "noise", "corruption: "+strings.Join(sim.Tasks, " or "))
 	var levels, lambdas, betas, ks floatList
 	fs.Var(&levels, "levels", "corruption levels, comma-separated: mask fractions ("+sim.MaskFraction.Allowed()+") or noise variances σ² ("+sim.NoiseSigma2.Allowed()+")")

@@ -11,10 +11,6 @@ import (
 	"attractorlab/sim/mnist"
 )
 
-// ModelNames are the catalogue's models in menu order (keys 1–6 in the
-// window, `reproduce --model all`'s order and directory names).
-var ModelNames = []string{"bsa-p2", "bsa-p4", "block", "vit", "hopfield", "hopfield-classic"}
-
 // TrainedNames are the bare self-attention models trained in the window
 // (Training…): they exist once a training run there has finished an
 // epoch, and are named like the shipped ones (TrainedName).
@@ -62,34 +58,36 @@ func ParseModelPatch(name string, patch int, patchGiven bool) (string, error) {
 	return n, err
 }
 
-// modelFlags are the command-line flags of each model kind's own
-// parameters, with the kind's name and its models; a flag not listed here
-// (the corruption, --n, --steps, …) serves every model.
-var modelFlags = []struct {
-	kind   string
-	models []string
-	flags  []string
-}{
-	{"bare self-attention", []string{"bsa-p2", "bsa-p4"}, []string{"lambda", "gamma", "attn"}},
-	{"modern Hopfield network", []string{"hopfield"}, []string{"beta"}},
-	{"classical Hopfield network", []string{"hopfield-classic"}, []string{"k", "async"}},
-}
-
 // CheckModelFlags refuses a model parameter given on the command line
 // (given holds the flags set, by name) that none of the models run uses:
 // a flag silently ignored would look like a result. The message reads
 // "--k is the classical Hopfield network's (hopfield-classic); --model
 // bsa-p2 does not use it".
 func CheckModelFlags(names []string, given map[string]bool) error {
+	// The flags by family, in registry order: a family's models share them.
+	var families []string
+	members := map[string][]string{}
+	flags := map[string][]string{}
+	for _, sp := range Registry {
+		if len(sp.Flags) == 0 {
+			continue
+		}
+		if _, ok := members[sp.Family]; !ok {
+			families = append(families, sp.Family)
+		}
+		members[sp.Family] = append(members[sp.Family], sp.Name)
+		flags[sp.Family] = sp.Flags
+	}
 	var errs []string
-	for _, mf := range modelFlags {
+	for _, fam := range families {
 		used := false
 		for _, n := range names {
-			used = used || slices.Contains(mf.models, n)
+			sp, ok := Spec(n)
+			used = used || (ok && sp.Family == fam)
 		}
-		for _, f := range mf.flags {
+		for _, f := range flags[fam] {
 			if given[f] && !used {
-				errs = append(errs, fmt.Sprintf("--%s is the %s's (%s); --model %s does not use it", f, mf.kind, strings.Join(mf.models, ", "), strings.Join(names, ",")))
+				errs = append(errs, fmt.Sprintf("--%s is the %s's (%s); --model %s does not use it", f, fam, strings.Join(members[fam], ", "), strings.Join(names, ",")))
 			}
 		}
 	}
@@ -99,12 +97,10 @@ func CheckModelFlags(names []string, given map[string]bool) error {
 	return nil
 }
 
-// WeightFiles name the weights the catalogue loads instead of the
-// embedded pretrained ones ("" keeps the embedded file). A block or ViT
-// file serves both tasks.
-type WeightFiles struct {
-	BSA2, BSA4, Block, ViT string
-}
+// WeightFiles name, by model, the weights the catalogue loads instead of
+// the embedded pretrained ones (absent or "": the embedded file). A block
+// or ViT file serves both tasks. Only models with a WeightsFlag take one.
+type WeightFiles map[string]string
 
 // Catalogue is the one list of models every command and the window use.
 // Networks load on first use; a model's parameters come from the settings
@@ -139,35 +135,17 @@ func (c *Catalogue) load(name string) (Model, error) {
 	}
 	var m Model
 	var err error
-	switch name {
-	case "bsa-p2", "bsa-p4":
-		path := c.files.BSA2
-		if name == "bsa-p4" {
-			path = c.files.BSA4
-		}
-		var net *models.BSA
-		net, err = LoadBSA(int(name[len(name)-1]-'0'), path)
-		if err == nil {
-			m = &BSAModel{M: net, Dyn: DefaultDynamics()}
-		}
-	case "block", "vit":
-		path := c.files.Block
-		if name == "vit" {
-			path = c.files.ViT
-		}
-		var problems []string
-		m, problems, err = LoadTransformerModel(name, path)
-		c.warning[name] = problems
-	case "bsa-p2-trained", "bsa-p4-trained":
-		// Only SetTrained puts these in loaded; not an error kept in errs,
-		// since a training run may add it later.
-		return nil, fmt.Errorf("model %s has not been trained in this session: Training… (Ctrl+I) trains it", name)
-	case "hopfield":
-		m = &HopfieldModel{net: &modernNet{set: c.train}, Beta: float32(Beta.Default)}
-	case "hopfield-classic":
-		m = &ClassicModel{net: &classicNets{set: c.train}, K: int(StoredK.Default)}
-	default:
+	sp, ok := Spec(name)
+	switch {
+	case !ok:
 		_, err = ParseModel(name)
+	case sp.load == nil:
+		// A model trained in the window: only SetTrained puts it in
+		// loaded; not an error kept in errs, since a training run may
+		// add it later.
+		return nil, fmt.Errorf("model %s has not been trained in this session: Training… (Ctrl+I) trains it", name)
+	default:
+		m, c.warning[name], err = sp.load(c, c.files[name])
 	}
 	if err != nil {
 		c.errs[name] = err
@@ -186,28 +164,11 @@ func (c *Catalogue) deferredInfo(name string) (ModelInfo, bool) {
 	c.mu.Lock()
 	_, done := c.loaded[name]
 	c.mu.Unlock()
-	given := map[string]string{"bsa-p2": c.files.BSA2, "bsa-p4": c.files.BSA4, "block": c.files.Block, "vit": c.files.ViT}[name]
-	if done || given != "" || !c.deferred(name) {
+	sp, ok := Spec(name)
+	if done || c.files[name] != "" || !ok || sp.describe == nil || !c.deferred(name) {
 		return ModelInfo{}, false
 	}
-	switch name {
-	case "bsa-p2", "bsa-p4":
-		p := int(name[len(name)-1] - '0')
-		side := models.Side / p
-		return ModelInfo{Name: bsaName(p), Label: bsaLabel(p), Patch: p, Tokens: side * side, HasEnergy: true}, true
-	case "block", "vit":
-		file := name + "-mask.safetensors"
-		head, err := shippedHead(file)
-		if err != nil {
-			return ModelInfo{}, false
-		}
-		cfg, err := models.TransformerConfigOfHeader(head, "embedded "+file)
-		if err != nil {
-			return ModelInfo{}, false
-		}
-		return transformerInfo(name, cfg), true
-	}
-	return ModelInfo{}, false
+	return sp.describe()
 }
 
 // Info describes the model name: from its weights, or (a model whose
@@ -290,21 +251,16 @@ func (c *Catalogue) SetTrained(net *models.BSA) string {
 }
 
 // Model returns the named model bound to the settings' parameters for it
-// (the bare self-attention's λ, γ and attention; the modern network's β;
-// the classical network's K, update rule and seed). The transformers have
-// no parameters.
+// (its registry row's bind: the bare self-attention's λ, γ and attention;
+// the modern network's β; the classical network's K, update rule and
+// seed). The transformers have no parameters.
 func (c *Catalogue) Model(name string, s Settings) (Model, error) {
 	m, err := c.load(name)
 	if err != nil {
 		return nil, err
 	}
-	switch m := m.(type) {
-	case *BSAModel:
-		return &BSAModel{M: m.M, Dyn: s.Dyn, name: m.name, label: m.label}, nil
-	case *HopfieldModel:
-		return &HopfieldModel{net: m.net, Beta: s.Hop.Beta}, nil
-	case *ClassicModel:
-		return &ClassicModel{net: m.net, K: s.Hop.K, Async: s.Hop.Async, Seed: s.Corruption.Seed}, nil
+	if sp, ok := Spec(name); ok && sp.bind != nil {
+		return sp.bind(m, s), nil
 	}
 	return m, nil
 }

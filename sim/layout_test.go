@@ -1,10 +1,15 @@
 package sim
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -84,5 +89,59 @@ func TestStandsAlone(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestModelNamesLiveInTheRegistry keeps docs/architecture.md's "Adding a
+// model" true: a model's name (a string literal equal to one of
+// ModelNames) is written only in sim/registry.go and the files that
+// section lists, nowhere else in app/, ui/ or sim/ outside tests.
+func TestModelNamesLiveInTheRegistry(t *testing.T) {
+	doc, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := string(doc)
+	i := strings.Index(sec, "## Adding a model")
+	if i < 0 {
+		t.Fatal(`docs/architecture.md has no "## Adding a model"`)
+	}
+	sec = sec[i+3:]
+	if j := strings.Index(sec, "\n## "); j >= 0 {
+		sec = sec[:j]
+	}
+	allowed := map[string]bool{}
+	for _, m := range regexp.MustCompile("`((?:app|ui|sim)/[a-z0-9_/]+\\.go)`").FindAllStringSubmatch(sec, -1) {
+		allowed[m[1]] = true
+	}
+	if !allowed["sim/registry.go"] {
+		t.Fatalf("the section names no sim/registry.go: %v", allowed)
+	}
+	names := map[string]bool{}
+	for _, n := range ModelNames {
+		names[n] = true
+	}
+	for _, root := range []string{"app", "ui", "sim"} {
+		filepath.WalkDir(filepath.Join("..", root), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			rel := filepath.ToSlash(strings.TrimPrefix(path, ".."+string(filepath.Separator)))
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				if v, err := strconv.Unquote(lit.Value); err == nil && names[v] && !allowed[rel] {
+					t.Errorf("%s writes the model name %q: a model's name belongs in its registry row (sim/registry.go) or a file docs/architecture.md lists under \"Adding a model\"", rel, v)
+				}
+				return true
+			})
+			return nil
+		})
 	}
 }

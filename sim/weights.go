@@ -63,11 +63,11 @@ func readShipped(name string) ([]byte, error) {
 // have to be fetched first (the web build fetches them on first use; the
 // block and the ViT come with both their tasks' files).
 func shippedDeferred(name string) bool {
-	switch {
-	case strings.HasPrefix(name, "bsa-p"):
-		return assets.WeightsDeferred(name + ".safetensors")
-	case name == "block" || name == "vit":
-		return assets.WeightsDeferred(name+"-mask.safetensors") || assets.WeightsDeferred(name+"-noise.safetensors")
+	sp, _ := Spec(name)
+	for _, f := range sp.Shipped {
+		if assets.WeightsDeferred(f) {
+			return true
+		}
 	}
 	return false
 }

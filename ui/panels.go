@@ -946,9 +946,9 @@ func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, erro
 				}
 				pushed = append(pushed, bs)
 			}
-			kind := "negative pseudo-likelihood"
-			if l.Info.Patterns > 0 || l.Info.Name == "hopfield-classic" {
-				kind = "Hopfield"
+			kind := sim.PseudoLikelihood
+			if sp, ok := sim.Spec(l.Info.Name); ok {
+				kind = sp.Energy
 			}
 			if title == "" {
 				title = "energy vs t\n(" + kind + ")"

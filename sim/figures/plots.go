@@ -31,14 +31,14 @@ var Palette = []color.RGBA{
 }
 
 // ModelColor is model's colour in every plot, legend, table and frame:
-// colour k of Palette for the catalogue's k-th model (sim.ModelNames), so
+// its registry row's (sim.Registry: the Palette's first six, in order), so
 // a model keeps its colour whichever others it is compared with; a model
 // trained in the window has its TrainedColors colour. Other names get the
 // palette's last colour.
 func ModelColor(model string) color.RGBA {
-	for k, n := range sim.ModelNames {
-		if n == model {
-			return Palette[k%len(Palette)]
+	for _, sp := range sim.Registry {
+		if sp.Name == model {
+			return sp.Color
 		}
 	}
 	for k, n := range sim.TrainedNames {

@@ -497,7 +497,7 @@ func typeWant(k string) string {
 	case "own_digit":
 		return "want base64 of 784 bytes (a scenario file's own_digit)"
 	case "models":
-		return `want a list of model names, e.g. ["bsa-p2"]`
+		return fmt.Sprintf("want a list of model names, e.g. [%q]", sim.ModelNames[0])
 	case "toggled_patches":
 		return "want a list of patch numbers"
 	case "pushes":

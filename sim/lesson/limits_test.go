@@ -223,7 +223,7 @@ func TestLessonNeedsOnlyItsModels(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not weights"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{Block: bad})
+	cat := sim.NewCatalogue(data.Train, sim.WeightFiles{"block": bad})
 	lim := LimitsOf(data, cat)
 	if _, err := Load("hopfield", lim); err != nil {
 		t.Fatalf("hopfield with a bad block file: %v", err)
@@ -240,7 +240,7 @@ func TestLessonNeedsOnlyItsModels(t *testing.T) {
 	// A FIFO as the block's weights: the hopfield lesson never opens it.
 	fifo := filepath.Join(dir, "fifo.safetensors")
 	fifotest.Make(t, fifo)
-	lim = LimitsOf(data, sim.NewCatalogue(data.Train, sim.WeightFiles{Block: fifo}))
+	lim = LimitsOf(data, sim.NewCatalogue(data.Train, sim.WeightFiles{"block": fifo}))
 	done := make(chan error, 1)
 	go func() { _, err := Load("hopfield", lim); done <- err }()
 	select {

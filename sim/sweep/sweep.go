@@ -81,12 +81,13 @@ func (p Param) Owner() string {
 
 // ParamOf is the parameter model name has (NoParam for the transformers).
 func ParamOf(name string) Param {
-	switch name {
-	case "bsa-p2", "bsa-p4", "bsa-p2-trained", "bsa-p4-trained":
+	sp, _ := sim.Spec(name)
+	switch sp.Sweep {
+	case "lambda":
 		return Lambda
-	case "hopfield":
+	case "beta":
 		return Beta
-	case "hopfield-classic":
+	case "k":
 		return K
 	}
 	return NoParam
