@@ -216,19 +216,11 @@ func (c *Chunker) queryRows(dy Dynamics, update, first bool, i0, i1 int) {
 	}
 }
 
-// chunkResidual writes xn[r][b] = g[b]·out[r][b] + x[r][b] for one token.
-var chunkResidual = chunkResidualGo
-
 func chunkResidualGo(xn, out, x []float32, g *[Lanes]float32) {
 	for k := range xn {
 		xn[k] = g[k%Lanes]*out[k] + x[k]
 	}
 }
-
-// chunkRenorm writes x = xn / (mean token norm + 10⁻⁹) for every image
-// (§4 step 4): per image, each token's norm from its float64 sum of squares,
-// their float64 mean in token order, and the float32 factor.
-var chunkRenorm = chunkRenormGo
 
 func chunkRenormGo(x, xn []float32, n, d int) {
 	var mean [Lanes]float64
@@ -286,11 +278,6 @@ func (c *Chunker) normalize() (first bool) {
 	return first
 }
 
-// chunkNormalize is layerNorm on the lanes: for each row r and image b, the
-// weighted mean and sum of squares over the tokens (float64, in token
-// order), sd = √(ss/den) (0 when den is 0) and xh = w·(x − μ)/(sd + 10⁻⁹).
-var chunkNormalize = chunkNormalizeGo
-
 func chunkNormalizeGo(x []float32, w []float64, cnt, den *[Lanes]float64, xh []float32, n, d int) {
 	var mu, ss, inv [Lanes]float64
 	for r := 0; r < d; r++ {
@@ -332,10 +319,6 @@ func chunkNormalizeGo(x []float32, w []float64, cnt, den *[Lanes]float64, xh []f
 	}
 }
 
-// chunkScores: v[j][r][·] = Σ_e J_i[j][r][e]·xh[j][e][·] and
-// s[j][·] = Σ_r xi[r][·]·v[j][r][·], for the n keys of one query.
-var chunkScores = chunkScoresGo
-
 func chunkScoresGo(jb, xh, xi, v, s []float32, n, d int) {
 	for j := 0; j < n; j++ {
 		sj := s[j*Lanes : (j+1)*Lanes]
@@ -358,19 +341,11 @@ func chunkScoresGo(jb, xh, xi, v, s []float32, n, d int) {
 	}
 }
 
-// chunkClamp caps every score at clamp.
-var chunkClamp = chunkClampGo
-
 func chunkClampGo(s []float32, clamp float32) {
 	for k, v := range s {
 		s[k] = min(v, clamp)
 	}
 }
-
-// chunkSoftmax, per image b: the largest valid score mx, the weights
-// a_j = exp(λ(s_j − mx)) of valid keys and their sum. With weigh it also writes
-// out[r][b] = Σ_j a_j v[j][r][b] (unnormalised).
-var chunkSoftmax = chunkSoftmaxGo
 
 func chunkSoftmaxGo(s, v, out []float32, mx *[Lanes]float32, lambda float32, n, d int, weigh bool) (sum [Lanes]float32) {
 	for b := range mx {
@@ -485,11 +460,6 @@ func (c *Chunker) Decode(preds [][]float32) {
 		}
 	}
 }
-
-// chunkDecode: for token i and pixel k of its patch, with
-// c_0 = clamp(Σ_r F[r][2k]·x[i][r]) and c_1 likewise with F[r][2k+1],
-// px[i·a+k][·] = c_0/(c_0 + c_1), or 0 when both are 0 (§3).
-var chunkDecode = chunkDecodeGo
 
 func chunkDecodeGo(f, xd, px []float32, n, d, a int) {
 	w := 2 * a

@@ -7,18 +7,6 @@ import (
 	"simd/archsimd"
 )
 
-func init() {
-	if archsimd.X86.AVX512() {
-		chunkScores = chunkScoresAVX512
-		chunkClamp = chunkClampAVX512
-		chunkSoftmax = chunkSoftmaxAVX512
-		chunkDecode = chunkDecodeAVX512
-		chunkNormalize = chunkNormalizeAVX512
-		chunkResidual = chunkResidualAVX512
-		chunkRenorm = chunkRenormAVX512
-	}
-}
-
 // chunkDecodeAVX512 is chunkDecodeGo with the chunk's images in one
 // vector and fused multiply-adds.
 func chunkDecodeAVX512(f, xd, px []float32, n, d, a int) {

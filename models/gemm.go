@@ -2,17 +2,6 @@ package models
 
 import "math"
 
-// gemm is the matrix kernel of the batched transformer (tbatch.go):
-//
-//	C[i·ldc+j] += Σ_p A(i,p)·B[p·ldb+j],  i < m, j < n, p < k,
-//
-// with A(i,p) = A[i·lda+p], or A[p·lda+i] when aT (A stored transposed).
-// Linear forward is C = X·Wᵀ with a pre-transposed W, linear backward is
-// dX += dY·W and dW += dYᵀ·X (aT), and attention's four products are the
-// same shape per head. Like the BSA kernels it has a naive twin (the
-// definition, for the tests), a portable Go version and an AVX-512 one.
-var gemm = gemmGo
-
 func gemmNaive(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c []float32, ldc int) {
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
@@ -54,11 +43,6 @@ func gemmGo(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int, c 
 		}
 	}
 }
-
-// gelu is the exact GELU of the batched transformer: g[k] = h·Φ(h) and its
-// derivative dg[k] = Φ(h) + h·φ(h), kept for backward (so backward needs
-// no transcendental function).
-var gelu = geluNaive
 
 func geluNaive(g, dg, h []float32) {
 	for k, v := range h {

@@ -8,12 +8,6 @@ import (
 	"unsafe"
 )
 
-func init() {
-	if archsimd.X86.AVX512() {
-		gemm = gemmAVX512
-	}
-}
-
 // at reads a[k] without a bounds check (gemmAVX512 checks extents once).
 func at(a []float32, k int) float32 {
 	return *(*float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(a)), k*4))
@@ -130,12 +124,6 @@ func gemm1x16(k int, a []float32, ao, sk int, b []float32, bo, ldb int, c []floa
 		c0 = archsimd.BroadcastFloat32x16(at(a, ao)).MulAdd(vecU(b, bo), c0)
 	}
 	storeU(vecU(c, co).Add(c0.Add(c1)), c, co)
-}
-
-func init() {
-	if archsimd.X86.AVX512() {
-		gelu = geluAVX512
-	}
 }
 
 // geluAVX512 evaluates Φ(x) = ½erfc(−x/√2) with erfcPoly on 16 lanes and

@@ -9,16 +9,24 @@ import (
 	"unsafe"
 )
 
+// init is the one place a kernel is chosen: every kernel of kernels.go is
+// pointed at its AVX-512 version when this CPU has AVX-512 (the quantised
+// dot product at its VNNI one when it has that too).
 func init() {
-	if archsimd.X86.AVX512() {
-		scores = scoresAVX512
-		wsum = wsumAVX512
-		grad = gradAVX512
-		expShift = expShiftAVX512
-		maxf = maxfAVX512
-		kernelName = "avx512"
-	} else {
+	if !archsimd.X86.AVX512() {
 		kernelWhy = "this CPU has no AVX-512"
+		return
+	}
+	kernelName = "avx512"
+	scores, wsum, grad, expShift, maxf = scoresAVX512, wsumAVX512, gradAVX512, expShiftAVX512, maxfAVX512
+	gemm, gelu = gemmAVX512, geluAVX512
+	chunkScores, chunkClamp, chunkSoftmax = chunkScoresAVX512, chunkClampAVX512, chunkSoftmaxAVX512
+	chunkNormalize, chunkResidual, chunkRenorm, chunkDecode = chunkNormalizeAVX512, chunkResidualAVX512, chunkRenormAVX512, chunkDecodeAVX512
+	standardizeTo, dotQ, dots1x4, dots4x6 = standardizeAVX512, dotQAVX512, dots1x4AVX512, dots4x6AVX512
+	argmax, above, dist = argmaxAVX512, aboveAVX512, distAVX512
+	quantBound = quantBoundAVX512
+	if archsimd.X86.AVX512VNNI() {
+		quantDots, quantAllPreds = quantDotsAVX512, true
 	}
 }
 
@@ -143,18 +151,6 @@ func expShiftAVX512(dst, s []float32, lambda, shift float32) float32 {
 		sum += expShiftGo(dst[j:], s[j:n], lambda, shift)
 	}
 	return sum
-}
-
-func init() {
-	if archsimd.X86.AVX512() {
-		dotQ = dotQAVX512
-		standardizeTo = standardizeAVX512
-		dots1x4 = dots1x4AVX512
-		dots4x6 = dots4x6AVX512
-		argmax = argmaxAVX512
-		above = aboveAVX512
-		dist = distAVX512
-	}
 }
 
 // sumLanes64 adds a vector's 8 float64 lanes pairwise, in one fixed order.

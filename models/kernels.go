@@ -38,6 +38,99 @@ func Kernels() (name, why string) {
 	return kernelName, kernelWhy
 }
 
+// The other kernels, each beside the first: the transformers' matrix
+// product and GELU (reference loops gemmNaive and geluNaive in gemm.go),
+// the bare model's 16-image chunk (portable twins *Go in bsachunk.go,
+// checked against the per-image step), and the nearest-memory search
+// (dotQNaive in memory.go, quantDotsNaive in quant.go). The init in
+// kernel_simd.go is the one place any of them is pointed at its AVX-512
+// version; kernel_nosimd.go gives the AVX-512 names to the portable ones
+// where the experiment is off, so the tests compile in every build and
+// skip loudly (needFast).
+
+// gemm is the matrix kernel of the batched transformer (tbatch.go):
+//
+//	C[i·ldc+j] += Σ_p A(i,p)·B[p·ldb+j],  i < m, j < n, p < k,
+//
+// with A(i,p) = A[i·lda+p], or A[p·lda+i] when aT (A stored transposed).
+// Linear forward is C = X·Wᵀ with a pre-transposed W, linear backward is
+// dX += dY·W and dW += dYᵀ·X (aT), and attention's four products are the
+// same shape per head. Like the BSA kernels it has a naive twin (the
+// definition, for the tests), a portable Go version and an AVX-512 one.
+var gemm = gemmGo
+
+// gelu is the exact GELU of the batched transformer: g[k] = h·Φ(h) and its
+// derivative dg[k] = Φ(h) + h·φ(h), kept for backward (so backward needs
+// no transcendental function).
+var gelu = geluNaive
+
+// chunkScores: v[j][r][·] = Σ_e J_i[j][r][e]·xh[j][e][·] and
+// s[j][·] = Σ_r xi[r][·]·v[j][r][·], for the n keys of one query.
+var chunkScores = chunkScoresGo
+
+// chunkClamp caps every score at clamp.
+var chunkClamp = chunkClampGo
+
+// chunkSoftmax, per image b: the largest valid score mx, the weights
+// a_j = exp(λ(s_j − mx)) of valid keys and their sum. With weigh it also writes
+// out[r][b] = Σ_j a_j v[j][r][b] (unnormalised).
+var chunkSoftmax = chunkSoftmaxGo
+
+// chunkNormalize is layerNorm on the lanes: for each row r and image b, the
+// weighted mean and sum of squares over the tokens (float64, in token
+// order), sd = √(ss/den) (0 when den is 0) and xh = w·(x − μ)/(sd + 10⁻⁹).
+var chunkNormalize = chunkNormalizeGo
+
+// chunkResidual writes xn[r][b] = g[b]·out[r][b] + x[r][b] for one token.
+var chunkResidual = chunkResidualGo
+
+// chunkRenorm writes x = xn / (mean token norm + 10⁻⁹) for every image
+// (§4 step 4): per image, each token's norm from its float64 sum of squares,
+// their float64 mean in token order, and the float32 factor.
+var chunkRenorm = chunkRenormGo
+
+// chunkDecode: for token i and pixel k of its patch, with
+// c_0 = clamp(Σ_r F[r][2k]·x[i][r]) and c_1 likewise with F[r][2k+1],
+// px[i·a+k][·] = c_0/(c_0 + c_1), or 0 when both are 0 (§3).
+var chunkDecode = chunkDecodeGo
+
+// standardizeTo writes standardize(x) into out and returns it (float64
+// sums; the AVX-512 version sums in 8 lanes).
+var standardizeTo = standardizeGo
+
+// The search's kernels. dotQ is Σ a[i]·b[i] in float32, the exact product
+// of the search; dots1x4 and dots4x6 take four and twenty-four of them with the
+// same arithmetic (so the same bits), out[c*4+r] = dotQ(z[c], m[r]) (dots4x6: out[c*6+r]).
+// Their loops check no bounds: every slice holds at least len(z) values.
+// dist is ‖a − b‖ from a float64 sum, len(a) ≤ len(b).
+// argmax is the index of ub's first maximum; above appends to dst the k
+// with ub[k] ≥ thr in increasing order and reports false once more than
+// limit would be appended.
+var (
+	dotQ    = dotQGo
+	dots1x4 = dots1x4Go
+	dots4x6 = dots4x6Go
+	argmax  = argmaxGo
+	above   = aboveGo
+	dist    = distGo
+)
+
+// quantDots is the kernel: for quantPreds predictions p_c (8-bit, pstride
+// apart) and quantGroups groups of 16 packed rows (gstride bytes apart),
+// out[c·ostride + g·16 + r] = Σ_i u_{g,r}[i]·p_c[i] over steps runs of 4
+// values, exact in int32.
+var quantDots = quantDotsGo
+
+// quantAllPreds: quantDots is a kernel that always multiplies quantPreds
+// predictions (the VNNI one); else bounds asks the portable kernel for
+// the predictions there are.
+var quantAllPreds = false
+
+// quantBound writes ub[k] = s_k·t·(dots[k] − off) + ‖f‖·s_k‖q_k‖ + ‖z‖·‖e_k‖
+// for the m rows (dots[k] − off = p·q_k exactly: |p·q_k| ≤ 127²·q4 stays
+// within float32's exact integers for rows up to 1,040 values).
+var quantBound = quantBoundGo
+
 // invalidScore marks a key a query may not attend to (s_ii, masked keys on
 // the first step, padding). Any score at or below invalidBelow is excluded.
 const (

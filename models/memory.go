@@ -70,10 +70,6 @@ func standardize(x []float32) []float32 {
 	return standardizeTo(make([]float32, len(x)), x)
 }
 
-// standardizeTo writes standardize(x) into out and returns it (float64
-// sums; the AVX-512 version sums in 8 lanes).
-var standardizeTo = standardizeGo
-
 func standardizeGo(out, x []float32) []float32 {
 	var m float64
 	for _, v := range x {
@@ -454,23 +450,6 @@ func grow[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
-
-// The search's kernels. dotQ is Σ a[i]·b[i] in float32, the exact product
-// of the search; dots1x4 and dots4x6 take four and twenty-four of them with the
-// same arithmetic (so the same bits), out[c*4+r] = dotQ(z[c], m[r]) (dots4x6: out[c*6+r]).
-// Their loops check no bounds: every slice holds at least len(z) values.
-// dist is ‖a − b‖ from a float64 sum, len(a) ≤ len(b).
-// argmax is the index of ub's first maximum; above appends to dst the k
-// with ub[k] ≥ thr in increasing order and reports false once more than
-// limit would be appended.
-var (
-	dotQ    = dotQGo
-	dots1x4 = dots1x4Go
-	dots4x6 = dots4x6Go
-	argmax  = argmaxGo
-	above   = aboveGo
-	dist    = distGo
-)
 
 func dots1x4Go(z []float32, m *[4][]float32, out *[4]float32) {
 	for r := range out {

@@ -130,12 +130,6 @@ func (qr *quantRows) bounds(zs [][]float32, ub [][]float32, p []int8, dots []int
 	return p, dots
 }
 
-// quantDots is the kernel: for quantPreds predictions p_c (8-bit, pstride
-// apart) and quantGroups groups of 16 packed rows (gstride bytes apart),
-// out[c·ostride + g·16 + r] = Σ_i u_{g,r}[i]·p_c[i] over steps runs of 4
-// values, exact in int32.
-var quantDots = quantDotsGo
-
 func quantDotsGo(p []int8, pstride int, packed []uint8, gstride, steps int, out []int32, ostride int) {
 	quantDotsN(quantPreds, p, pstride, packed, gstride, steps, out, ostride)
 }
@@ -163,16 +157,6 @@ func quantDotsN(n int, p []int8, pstride int, packed []uint8, gstride, steps int
 		}
 	}
 }
-
-// quantAllPreds: quantDots is a kernel that always multiplies quantPreds
-// predictions (the VNNI one); else bounds asks the portable kernel for
-// the predictions there are.
-var quantAllPreds = false
-
-// quantBound writes ub[k] = s_k·t·(dots[k] − off) + ‖f‖·s_k‖q_k‖ + ‖z‖·‖e_k‖
-// for the m rows (dots[k] − off = p·q_k exactly: |p·q_k| ≤ 127²·q4 stays
-// within float32's exact integers for rows up to 1,040 values).
-var quantBound = quantBoundGo
 
 func quantBoundGo(ub []float32, dots []int32, qr *quantRows, off int32, t, fn, zn float32) {
 	for k := range ub {

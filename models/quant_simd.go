@@ -7,16 +7,6 @@ import (
 	"unsafe"
 )
 
-func init() {
-	if archsimd.X86.AVX512() && archsimd.X86.AVX512VNNI() {
-		quantDots = quantDotsAVX512
-		quantAllPreds = true
-	}
-	if archsimd.X86.AVX512() {
-		quantBound = quantBoundAVX512
-	}
-}
-
 // quantDotsAVX512 checks the extents quantDotsGo reads, then runs the
 // assembly kernel (quant_amd64.s).
 func quantDotsAVX512(p []int8, pstride int, packed []uint8, gstride, steps int, out []int32, ostride int) {
