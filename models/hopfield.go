@@ -49,7 +49,14 @@ func (h *Hopfield) scores(xi, p []float32, beta float32, norm bool) float64 {
 	m := roundUp16(h.M)
 	p = p[:m]
 	wsum(xi, h.X, p, m, Pixels)
-	for k := h.M; k < m; k++ {
+	return h.weigh(p, xi, beta, norm)
+}
+
+// weigh turns p = X ξ (padded to a multiple of 16) into softmax(β X ξ) if
+// norm, and returns the energy of ξ: the one tail of Step, Energy and the
+// batched step.
+func (h *Hopfield) weigh(p, xi []float32, beta float32, norm bool) float64 {
+	for k := h.M; k < len(p); k++ {
 		p[k] = invalidScore
 	}
 	mx := maxf(p)
@@ -104,23 +111,7 @@ func (hb *HopfieldBatch) scores(xs []float32, n int, beta float32, energy []floa
 	clear(s)
 	gemm(n, m, Pixels, xs, Pixels, false, h.XT, m, s, m)
 	for b := 0; b < n; b++ {
-		p := s[b*m : (b+1)*m]
-		for k := h.M; k < m; k++ {
-			p[k] = invalidScore
-		}
-		mx := maxf(p)
-		sum := expShift(p, p, beta, beta*mx)
-		var sq float64
-		for _, v := range xs[b*Pixels : (b+1)*Pixels] {
-			sq += float64(v) * float64(v)
-		}
-		energy[b] = -(float64(mx) + math.Log(float64(sum))/float64(beta)) + sq/2
-		if norm {
-			inv := 1 / sum
-			for k := range p {
-				p[k] *= inv
-			}
-		}
+		energy[b] = h.weigh(s[b*m:(b+1)*m], xs[b*Pixels:(b+1)*Pixels], beta, norm)
 	}
 }
 

@@ -45,10 +45,18 @@ func (pt *Patches) PixelMask(tokens []bool) []bool {
 	m := make([]bool, Pixels)
 	for i, on := range tokens {
 		if on {
-			for k := 0; k < pt.A; k++ {
-				m[pt.Index[i*pt.A+k]] = true
-			}
+			pt.MarkPixels(m, i)
 		}
 	}
 	return m
+}
+
+// MarkPixels sets dst (Pixels long) true at the pixels of the given
+// tokens.
+func (pt *Patches) MarkPixels(dst []bool, tokens ...int) {
+	for _, i := range tokens {
+		for _, q := range pt.Index[i*pt.A : (i+1)*pt.A] {
+			dst[q] = true
+		}
+	}
 }

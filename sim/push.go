@@ -79,11 +79,7 @@ func (p Push) Apply(img []float32, grid *models.Patches) (out []float32, erased 
 			region[q] = true
 		}
 	} else {
-		for _, i := range p.Patches {
-			for _, q := range grid.Index[i*grid.A : (i+1)*grid.A] {
-				region[q] = true
-			}
-		}
+		grid.MarkPixels(region, p.Patches...)
 	}
 	switch p.Kind {
 	case Erase:

@@ -49,11 +49,7 @@ func pushMask(sn *sim.Snapshot, t int) []bool {
 		if out == nil {
 			out = make([]bool, sim.Pixels)
 		}
-		for _, i := range p.Patches {
-			for _, q := range pt.Index[i*pt.A : (i+1)*pt.A] {
-				out[q] = true
-			}
-		}
+		pt.MarkPixels(out, p.Patches...)
 	}
 	return out
 }
@@ -259,9 +255,7 @@ func (pw *pushWin) redraw() {
 		v.Mask = make([]bool, sim.Pixels)
 		if pt, err := sim.NewGrid(sn.MaskGrid); err == nil {
 			for i := range pw.chosen {
-				for _, q := range pt.Index[i*pt.A : (i+1)*pt.A] {
-					v.Mask[q] = true
-				}
+				pt.MarkPixels(v.Mask, i)
 			}
 		}
 	}
