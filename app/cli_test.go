@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -268,5 +270,48 @@ func TestLessonExport(t *testing.T) {
 	}
 	if err := run(ctx, []string{"lesson", "export", "masking", "--out", dir, "--force", "--theme", "dark", "--size", "1280x720"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEveryKnobHasItsFlag: reproduce has a flag for each knob and sweep
+// one for each that is not a corruption's level (those are --levels),
+// with the knob's default and range in the help; a value out of the
+// knob's range is refused by the flag's name before any work.
+func TestEveryKnobHasItsFlag(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		want func(*sim.Knob) bool
+	}{
+		{"reproduce", func(*sim.Knob) bool { return true }},
+		{"sweep", func(k *sim.Knob) bool { return k.Task == sim.NoTask }},
+	} {
+		cmd, buf := command(c.cmd, "-h")
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s -h: %v\n%s", c.cmd, err, buf)
+		}
+		help := buf.String()
+		for _, k := range sim.Knobs {
+			if !c.want(k) {
+				continue
+			}
+			if !strings.Contains(help, "  -"+k.Flag+" ") || !strings.Contains(help, k.Allowed()) {
+				t.Errorf("%s -h lacks -%s with its range %s:\n%s", c.cmd, k.Flag, k.Allowed(), help)
+			}
+			bad := strconv.FormatFloat(k.Max+1, 'g', -1, 64)
+			args := []string{c.cmd, "--" + k.Flag, bad, "--out", t.TempDir()}
+			for _, sp := range sim.Registry {
+				if slices.Contains(sp.Flags, k.Flag) {
+					args = append(args, "--model", sp.Name, "--levels", "0.5") // a model that reads it
+					break
+				}
+			}
+			if c.cmd == "reproduce" {
+				args = args[:5]
+			}
+			err := run(context.Background(), args)
+			if err == nil || !strings.Contains(err.Error(), "--"+k.Flag+" = "+bad) || !strings.Contains(err.Error(), k.Allowed()) {
+				t.Errorf("%s --%s %s: %v, want the flag refused with its range", c.cmd, k.Flag, bad, err)
+			}
+		}
 	}
 }

@@ -126,18 +126,13 @@ func runReproduce(ctx context.Context, args []string) error {
 	n := fs.Int("n", int(sim.Digits.Default), "number of test digits (the first n): "+sim.Digits.Allowed())
 	steps := fs.Int("steps", int(sim.Steps.Default), "iterations (the ViT stops after its 5 layers): "+sim.Steps.Allowed())
 	seed := fs.Uint64("seed", 0, "corruption seed")
-	frac := fs.Float64("mask", sim.MaskFraction.Default, sim.MaskFraction.Usage())
-	sigma2 := fs.Float64("sigma2", sim.NoiseSigma2.Default, sim.NoiseSigma2.Usage())
 	weights := fs.String("weights", "", "safetensors weights for a single model (default: the embedded pretrained ones)")
 	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
 	out := fs.String("out", "", "output directory (created)")
 	force := fs.Bool("force", false, "replace files already in --out")
 	workers := fs.Int("workers", 0, "goroutines (0: every core): "+sim.WorkerCount.Allowed())
-	lambda := fs.Float64("lambda", sim.Lambda.Default, sim.Lambda.Usage()+" of the bare self-attention")
-	gamma := fs.Float64("gamma", sim.Gamma.Default, sim.Gamma.Usage()+" of the bare self-attention")
 	attn := fs.String("attn", "softmax", "attention of the bare self-attention: "+strings.Join(sim.Attentions, " or ")+" (relu for short)")
-	beta := fs.Float64("beta", sim.Beta.Default, sim.Beta.Usage())
-	k := fs.Int("k", int(sim.StoredK.Default), sim.StoredK.Usage())
+	knobs := knobFlags(fs, func(*sim.Knob) bool { return true })
 	async := fs.Bool("async", false, "asynchronous updates in the classical Hopfield network")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -156,20 +151,20 @@ func runReproduce(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("reproduce: --task: %w", err)
 	}
-	set.Corruption = sim.Corruption{Kind: kind, Fraction: *frac, Sigma2: *sigma2, Seed: *seed}
+	set.Corruption.Kind, set.Corruption.Seed = kind, *seed
+	if err := knobs(&set); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
 	if set.Dyn.Attn, err = sim.ParseAttention(*attn); err != nil {
 		return fmt.Errorf("reproduce: --attn: %w", err)
 	}
-	set.Dyn.Lambda, set.Dyn.Gamma = float32(*lambda), float32(*gamma)
-	set.Hop = sim.HopfieldParams{Beta: float32(*beta), K: *k, Async: *async}
-	// The flags settings do not hold, and the float ones as given (float32
-	// rounding would hide 1e-50); Validate below checks the rest.
+	set.Hop.Async = *async
+	// The flags settings do not hold; Validate below checks the rest.
 	for _, c := range []struct {
 		r sim.Range
-		v float64
-	}{{sim.Digits, float64(*n)}, {sim.Steps, float64(*steps)}, {sim.WorkerCount, float64(*workers)},
-		{sim.Lambda, *lambda}, {sim.Gamma, *gamma}, {sim.Beta, *beta}} {
-		if err := c.r.Check(c.v, sim.ViaFlag); err != nil {
+		v int
+	}{{sim.Digits, *n}, {sim.Steps, *steps}, {sim.WorkerCount, *workers}} {
+		if err := c.r.CheckInt(c.v, sim.ViaFlag); err != nil {
 			return fmt.Errorf("reproduce: %w", err)
 		}
 	}

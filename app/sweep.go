@@ -136,15 +136,28 @@ func runSweep(ctx context.Context, args []string) error {
 	fs := newFlags("sweep", sweepSynopsis)
 	model := fs.String("model", sim.ModelNames[0], "models, comma-separated: "+strings.Join(sim.ModelNames, ", "))
 	task := fs.String("task", "noise", "corruption: "+strings.Join(sim.Tasks, " or "))
-	var levels, lambdas, betas, ks floatList
-	fs.Var(&levels, "levels", "corruption levels, comma-separated: mask fractions ("+sim.MaskFraction.Allowed()+") or noise variances σ² ("+sim.NoiseSigma2.Allowed()+")")
-	fs.Var(&lambdas, "lambda", "λ values of the bare self-attention, comma-separated ("+sim.Lambda.Allowed()+")")
-	fs.Var(&betas, "beta", "β values of the modern Hopfield network, comma-separated ("+sim.Beta.Allowed()+")")
-	fs.Var(&ks, "k", "K values of the classical Hopfield network, comma-separated ("+sim.StoredK.Allowed()+")")
+	var levels floatList
+	var levelHelp []string
+	for _, t := range sim.Tasks {
+		kind, _ := sim.ParseKind(t)
+		levelHelp = append(levelHelp, sim.LevelKnob(kind).Usage())
+	}
+	fs.Var(&levels, "levels", "corruption levels, comma-separated: "+strings.Join(levelHelp, " or "))
+	// The parameters a sweep varies take lists; the models' other
+	// parameters one value each (the corruption's level is --levels).
+	lists := map[sweep.Param]*floatList{}
+	for _, p := range sweep.Params() {
+		l := &floatList{}
+		lists[p] = l
+		fs.Var(l, p.String(), p.Symbol()+" values of the "+p.Owner()+", comma-separated ("+p.Knob().Allowed()+")")
+	}
+	knobs := knobFlags(fs, func(k *sim.Knob) bool {
+		_, err := sweep.ParseParam(k.Flag)
+		return k.Task == sim.NoTask && err != nil // not a level, not swept
+	})
 	n := fs.Int("n", 200, "test digits per cell (the first n): "+sim.Digits.Allowed())
 	steps := fs.Int("steps", int(sim.Steps.Default), "iterations (the ViT stops after its 5 layers): "+sim.Steps.Allowed())
 	seeds := fs.Int("seeds", 1, "corruption seeds per cell (0 … seeds−1): "+sweep.Seeds.Allowed())
-	gamma := fs.Float64("gamma", sim.Gamma.Default, sim.Gamma.Usage()+" of the bare self-attention")
 	attn := fs.String("attn", "softmax", "attention of the bare self-attention: "+strings.Join(sim.Attentions, " or "))
 	weights := fs.String("weights", "", "safetensors weights for a single bare or transformer model (default: the embedded ones)")
 	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
@@ -171,22 +184,18 @@ func runSweep(ctx context.Context, args []string) error {
 		cfg.Models = append(cfg.Models, strings.TrimSpace(m))
 	}
 	var given []string
-	for _, p := range []struct {
-		p sweep.Param
-		l *floatList
-	}{{sweep.Lambda, &lambdas}, {sweep.Beta, &betas}, {sweep.K, &ks}} {
-		if p.l.set {
-			cfg.Param, cfg.Values = p.p, p.l.vals
-			given = append(given, "--"+p.p.String())
+	for _, p := range sweep.Params() {
+		if l := lists[p]; l.set {
+			cfg.Param, cfg.Values = p, l.vals
+			given = append(given, "--"+p.String())
 		}
 	}
 	if len(given) > 1 {
 		return fmt.Errorf("sweep: %s: a sweep varies one parameter", strings.Join(given, " and "))
 	}
-	if err := sim.Gamma.Check(*gamma, sim.ViaFlag); err != nil {
+	if err := knobs(&cfg.Base); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	cfg.Base.Dyn.Gamma = float32(*gamma)
 	if cfg.Base.Dyn.Attn, err = sim.ParseAttention(*attn); err != nil {
 		return fmt.Errorf("sweep: --attn: %w", err)
 	}

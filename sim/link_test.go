@@ -154,7 +154,7 @@ func TestLinkRefusesWhatAFileRefuses(t *testing.T) {
 		{"missing field", edit(`"gamma": 0.5,`, ``), "link: field gamma is missing", false},
 		{"out of range", edit(`"lambda": 1`, `"lambda": 20`), "link: field lambda = 20 is out of range (allowed 0.1 … 10)", false},
 		{"t out of range", edit(`"t": 7`, `"t": 1001`), "link: field t = 1001 is out of range (allowed 0 … 1000)", false},
-		{"not a whole number", edit(`"hopfield_k": 10`, `"hopfield_k": 10.5`), "link: not a scenario file: json: cannot unmarshal number 10.5", false},
+		{"not a whole number", edit(`"hopfield_k": 10`, `"hopfield_k": 10.5`), "link: field hopfield_k = 10.5 is not a whole number (allowed 1 … 1000)", false},
 		{"unknown model", edit(`"bsa-p4"]`, `"gpt"]`), `link: model "gpt" is not one of`, false},
 		{"version", edit(`"version": 1`, `"version": 2`), "link: field version = 2 is not supported (want 1)", false},
 		{"not JSON", []byte("hello"), "link: not a scenario file: invalid character", false},

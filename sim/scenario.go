@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -20,22 +21,17 @@ const MaxScenarioSize = 1 * infile.MB
 
 // Scenario is what File → Save writes and Open restores: the digit, the
 // corruption with its seed and hand-toggled patches, the models, their
-// parameters and the step shown.
+// parameters and the step shown. Its numeric settings are Knobs: each
+// is the field its Knob names (Range.Field), kept in Values.
 type Scenario struct {
 	Version    int      `json:"version"`
 	Split      string   `json:"split"`
 	Index      int      `json:"index"`
 	Corruption string   `json:"corruption"`
-	Fraction   float64  `json:"mask_fraction"`
-	Sigma2     float64  `json:"noise_sigma2"`
 	Seed       uint64   `json:"seed"`
 	Toggled    []int    `json:"toggled_patches,omitempty"`
 	Models     []string `json:"models"`
-	Lambda     float32  `json:"lambda"`
-	Gamma      float32  `json:"gamma"`
 	Attention  string   `json:"attention"`
-	Beta       float32  `json:"hopfield_beta"`
-	K          int      `json:"hopfield_k"`
 	Async      bool     `json:"hopfield_async"`
 	T          int      `json:"t"`
 	// Own is a person's own digit, base64 of its 784 bytes (row by row,
@@ -43,6 +39,71 @@ type Scenario struct {
 	Own string `json:"own_digit,omitempty"`
 	// Pushes are edits of the state mid-run, in step order.
 	Pushes []ScenarioPush `json:"pushes,omitempty"`
+	// Values are the knobs' values by field name ("mask_fraction": 0.3),
+	// written after the fields above.
+	Values map[string]float64 `json:"-"`
+}
+
+// scenarioFixed is Scenario without its methods, for encoding/json.
+type scenarioFixed Scenario
+
+// MarshalJSON writes the fields, then every knob's value in Knobs' order.
+func (sc Scenario) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(scenarioFixed(sc))
+	if err != nil {
+		return nil, err
+	}
+	b = b[:len(b)-1] // the closing brace
+	for _, k := range Knobs {
+		v, ok := sc.Values[k.Field]
+		if !ok {
+			return nil, fmt.Errorf("scenario: field %s has no value", k.Field)
+		}
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("scenario: field %s: %w", k.Field, err)
+		}
+		b = fmt.Appendf(b, ",%q:%s", k.Field, vb)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads the fields present in b over sc (as encoding/json
+// does for a struct): the knobs' fields into Values, the others into the
+// struct, refusing a field neither has.
+func (sc *Scenario) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	rest := make(map[string]json.RawMessage, len(m))
+	for name, raw := range m {
+		k, ok := KnobFor(name)
+		if !ok || k.Field != name {
+			rest[name] = raw
+			continue
+		}
+		// Valid JSON that is not a number (a string, a list) does not
+		// parse; a number too large for a float64 is out of range.
+		v, err := strconv.ParseFloat(string(raw), 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("field %s = %s is out of range (allowed %s)", name, raw, k.Allowed())
+		}
+		if err != nil {
+			return fmt.Errorf("field %s: want a number (allowed %s)", name, k.Allowed())
+		}
+		if sc.Values == nil {
+			sc.Values = map[string]float64{}
+		}
+		sc.Values[name] = v
+	}
+	rb, err := json.Marshal(rest)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(rb))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*scenarioFixed)(sc))
 }
 
 // ScenarioPush is a Push in a scenario file.
@@ -83,11 +144,14 @@ func settingsPushes(sps []ScenarioPush) ([]Push, error) {
 // ScenarioOf captures a snapshot.
 func ScenarioOf(sn *Snapshot) Scenario {
 	s := sn.Settings
+	values := make(map[string]float64, len(Knobs))
+	for _, k := range Knobs {
+		values[k.Field] = k.Get(s)
+	}
 	return Scenario{Version: 1, Split: s.Split.String(), Index: s.Index, Corruption: s.Corruption.Kind.String(),
-		Fraction: s.Corruption.Fraction, Sigma2: s.Corruption.Sigma2, Seed: s.Corruption.Seed,
-		Toggled: s.Toggled, Models: s.Lanes, Lambda: s.Dyn.Lambda, Gamma: s.Dyn.Gamma,
-		Attention: s.Dyn.Attn.String(), Beta: s.Hop.Beta, K: s.Hop.K, Async: s.Hop.Async, T: sn.T,
-		Own: encodeOwn(s.Own), Pushes: scenarioPushes(s.Pushes)}
+		Seed: s.Corruption.Seed, Toggled: s.Toggled, Models: s.Lanes,
+		Attention: s.Dyn.Attn.String(), Async: s.Hop.Async, T: sn.T,
+		Own: encodeOwn(s.Own), Pushes: scenarioPushes(s.Pushes), Values: values}
 }
 
 // encodeOwn is a digit's bytes in base64 ("" for none).
@@ -98,10 +162,25 @@ func encodeOwn(own []uint8) string {
 	return base64.StdEncoding.EncodeToString(own)
 }
 
-// scenarioFields are the fields a scenario must have (toggled_patches is
-// optional).
-var scenarioFields = []string{"version", "split", "index", "corruption", "mask_fraction", "noise_sigma2", "seed",
-	"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async", "t"}
+// A scenario file's own fields, which it must and may have; it must have
+// every knob's field too.
+var (
+	scenarioRequired = []string{"version", "split", "index", "corruption", "seed", "models", "attention", "hopfield_async", "t"}
+	scenarioOptional = []string{"toggled_patches", "own_digit", "pushes"}
+)
+
+// requiredFields are the fields a scenario file must have.
+func requiredFields() []string {
+	out := slices.Clone(scenarioRequired)
+	for _, k := range Knobs {
+		out = append(out, k.Field)
+	}
+	return out
+}
+
+// ScenarioFields are every field of a scenario file: those it must have,
+// then those it may.
+func ScenarioFields() []string { return append(requiredFields(), scenarioOptional...) }
 
 // Settings converts a scenario back, validating every field; an error
 // names the field.
@@ -136,10 +215,22 @@ func (sc Scenario) Settings() (Settings, error) {
 		return s, err
 	}
 	s = Settings{Split: split, Index: sc.Index, Own: own, Pushes: pushes,
-		Corruption: Corruption{Kind: k, Fraction: sc.Fraction, Sigma2: sc.Sigma2, Seed: sc.Seed},
+		Corruption: Corruption{Kind: k, Seed: sc.Seed},
 		Toggled:    sc.Toggled, Lanes: sc.Models,
-		Dyn: models.Dynamics{Lambda: sc.Lambda, Gamma: sc.Gamma, Attn: attn},
-		Hop: HopfieldParams{Beta: sc.Beta, K: sc.K, Async: sc.Async}}
+		Dyn: models.Dynamics{Attn: attn},
+		Hop: HopfieldParams{Async: sc.Async}}
+	for _, kn := range Knobs {
+		v, ok := sc.Values[kn.Field]
+		if !ok {
+			return Settings{}, fmt.Errorf("field %s is missing", kn.Field)
+		}
+		// A value is checked before it is set: an int or float32 field
+		// would not hold what is out of its range.
+		if err := kn.Check(v, ViaField); err != nil {
+			return Settings{}, err
+		}
+		kn.Set(&s, v)
+	}
 	if err := s.Validate(ViaField); err != nil {
 		return Settings{}, err
 	}
@@ -176,7 +267,7 @@ func readScenario(r io.Reader, name string) (Settings, int, error) {
 	if err := json.Unmarshal(b, &present); err != nil {
 		return Settings{}, 0, fmt.Errorf("%s: not a scenario file: %w", name, err)
 	}
-	for _, f := range scenarioFields {
+	for _, f := range requiredFields() {
 		if _, ok := present[f]; !ok {
 			return Settings{}, 0, fmt.Errorf("%s: field %s is missing", name, f)
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,20 +28,147 @@ type Range struct {
 	Log      bool    // the window's slider moves in log10 of the value
 }
 
-// The settings' ranges (docs/maths.md §2, §4, §7).
+// A Knob is a numeric setting of a run: its Range and where Settings
+// keeps its value. Every knob is listed in Knobs; the
+// scenario file, lesson slides, the flags of reproduce and sweep, the
+// window's sidebar, sweeps and Settings.Validate all go through Knobs, so
+// a new setting is a field in Settings and one knob here
+// (docs/architecture.md, "Adding a setting").
+type Knob struct {
+	Range
+	// Symbol is its short name on axes and in the window: "λ".
+	Symbol string
+	// Task is the corruption whose level it is (the mask fraction, the
+	// noise variance), or NoTask for a model's parameter; which models read
+	// a parameter is the registry's (ModelSpec.Flags).
+	Task Kind
+	// Values are the values a new basin map or sweep tries.
+	Values []float64
+	// at points to the value in s: a *float64, *float32 or *int.
+	at func(s *Settings) any
+}
+
+// NoTask marks a knob that is not a corruption's level.
+const NoTask Kind = -1
+
+// Knobs are every knob, in the window's and the scenario file's order. A
+// knob not listed here is nowhere (TestEveryKnobIsListed).
+var Knobs = []*Knob{MaskFraction, NoiseSigma2, Lambda, Gamma, Beta, StoredK}
+
+// The settings (docs/maths.md §2, §4, §7).
 var (
-	MaskFraction = Range{Name: "mask fraction", Flag: "mask", Field: "mask_fraction",
-		Min: 0, Max: 0.9, Default: 0.3, Step: 0.05}
-	NoiseSigma2 = Range{Name: "noise variance σ²", Flag: "sigma2", Field: "noise_sigma2",
-		Min: 0, Max: 4, Default: 0.7, Step: 0.05}
-	Lambda = Range{Name: "λ", Flag: "lambda", Field: "lambda",
-		Min: 0.1, Max: 10, Default: float64(models.DefaultDynamics().Lambda), Step: 0.1}
-	Gamma = Range{Name: "γ", Flag: "gamma", Field: "gamma",
-		Min: 0, Max: 2, Default: float64(models.DefaultDynamics().Gamma), Step: 0.05}
-	Beta = Range{Name: "modern Hopfield β", Flag: "beta", Field: "hopfield_beta",
-		Min: 0.01, Max: 100, Default: 1, Step: 0.05, Log: true}
-	StoredK = Range{Name: "classical Hopfield K (stored digits)", Flag: "k", Field: "hopfield_k",
-		Min: 1, Max: 1000, Default: 10, Integer: true}
+	MaskFraction = &Knob{Range: Range{Name: "mask fraction", Flag: "mask", Field: "mask_fraction",
+		Min: 0, Max: 0.9, Default: 0.3, Step: 0.05}, Symbol: "masked fraction", Task: Mask,
+		Values: []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9},
+		at:     func(s *Settings) any { return &s.Corruption.Fraction }}
+	NoiseSigma2 = &Knob{Range: Range{Name: "noise variance σ²", Flag: "sigma2", Field: "noise_sigma2",
+		Min: 0, Max: 4, Default: 0.7, Step: 0.05}, Symbol: "σ²", Task: Noise,
+		Values: []float64{0.1, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 4},
+		at:     func(s *Settings) any { return &s.Corruption.Sigma2 }}
+	Lambda = &Knob{Range: Range{Name: "λ", Flag: "lambda", Field: "lambda",
+		Min: 0.1, Max: 10, Default: float64(models.DefaultDynamics().Lambda), Step: 0.1}, Symbol: "λ", Task: NoTask,
+		Values: []float64{0.25, 0.5, 1, 2, 4},
+		at:     func(s *Settings) any { return &s.Dyn.Lambda }}
+	Gamma = &Knob{Range: Range{Name: "γ", Flag: "gamma", Field: "gamma",
+		Min: 0, Max: 2, Default: float64(models.DefaultDynamics().Gamma), Step: 0.05}, Symbol: "γ", Task: NoTask,
+		at: func(s *Settings) any { return &s.Dyn.Gamma }}
+	Beta = &Knob{Range: Range{Name: "modern Hopfield β", Flag: "beta", Field: "hopfield_beta",
+		Min: 0.01, Max: 100, Default: 1, Step: 0.05, Log: true}, Symbol: "β", Task: NoTask,
+		Values: []float64{0.05, 0.2, 1, 5, 20},
+		at:     func(s *Settings) any { return &s.Hop.Beta }}
+	StoredK = &Knob{Range: Range{Name: "classical Hopfield K (stored digits)", Flag: "k", Field: "hopfield_k",
+		Min: 1, Max: 1000, Default: 10, Integer: true}, Symbol: "K", Task: NoTask,
+		Values: []float64{1, 3, 10, 30, 100},
+		at:     func(s *Settings) any { return &s.Hop.K }}
+)
+
+// Get is the knob's value in s. A float32 setting is given as the
+// shortest decimal that reads back as it (0.1, not 0.10000000149), so it
+// prints and compares as it was written.
+func (k *Knob) Get(s Settings) float64 {
+	switch v := k.at(&s).(type) {
+	case *float64:
+		return *v
+	case *float32:
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(*v), 'g', -1, 32), 64)
+		return f
+	case *int:
+		return float64(*v)
+	}
+	panic("sim: knob " + k.Name + " points to a value of no numeric type")
+}
+
+// Set writes v into s; v must have been checked (Check).
+func (k *Knob) Set(s *Settings, v float64) {
+	switch p := k.at(s).(type) {
+	case *float64:
+		*p = v
+	case *float32:
+		*p = float32(v)
+	case *int:
+		*p = int(v)
+	default:
+		panic("sim: knob " + k.Name + " points to a value of no numeric type")
+	}
+}
+
+// Label is the knob's symbol with what its name explains in brackets:
+// "K (stored digits)", "λ".
+func (k *Knob) Label() string {
+	if _, why, ok := strings.Cut(k.Name, " ("); ok {
+		return k.Symbol + " (" + why
+	}
+	return k.Symbol
+}
+
+// KnobFor is the knob of a flag or scenario field name (its Flag or its
+// Field).
+func KnobFor(name string) (*Knob, bool) {
+	for _, k := range Knobs {
+		if k.Flag == name || k.Field == name {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+// LevelKnob is the knob of a corruption's level: the mask fraction or the
+// noise variance.
+func LevelKnob(task Kind) *Knob {
+	for _, k := range Knobs {
+		if k.Task == task {
+			return k
+		}
+	}
+	panic(fmt.Sprintf("sim: no knob is the level of corruption kind %d", task))
+}
+
+// ParamKnobs are the knobs of the models' parameters (not a corruption's
+// level), in Knobs' order.
+func ParamKnobs() []*Knob {
+	var out []*Knob
+	for _, k := range Knobs {
+		if k.Task == NoTask {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Families are the families of the registry's models that read knob k
+// (its Flag is in their Flags), in registry order; none for a level.
+func (k *Knob) Families() []string {
+	var out []string
+	for _, sp := range Registry {
+		if slices.Contains(sp.Flags, k.Flag) && !slices.Contains(out, sp.Family) {
+			out = append(out, sp.Family)
+		}
+	}
+	return out
+}
+
+// Other ranges: of runs, batches and training, not of Settings.
+var (
 	// Steps bounds a recorded or reproduced trajectory: 10,000 steps of
 	// 1,000 digits already take hours.
 	Steps = Range{Name: "steps", Flag: "steps", Field: "t", Min: 1, Max: 1000, Default: 100, Integer: true}
@@ -201,27 +329,34 @@ type Settings struct {
 
 // DefaultMask and DefaultNoise are the paper's two tasks.
 var (
-	DefaultMask  = Corruption{Kind: Mask, Fraction: MaskFraction.Default, Sigma2: NoiseSigma2.Default}
-	DefaultNoise = Corruption{Kind: Noise, Fraction: MaskFraction.Default, Sigma2: NoiseSigma2.Default}
+	DefaultMask  = knobDefaults().Corruption
+	DefaultNoise = Corruption{Kind: Noise, Fraction: DefaultMask.Fraction, Sigma2: DefaultMask.Sigma2}
 )
 
 // DefaultDynamics are the bare self-attention's evaluation settings (§4).
-func DefaultDynamics() models.Dynamics {
-	return models.Dynamics{Lambda: float32(Lambda.Default), Gamma: float32(Gamma.Default), Attn: models.Softmax}
-}
+func DefaultDynamics() models.Dynamics { return knobDefaults().Dyn }
 
 // DefaultHopfield: β = 1, K = 10, synchronous. At β = 1 the modern
 // network retrieves one stored digit within a step or two (mean top weight
 // 1.00 on masked test digits); near β = 1/√784 it blends them all into
 // an average digit instead.
-func DefaultHopfield() HopfieldParams {
-	return HopfieldParams{Beta: float32(Beta.Default), K: int(StoredK.Default)}
-}
+func DefaultHopfield() HopfieldParams { return knobDefaults().Hop }
 
 // DefaultSettings start on test digit 0 under masking, with the bare
 // self-attention P=2 and the paper's parameters.
 func DefaultSettings() Settings {
-	return Settings{Corruption: DefaultMask, Lanes: []string{ModelNames[0]}, Dyn: DefaultDynamics(), Hop: DefaultHopfield()}
+	s := knobDefaults()
+	s.Lanes = []string{ModelNames[0]}
+	return s
+}
+
+// knobDefaults are settings of no model with every knob at its default.
+func knobDefaults() Settings {
+	s := Settings{Corruption: Corruption{Kind: Mask}, Dyn: models.Dynamics{Attn: models.Softmax}}
+	for _, k := range Knobs {
+		k.Set(&s, k.Default)
+	}
+	return s
 }
 
 // DemoDigit is the test digit the first window shows: digit 12 of the
@@ -260,16 +395,8 @@ func (s Settings) Validate(via Via) error {
 	if c.Kind != Mask && c.Kind != Noise {
 		return fmt.Errorf("corruption kind %d is not one of %s", c.Kind, strings.Join(Tasks, ", "))
 	}
-	checks := []struct {
-		r Range
-		v float64
-	}{
-		{MaskFraction, c.Fraction}, {NoiseSigma2, c.Sigma2},
-		{Lambda, float64(s.Dyn.Lambda)}, {Gamma, float64(s.Dyn.Gamma)},
-		{Beta, float64(s.Hop.Beta)}, {StoredK, float64(s.Hop.K)},
-	}
-	for _, ch := range checks {
-		if err := ch.r.Check(ch.v, via); err != nil {
+	for _, k := range Knobs {
+		if err := k.Check(k.Get(s), via); err != nil {
 			return err
 		}
 	}

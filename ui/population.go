@@ -296,24 +296,25 @@ type basinWin struct {
 	results        []sweep.Result
 }
 
-// defaultValues are the parameter values a basin map starts with.
+// defaultValues are the parameter values a basin map starts with (the
+// knob's Values).
 func defaultValues(p sweep.Param) string {
-	switch p {
-	case sweep.Lambda:
-		return "0.25, 0.5, 1, 2, 4"
-	case sweep.Beta:
-		return "0.05, 0.2, 1, 5, 20"
-	case sweep.K:
-		return "1, 3, 10, 30, 100"
+	if p.Knob() == nil {
+		return ""
 	}
-	return ""
+	return listText(p.Knob().Values)
 }
 
-func defaultLevels(k sim.Kind) string {
-	if k == sim.Noise {
-		return "0.1, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 4"
+// defaultLevels are the corruption levels a basin map starts with.
+func defaultLevels(k sim.Kind) string { return listText(sim.LevelKnob(k).Values) }
+
+// listText writes numbers as a basin map's fields take them: "0.1, 0.3".
+func listText(vs []float64) string {
+	var parts []string
+	for _, v := range vs {
+		parts = append(parts, strconv.FormatFloat(v, 'g', -1, 64))
 	}
-	return "0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9"
+	return strings.Join(parts, ", ")
 }
 
 func (m *Main) showBasin() {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -32,14 +33,8 @@ type controls struct {
 	modelBox   *fyne.Container
 	// modelChanged is the model checks' handler
 	modelChanged func(bool)
-	lambda       *keySlider
-	lambdaLbl    *widget.Label
-	gamma        *keySlider
-	gammaLbl     *widget.Label
+	knobs        []*knobControl // one per model parameter (sim.ParamKnobs)
 	attn         *choice
-	beta         *keySlider
-	betaLbl      *widget.Label
-	kEntry       *keyEntry
 	async        *keyCheck
 	gridCheck    *keyCheck
 	logCheck     *keyCheck  // the MSE plot's log y axis
@@ -114,13 +109,7 @@ func (m *Main) corruptionControls() fyne.CanvasObject {
 	m.side.level = newKeySlider(0, 1, 0.05, m.handleKey)
 	m.side.levelLabel = widget.NewLabel("")
 	m.side.level.OnChangeEnded = func(v float64) {
-		m.send(func(st *sim.Settings) {
-			if st.Corruption.Kind == sim.Mask {
-				st.Corruption.Fraction = v
-			} else {
-				st.Corruption.Sigma2 = v
-			}
-		})
+		m.send(func(st *sim.Settings) { sim.LevelKnob(st.Corruption.Kind).Set(st, v) })
 	}
 	m.side.level.OnChanged = func(v float64) { m.showLevel(v) }
 	m.side.seed = newKeyEntry(func() {
@@ -198,16 +187,12 @@ func (m *Main) refreshModels() {
 	}
 }
 
-// dynamicsControls builds the bare self-attention's λ, γ and attention kind.
-func (m *Main) dynamicsControls() fyne.CanvasObject {
-	m.side.lambda = m.rangeSlider(sim.Lambda)
-	m.side.lambdaLbl = widget.NewLabel("")
-	m.side.lambda.OnChanged = func(v float64) { m.side.lambdaLbl.SetText(paramText(sim.Lambda, v)) }
-	m.side.lambda.OnChangeEnded = func(v float64) { m.send(func(st *sim.Settings) { st.Dyn.Lambda = float32(v) }) }
-	m.side.gamma = m.rangeSlider(sim.Gamma)
-	m.side.gammaLbl = widget.NewLabel("")
-	m.side.gamma.OnChanged = func(v float64) { m.side.gammaLbl.SetText(paramText(sim.Gamma, v)) }
-	m.side.gamma.OnChangeEnded = func(v float64) { m.send(func(st *sim.Settings) { st.Dyn.Gamma = float32(v) }) }
+// parameterControls builds a group per family of models with parameters:
+// a control for each knob the family reads (sim.ParamKnobs, in their
+// order), and the bare self-attention's attention kind and paper
+// defaults and the classical network's update rule, which are choices
+// rather than numbers.
+func (m *Main) parameterControls() fyne.CanvasObject {
 	m.side.attn = newChoice(sim.Attentions, func(s string) {
 		a, err := sim.ParseAttention(s)
 		if err != nil {
@@ -216,44 +201,115 @@ func (m *Main) dynamicsControls() fyne.CanvasObject {
 		}
 		m.send(func(st *sim.Settings) { st.Dyn.Attn = a })
 	}, m.handleKey)
+	m.side.async = newKeyCheck("asynchronous sweeps", func(b bool) { m.send(func(st *sim.Settings) { st.Hop.Async = b }) }, m.handleKey)
+	var families []string
+	byFamily := map[string][]fyne.CanvasObject{}
+	m.side.knobs = nil
+	for _, k := range sim.ParamKnobs() {
+		kc, obj := m.knobControl(k)
+		m.side.knobs = append(m.side.knobs, kc)
+		fam := "other parameters"
+		if f := k.Families(); len(f) > 0 {
+			fam = f[0]
+		}
+		if _, ok := byFamily[fam]; !ok {
+			families = append(families, fam)
+		}
+		byFamily[fam] = append(byFamily[fam], obj)
+	}
+	bsa, classic := sim.Lambda.Families()[0], sim.StoredK.Families()[0]
 	defaults := newKeyButton("Paper defaults", nil, func() {
-		m.send(func(st *sim.Settings) { st.Dyn = sim.DefaultDynamics() })
+		m.send(func(st *sim.Settings) {
+			for _, k := range sim.ParamKnobs() {
+				if slices.Contains(k.Families(), bsa) {
+					k.Set(st, k.Default)
+				}
+			}
+			st.Dyn.Attn = sim.DefaultDynamics().Attn
+		})
 	}, m.handleKey)
-	dyn := container.NewVBox(heading("Dynamics (BSA)"),
-		m.side.lambdaLbl, m.side.lambda, m.side.gammaLbl, m.side.gamma,
-		m.side.attn.box, defaults)
-	return dyn
+	byFamily[bsa] = append(byFamily[bsa], m.side.attn.box, defaults)
+	byFamily[classic] = append(byFamily[classic], m.side.async)
+	box := container.NewVBox()
+	for k, fam := range families {
+		if k > 0 {
+			box.Add(widget.NewSeparator())
+		}
+		box.Add(heading(strings.ToUpper(fam[:1]) + fam[1:]))
+		for _, obj := range byFamily[fam] {
+			box.Add(obj)
+		}
+	}
+	return box
 }
 
-// hopfieldControls builds the Hopfield comparators' β, K and update rule.
-func (m *Main) hopfieldControls() fyne.CanvasObject {
-	m.side.beta = m.rangeSlider(sim.Beta)
-	m.side.betaLbl = widget.NewLabel("")
-	m.side.beta.OnChanged = func(v float64) { m.side.betaLbl.SetText(paramText(sim.Beta, math.Pow(10, v))) }
-	m.side.beta.OnChangeEnded = func(v float64) {
-		m.send(func(st *sim.Settings) { st.Hop.Beta = float32(math.Pow(10, v)) })
+// knobControl is the sidebar's control of a model parameter: a slider
+// under its label when the knob has a slider step, else a field for
+// whole numbers beside its symbol.
+type knobControl struct {
+	k      *sim.Knob
+	label  *widget.Label
+	slider *keySlider
+	entry  *keyEntry
+}
+
+// knobControl builds k's control; its changes go to the engine.
+func (m *Main) knobControl(k *sim.Knob) (*knobControl, fyne.CanvasObject) {
+	kc := &knobControl{k: k}
+	if k.Step > 0 {
+		kc.slider = m.rangeSlider(k.Range)
+		kc.label = widget.NewLabel("")
+		kc.slider.OnChanged = func(v float64) { kc.label.SetText(paramText(k, kc.value(v))) }
+		kc.slider.OnChangeEnded = func(v float64) { m.send(func(st *sim.Settings) { k.Set(st, kc.value(v)) }) }
+		return kc, container.NewVBox(kc.label, kc.slider)
 	}
-	m.side.kEntry = newKeyEntry(func() {
+	kc.entry = newKeyEntry(func() {
 		m.win.Canvas().Unfocus()
 		if m.snap != nil {
-			m.side.kEntry.SetText(strconv.Itoa(m.snap.Settings.Hop.K))
+			kc.entry.SetText(strconv.FormatFloat(k.Get(m.snap.Settings), 'g', -1, 64))
 		}
 	})
-	m.side.kEntry.OnSubmitted = func(s string) {
-		k, err := strconv.Atoi(s)
+	kc.entry.OnSubmitted = func(s string) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err == nil {
-			err = sim.StoredK.CheckInt(k, sim.ViaName)
+			err = k.Check(v, sim.ViaName)
 		}
 		if err != nil {
-			m.setError(fmt.Sprintf("K = %q: %s must be a whole number in %s", s, sim.StoredK.Name, sim.StoredK.Allowed()))
+			what := "a number"
+			if k.Integer {
+				what = "a whole number"
+			}
+			m.setError(fmt.Sprintf("%s = %q: %s must be %s in %s", k.Symbol, s, k.Name, what, k.Allowed()))
 			return
 		}
-		m.send(func(st *sim.Settings) { st.Hop.K = k })
+		m.send(func(st *sim.Settings) { k.Set(st, v) })
 	}
-	m.side.async = newKeyCheck("asynchronous sweeps", func(b bool) { m.send(func(st *sim.Settings) { st.Hop.Async = b }) }, m.handleKey)
-	hop := container.NewVBox(heading("Hopfield"), m.side.betaLbl, m.side.beta,
-		container.NewBorder(nil, nil, widget.NewLabel("classical K"), nil, m.side.kEntry), m.side.async)
-	return hop
+	return kc, container.NewBorder(nil, nil, widget.NewLabel(k.Label()), nil, kc.entry)
+}
+
+// value is the setting at slider position v (10^v on a log slider).
+func (kc *knobControl) value(v float64) float64 {
+	if kc.k.Log {
+		return math.Pow(10, v)
+	}
+	return v
+}
+
+// show sets the control to st's value (a field being typed in is left).
+func (kc *knobControl) show(st sim.Settings, focused fyne.Focusable) {
+	v := kc.k.Get(st)
+	if kc.slider != nil {
+		pos := v
+		if kc.k.Log {
+			pos = math.Log10(v)
+		}
+		kc.slider.SetValue(pos)
+		kc.label.SetText(paramText(kc.k, v))
+		return
+	}
+	if focused != kc.entry {
+		kc.entry.SetText(strconv.FormatFloat(v, 'g', -1, 64))
+	}
 }
 
 // viewControls builds the patch grid, theme, presentation, export and open.
@@ -332,9 +388,10 @@ func (m *Main) rangeSlider(r sim.Range) *keySlider {
 	return newKeySlider(lo, hi, r.Step, m.handleKey)
 }
 
-// paramText labels a setting's value, marking the paper's value.
-func paramText(r sim.Range, v float64) string {
-	txt := fmt.Sprintf("%s %.3g", r.Name, v)
+// paramText labels a knob's value (its group names whose it is),
+// marking the paper's value.
+func paramText(r *sim.Knob, v float64) string {
+	txt := fmt.Sprintf("%s %.3g", r.Label(), v)
 	if math.Abs(v-r.Default) <= 1e-3*math.Abs(r.Default) {
 		txt += " (paper)"
 	}
@@ -370,12 +427,9 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 		m.side.index.SetText(strconv.Itoa(st.Index))
 	}
 	m.side.kind.SetSelected(st.Corruption.Kind.String())
-	lr, lv := sim.MaskFraction, st.Corruption.Fraction
-	if st.Corruption.Kind == sim.Noise {
-		lr, lv = sim.NoiseSigma2, st.Corruption.Sigma2
-	}
-	m.side.level.Min, m.side.level.Max, m.side.level.Step = lr.Min, lr.Max, lr.Step
-	m.side.level.SetValue(lv)
+	lk := sim.LevelKnob(st.Corruption.Kind)
+	m.side.level.Min, m.side.level.Max, m.side.level.Step = lk.Min, lk.Max, lk.Step
+	m.side.level.SetValue(lk.Get(st))
 	m.showLevel(m.side.level.Value)
 	if m.win.Canvas().Focused() != m.side.seed {
 		m.side.seed.SetText(strconv.FormatUint(st.Corruption.Seed, 10))
@@ -386,16 +440,10 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 			c.SetChecked(on)
 		}
 	}
-	m.side.lambda.SetValue(float64(st.Dyn.Lambda))
-	m.side.lambdaLbl.SetText(paramText(sim.Lambda, float64(st.Dyn.Lambda)))
-	m.side.gamma.SetValue(float64(st.Dyn.Gamma))
-	m.side.gammaLbl.SetText(paramText(sim.Gamma, float64(st.Dyn.Gamma)))
-	m.side.attn.SetSelected(st.Dyn.Attn.String())
-	m.side.beta.SetValue(math.Log10(float64(st.Hop.Beta)))
-	m.side.betaLbl.SetText(paramText(sim.Beta, float64(st.Hop.Beta)))
-	if m.win.Canvas().Focused() != m.side.kEntry {
-		m.side.kEntry.SetText(strconv.Itoa(st.Hop.K))
+	for _, kc := range m.side.knobs {
+		kc.show(st, m.win.Canvas().Focused())
 	}
+	m.side.attn.SetSelected(st.Dyn.Attn.String())
 	m.side.async.SetChecked(st.Hop.Async)
 	// Labels set here change the column's height; a scroll container only
 	// measures its content when refreshed, and would otherwise stop short

@@ -168,7 +168,7 @@ func (m *Main) build() {
 	gutter.SetMinSize(fyne.NewSize(sidebarGutter, 0))
 	m.sideScroll = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
 		container.NewVBox(m.digitControls(), widget.NewSeparator(), m.corruptionControls(), widget.NewSeparator(),
-			m.modelControls(), widget.NewSeparator(), m.dynamicsControls(), widget.NewSeparator(), m.hopfieldControls(), widget.NewSeparator(), m.viewControls())))
+			m.modelControls(), widget.NewSeparator(), m.parameterControls(), widget.NewSeparator(), m.viewControls())))
 	m.sidebar = m.sideScroll
 
 	// Images.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/color"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -539,6 +540,61 @@ func TestScaleKeys(t *testing.T) {
 		want := attnScale(k % len(attnScaleNames))
 		if m.attnScale != want || m.side.scaleSel.Selected != attnScaleNames[want] || m.heat[0].Scale != want {
 			t.Fatalf("A pressed %d times: scale %d (%q), map %d; want %d", k, m.attnScale, m.side.scaleSel.Selected, m.heat[0].Scale, want)
+		}
+	}
+}
+
+// TestSidebarHasEveryKnob: the sidebar has a control for each model
+// parameter (sim.ParamKnobs, in order); moving it (a slider let go, a
+// field's Enter) changes the engine's settings, and settings changed
+// elsewhere set the control back. The level slider follows the task's
+// knob.
+func TestSidebarHasEveryKnob(t *testing.T) {
+	m, _ := newTestMain(t)
+	knobs := sim.ParamKnobs()
+	if len(m.side.knobs) != len(knobs) {
+		t.Fatalf("%d parameter controls, %d parameters", len(m.side.knobs), len(knobs))
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Abs(b) }
+	for i, k := range knobs {
+		kc := m.side.knobs[i]
+		if kc.k != k {
+			t.Fatalf("control %d is %s's, want %s's", i, kc.k.Name, k.Name)
+		}
+		v := k.Max
+		if v == k.Default {
+			v = k.Min
+		}
+		if kc.slider != nil {
+			pos := v
+			if k.Log {
+				pos = math.Log10(v)
+			}
+			kc.slider.SetValue(pos)
+			kc.slider.OnChangeEnded(pos)
+		} else {
+			kc.entry.SetText(strconv.FormatFloat(v, 'g', -1, 64))
+			kc.entry.OnSubmitted(kc.entry.Text)
+		}
+		if got := k.Get(m.snap.Settings); !near(got, v) {
+			t.Errorf("%s: the control sent %v, the engine has %v", k.Name, v, got)
+		}
+		m.Engine.Update(func(st *sim.Settings) { k.Set(st, k.Default) })
+		shown := 0.0
+		if kc.slider != nil {
+			shown = kc.value(kc.slider.Value)
+		} else {
+			shown, _ = strconv.ParseFloat(kc.entry.Text, 64)
+		}
+		if !near(shown, k.Default) {
+			t.Errorf("%s: back at its default %v, the control shows %v", k.Name, k.Default, shown)
+		}
+	}
+	for _, task := range []sim.Kind{sim.Mask, sim.Noise} {
+		m.Engine.Update(func(st *sim.Settings) { st.Corruption.Kind = task })
+		lk := sim.LevelKnob(task)
+		if m.side.level.Min != lk.Min || m.side.level.Max != lk.Max || !near(m.side.level.Value, lk.Get(m.snap.Settings)) {
+			t.Errorf("%s: level slider %v … %v at %v, want %s's range at %v", task, m.side.level.Min, m.side.level.Max, m.side.level.Value, lk.Name, lk.Get(m.snap.Settings))
 		}
 	}
 }

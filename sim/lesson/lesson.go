@@ -357,15 +357,14 @@ func (p *parser) slide(path string, raw json.RawMessage, prev sim.Settings) (Sli
 }
 
 // The fields of a lesson, a slide, a slide's run and its scenario.
-// scenarioKeys are those of a scenario file (docs/maths.md and README),
-// less version and t (the run sets the step).
+// scenarioKeys are those of a scenario file (sim.ScenarioFields: its own
+// and every knob's), less version and t (the run sets the step).
 var (
 	lessonKeys   = []string{"version", "name", "title", "slides"}
 	slideKeys    = []string{"title", "scenario", "run", "caption", "question", "answer", "train"}
 	runKeys      = []string{"from", "to", "speed"}
 	trainKeys    = []string{"patch", "start", "images", "lambda", "attention", "d", "epochs", "lr", "seed"}
-	scenarioKeys = []string{"split", "index", "corruption", "mask_fraction", "noise_sigma2", "seed", "toggled_patches",
-		"models", "lambda", "gamma", "attention", "hopfield_beta", "hopfield_k", "hopfield_async", "own_digit", "pushes"}
+	scenarioKeys = slices.DeleteFunc(sim.ScenarioFields(), func(k string) bool { return k == "version" || k == "t" })
 )
 
 func (p *parser) scenario(path string, raw json.RawMessage, prev sim.Settings) (sim.Settings, error) {
@@ -381,7 +380,7 @@ func (p *parser) scenario(path string, raw json.RawMessage, prev sim.Settings) (
 	sc.Models, sc.Toggled = slices.Clone(sc.Models), slices.Clone(sc.Toggled)
 	sc.Pushes = nil // a slide's pushes are its own
 	if _, ok := m["toggled_patches"]; !ok {
-		if _, ok := m["mask_fraction"]; ok {
+		if _, ok := m[sim.MaskFraction.Field]; ok {
 			sc.Toggled = nil // a new mask forgets the old hand-made one
 		}
 	}
@@ -475,8 +474,6 @@ func wholeOutOfRange(k string, v json.RawMessage) string {
 		lim = "0 … 18446744073709551615"
 	case "index":
 		lim = "0 … 9999, and below the split's number of digits"
-	case "hopfield_k":
-		lim = fmt.Sprintf("%g … %g", sim.StoredK.Min, sim.StoredK.Max)
 	default:
 		return ""
 	}
@@ -504,8 +501,11 @@ func typeWant(k string) string {
 		return `want a list of pushes, e.g. [{"t": 30, "kind": "kick", "sigma2": 0.5, "seed": 1}]`
 	case "hopfield_async":
 		return "want true or false"
-	case "index", "seed", "hopfield_k":
+	case "index", "seed":
 		return "want a whole number"
+	}
+	if k, ok := sim.KnobFor(k); ok {
+		return "want a number (allowed " + k.Allowed() + ")"
 	}
 	return "want a number"
 }

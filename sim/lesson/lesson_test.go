@@ -195,3 +195,32 @@ func TestReadmeExample(t *testing.T) {
 		t.Fatalf("docs/lessons.md example: %v", err)
 	}
 }
+
+// TestSlideTakesEveryKnob: a slide's scenario takes each knob's field
+// (sim.Knobs) and keeps the slide before's value of those it leaves out;
+// a value out of range is refused by the field's name.
+func TestSlideTakesEveryKnob(t *testing.T) {
+	lim, _, _ := testLimits(t)
+	for _, k := range sim.Knobs {
+		v := k.Max
+		if v == k.Default {
+			v = k.Min
+		}
+		two := fmt.Sprintf(`{"version": 1, "title": "t", "slides": [
+  {"title": "one", "scenario": {"models": ["bsa-p2"], %q: %v}, "run": {"to": 1}, "caption": "c"},
+  {"title": "two", "scenario": {"index": 1}, "run": {"to": 1}, "caption": "c"}]}`, k.Field, v)
+		l, err := Parse([]byte(two), "k.json", lim)
+		if err != nil {
+			t.Fatalf("%s: %v", k.Field, err)
+		}
+		for i, s := range l.Slides {
+			if got := k.Get(s.Settings); got != v {
+				t.Errorf("%s: slide %d has %v, want %v", k.Field, i+1, got, v)
+			}
+		}
+		bad := strings.Replace(two, fmt.Sprintf("%q: %v", k.Field, v), fmt.Sprintf("%q: %v", k.Field, k.Max+1), 1)
+		if _, err := Parse([]byte(bad), "k.json", lim); err == nil || !strings.Contains(err.Error(), "scenario."+k.Field+": field "+k.Field) {
+			t.Errorf("%s = %v: error %v, want one naming the field", k.Field, k.Max+1, err)
+		}
+	}
+}

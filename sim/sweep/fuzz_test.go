@@ -83,8 +83,8 @@ func FuzzReadManifest(f *testing.F) {
 		m, _ := seedPart(cfg, 0, 1)
 		f.Add(bytes.Replace(m, []byte(csvPlaceholder), []byte(Checksum(nil)), 1))
 	}
-	f.Add([]byte(`{"version": 2, "shards": 1000000000000, "shard": 0}`))
-	f.Add([]byte(`{"version": 2, "shards": 1e12}`))
+	f.Add([]byte(`{"version": 3, "shards": 1000000000000, "shard": 0}`))
+	f.Add([]byte(`{"version": 3, "shards": 1e12}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := ParseManifest(b, "f.json")
 		if err != nil {
@@ -120,7 +120,7 @@ func seedConfigs() []Config {
 	own := smallConfig()
 	own.Models, own.Param, own.Values = []string{"block", "vit", "hopfield-classic"}, NoParam, nil
 	mask := smallConfig()
-	mask.Task, mask.Levels, mask.Models, mask.Param, mask.Values = sim.Mask, []float64{0.1, 0.5}, []string{"hopfield"}, Beta, []float64{1, 8}
+	mask.Task, mask.Levels, mask.Models, mask.Param, mask.Values = sim.Mask, []float64{0.1, 0.5}, []string{"hopfield"}, ParamOf("hopfield"), []float64{1, 8}
 	return []Config{smallConfig(), own, mask}
 }
 

@@ -3,7 +3,6 @@ package sweep
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"attractorlab/sim/figures"
 )
@@ -75,11 +74,8 @@ func Map(cfg Config, rs []Result, model string) figures.Basin {
 	}
 	p := ParamOf(model)
 	ylabel := p.Symbol()
-	if r, ok := p.Range(); ok {
-		ylabel = strings.TrimPrefix(r.Name, "modern Hopfield ")
-		if p == K {
-			ylabel = "K (stored digits)"
-		}
+	if k := p.Knob(); k != nil {
+		ylabel = k.Label()
 	}
 	for k := range ys { // a model without a parameter has one row
 		if math.IsNaN(ys[k]) {

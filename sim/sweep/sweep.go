@@ -19,76 +19,87 @@ import (
 	"attractorlab/sim/mnist"
 )
 
-// Param is the setting a sweep varies besides the corruption level.
-type Param int
+// Param is the setting a sweep varies besides the corruption level: a
+// model's parameter (a sim.Knob that some model's registry row names as
+// its Sweep), or NoParam.
+type Param struct{ k *sim.Knob }
 
-const (
-	NoParam Param = iota // each model's own setting (from Config.Base)
-	Lambda               // the bare self-attention's λ
-	Beta                 // the modern Hopfield network's β
-	K                    // the classical Hopfield network's K
-)
+// NoParam: each model runs with its own setting (from Config.Base).
+var NoParam Param
 
-// Params are the parameters' names as flags and manifests spell them.
-var Params = []string{"", "lambda", "beta", "k"}
-
-func (p Param) String() string {
-	if p < 0 || int(p) >= len(Params) {
-		return fmt.Sprintf("param(%d)", int(p))
+// Params are the parameters a sweep can vary, in sim.Knobs' order: the
+// knobs that are some model's Sweep.
+func Params() []Param {
+	var out []Param
+	for _, k := range sim.ParamKnobs() {
+		for _, sp := range sim.Registry {
+			if sp.Sweep == k.Flag {
+				out = append(out, Param{k})
+				break
+			}
+		}
 	}
-	return Params[p]
+	return out
 }
+
+// ParseParam reads a parameter by its flag ("lambda"); "" is NoParam.
+func ParseParam(name string) (Param, error) {
+	if name == "" {
+		return NoParam, nil
+	}
+	var names []string
+	for _, p := range Params() {
+		if p.k.Flag == name {
+			return p, nil
+		}
+		names = append(names, p.k.Flag)
+	}
+	return NoParam, fmt.Errorf("parameter %q is not one of %s", name, strings.Join(names, ", "))
+}
+
+// String is its flag ("" for NoParam).
+func (p Param) String() string {
+	if p.k == nil {
+		return ""
+	}
+	return p.k.Flag
+}
+
+// Knob is the parameter's knob (nil for NoParam).
+func (p Param) Knob() *sim.Knob { return p.k }
 
 // Range is the parameter's range (sim's, so flags, files and the window
 // agree); ok is false for NoParam.
 func (p Param) Range() (sim.Range, bool) {
-	switch p {
-	case Lambda:
-		return sim.Lambda, true
-	case Beta:
-		return sim.Beta, true
-	case K:
-		return sim.StoredK, true
+	if p.k == nil {
+		return sim.Range{}, false
 	}
-	return sim.Range{}, false
+	return p.k.Range, true
 }
 
 // Symbol is how an axis labels the parameter.
 func (p Param) Symbol() string {
-	switch p {
-	case Lambda:
-		return "λ"
-	case Beta:
-		return "β"
-	case K:
-		return "K"
+	if p.k == nil {
+		return "parameter"
 	}
-	return "parameter"
+	return p.k.Symbol
 }
 
 // Owner names the kind of model that has the parameter.
 func (p Param) Owner() string {
-	switch p {
-	case Lambda:
-		return "bare self-attention"
-	case Beta:
-		return "modern Hopfield network"
-	case K:
-		return "classical Hopfield network"
+	if p.k == nil {
+		return "no model"
 	}
-	return "no model"
+	return strings.Join(p.k.Families(), " and ")
 }
 
 // ParamOf is the parameter model name has (NoParam for the transformers).
 func ParamOf(name string) Param {
 	sp, _ := sim.Spec(name)
-	switch sp.Sweep {
-	case "lambda":
-		return Lambda
-	case "beta":
-		return Beta
-	case "k":
-		return K
+	for _, p := range Params() {
+		if p.k.Flag == sp.Sweep {
+			return p
+		}
 	}
 	return NoParam
 }
@@ -115,12 +126,7 @@ var Seeds = sim.Range{Name: "corruption seeds", Flag: "seeds", Min: 1, Max: 1000
 const MaxCells = 1_000_000
 
 // LevelRange is the range of a task's corruption level.
-func LevelRange(task sim.Kind) sim.Range {
-	if task == sim.Noise {
-		return sim.NoiseSigma2
-	}
-	return sim.MaskFraction
-}
+func LevelRange(task sim.Kind) sim.Range { return sim.LevelKnob(task).Range }
 
 // Validate checks the grid, naming the flag at fault and its allowed
 // range. Every model must have the swept parameter.
@@ -168,10 +174,12 @@ func (c Config) Validate() error {
 		if err := distinct("--"+c.Param.String(), c.Values); err != nil {
 			return err
 		}
-	} else if c.Param != NoParam {
-		return fmt.Errorf("parameter %d is not one of lambda, beta, k", int(c.Param))
 	} else if len(c.Values) > 0 {
-		return fmt.Errorf("parameter values given without --lambda, --beta or --k")
+		var flags []string
+		for _, p := range Params() {
+			flags = append(flags, "--"+p.String())
+		}
+		return fmt.Errorf("parameter values given without %s", strings.Join(flags, " or "))
 	}
 	for _, ch := range []struct {
 		r sim.Range
@@ -254,13 +262,8 @@ func (c Config) Cells() []Cell {
 
 // ownParam is the value model runs with under settings s (NaN: none).
 func ownParam(model string, s sim.Settings) float64 {
-	switch ParamOf(model) {
-	case Lambda:
-		return float64(s.Dyn.Lambda)
-	case Beta:
-		return float64(s.Hop.Beta)
-	case K:
-		return float64(s.Hop.K)
+	if p := ParamOf(model); p.k != nil {
+		return p.k.Get(s)
 	}
 	return math.NaN()
 }
@@ -290,19 +293,15 @@ func (c Config) ShardLen(i, n int) int {
 func (c Config) Settings(cell Cell) sim.Settings {
 	s := c.Base
 	s.Lanes = []string{cell.Model}
-	s.Corruption = sim.Corruption{Kind: c.Task, Fraction: sim.MaskFraction.Default, Sigma2: sim.NoiseSigma2.Default, Seed: uint64(cell.Seed)}
-	if c.Task == sim.Mask {
-		s.Corruption.Fraction = cell.Level
-	} else {
-		s.Corruption.Sigma2 = cell.Level
+	s.Corruption = sim.Corruption{Kind: c.Task, Seed: uint64(cell.Seed)}
+	for _, k := range sim.Knobs {
+		if k.Task != sim.NoTask {
+			k.Set(&s, k.Default)
+		}
 	}
-	switch ParamOf(cell.Model) {
-	case Lambda:
-		s.Dyn.Lambda = float32(cell.Param)
-	case Beta:
-		s.Hop.Beta = float32(cell.Param)
-	case K:
-		s.Hop.K = int(cell.Param)
+	sim.LevelKnob(c.Task).Set(&s, cell.Level)
+	if p := ParamOf(cell.Model); p.k != nil {
+		p.k.Set(&s, cell.Param)
 	}
 	return s
 }

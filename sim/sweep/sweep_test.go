@@ -23,7 +23,7 @@ func testEnv(t *testing.T) Env {
 }
 
 func smallConfig() Config {
-	return Config{Models: []string{"bsa-p2"}, Task: sim.Noise, Levels: []float64{0.3, 1.5}, Param: Lambda,
+	return Config{Models: []string{"bsa-p2"}, Task: sim.Noise, Levels: []float64{0.3, 1.5}, Param: ParamOf("bsa-p2"),
 		Values: []float64{0.5, 2}, N: 6, Steps: 12, Seeds: 2, Base: sim.DefaultSettings()}
 }
 
@@ -91,7 +91,7 @@ func TestValidateRefuses(t *testing.T) {
 		{func(c *Config) { c.Levels = nil }, []string{"--levels"}},
 		{func(c *Config) { c.Values = []float64{0.5, 0.5} }, []string{"--lambda", "twice"}},
 		{func(c *Config) { c.Values = []float64{50} }, []string{"--lambda = 50", "0.1 … 10"}},
-		{func(c *Config) { c.Param, c.Values = K, []float64{2.5} }, []string{"--k"}},
+		{func(c *Config) { c.Param, c.Values = ParamOf("hopfield-classic"), []float64{2.5} }, []string{"--k"}},
 		{func(c *Config) { c.Seeds = 0 }, []string{"--seeds = 0", "1 … 1000"}},
 		{func(c *Config) { c.N = 0 }, []string{"--n = 0"}},
 		{func(c *Config) { c.Steps = 5000 }, []string{"--steps = 5000"}},
@@ -102,7 +102,7 @@ func TestValidateRefuses(t *testing.T) {
 			c.Levels = []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4}
 			c.Values = []float64{0.1, 0.2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 			c.Models = []string{"bsa-p2", "bsa-p4"}
-			c.Param = Lambda
+			c.Param = ParamOf("bsa-p2")
 		}, nil},
 	} {
 		cfg := smallConfig()

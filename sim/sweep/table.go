@@ -198,32 +198,32 @@ func Checksum(b []byte) string {
 // weights it ran on, and which shard of how many. Parts merge only when
 // everything but the shard is equal.
 type Manifest struct {
-	Version   int       `json:"version"`
-	Models    []string  `json:"models"`
-	Task      string    `json:"task"`
-	Levels    []float64 `json:"levels"`
-	Param     string    `json:"param"`
-	Values    []float64 `json:"values"`
-	N         int       `json:"n"`
-	Steps     int       `json:"steps"`
-	Seeds     int       `json:"seeds"`
-	Gamma     float32   `json:"gamma"`
-	Attention string    `json:"attention"`
-	Lambda    float32   `json:"lambda"`
-	Beta      float32   `json:"beta"`
-	K         int       `json:"k"`
-	Async     bool      `json:"async"`
-	Data      string    `json:"data"`    // fingerprint of the test digits used
-	Weights   string    `json:"weights"` // fingerprint of a --weights file, "" for the embedded ones
-	Cells     int       `json:"cells"`
-	Shard     int       `json:"shard"`
-	Shards    int       `json:"shards"`
-	CSV       string    `json:"csv"` // Checksum of the directory's sweep.csv
+	Version int       `json:"version"`
+	Models  []string  `json:"models"`
+	Task    string    `json:"task"`
+	Levels  []float64 `json:"levels"`
+	Param   string    `json:"param"`
+	Values  []float64 `json:"values"`
+	N       int       `json:"n"`
+	Steps   int       `json:"steps"`
+	Seeds   int       `json:"seeds"`
+	// Settings are every knob's value in the base settings, by its
+	// scenario-file field (sim.Knobs; the swept one and the level are
+	// the cells').
+	Settings  map[string]float64 `json:"settings"`
+	Attention string             `json:"attention"`
+	Async     bool               `json:"async"`
+	Data      string             `json:"data"`    // fingerprint of the test digits used
+	Weights   string             `json:"weights"` // fingerprint of a --weights file, "" for the embedded ones
+	Cells     int                `json:"cells"`
+	Shard     int                `json:"shard"`
+	Shards    int                `json:"shards"`
+	CSV       string             `json:"csv"` // Checksum of the directory's sweep.csv
 }
 
 // ManifestVersion is the version this code writes and reads (2 added the
-// table's checksum).
-const ManifestVersion = 2
+// table's checksum, 3 keeps every knob's value under settings).
+const ManifestVersion = 3
 
 // MaxManifestBytes caps a sweep.json: a grid of MaxCells cells fits many
 // times over.
@@ -239,10 +239,13 @@ func NewManifest(cfg Config, data, weights string, shard, shards int) Manifest {
 	if vals == nil {
 		vals = []float64{}
 	}
+	settings := make(map[string]float64, len(sim.Knobs))
+	for _, k := range sim.Knobs {
+		settings[k.Field] = k.Get(cfg.Base)
+	}
 	return Manifest{Version: ManifestVersion, Models: cfg.Models, Task: cfg.Task.String(), Levels: cfg.Levels,
 		Param: cfg.Param.String(), Values: vals, N: cfg.N, Steps: cfg.Steps, Seeds: cfg.Seeds,
-		Gamma: cfg.Base.Dyn.Gamma, Attention: cfg.Base.Dyn.Attn.String(), Lambda: cfg.Base.Dyn.Lambda,
-		Beta: cfg.Base.Hop.Beta, K: cfg.Base.Hop.K, Async: cfg.Base.Hop.Async,
+		Settings: settings, Attention: cfg.Base.Dyn.Attn.String(), Async: cfg.Base.Hop.Async,
 		Data: data, Weights: weights, Cells: cfg.NumCells(), Shard: shard, Shards: shards}
 }
 
@@ -252,18 +255,30 @@ func (m Manifest) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	p := NoParam
-	for k, name := range Params {
-		if name == m.Param {
-			p = Param(k)
-		}
+	p, err := ParseParam(m.Param)
+	if err != nil {
+		return Config{}, err
 	}
 	base := sim.DefaultSettings()
-	base.Dyn.Gamma, base.Dyn.Lambda = m.Gamma, m.Lambda
+	for name := range m.Settings {
+		if k, ok := sim.KnobFor(name); !ok || k.Field != name {
+			return Config{}, fmt.Errorf("settings: %q is not a setting", name)
+		}
+	}
+	for _, k := range sim.Knobs {
+		v, ok := m.Settings[k.Field]
+		if !ok {
+			return Config{}, fmt.Errorf("settings: %s is missing", k.Field)
+		}
+		if err := k.Check(v, sim.ViaField); err != nil {
+			return Config{}, fmt.Errorf("settings: %w", err)
+		}
+		k.Set(&base, v)
+	}
 	if base.Dyn.Attn, err = sim.ParseAttention(m.Attention); err != nil {
 		return Config{}, err
 	}
-	base.Hop = sim.HopfieldParams{Beta: m.Beta, K: m.K, Async: m.Async}
+	base.Hop.Async = m.Async
 	var vals []float64
 	if len(m.Values) > 0 {
 		vals = m.Values

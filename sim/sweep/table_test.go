@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"attractorlab/models/infile/fifotest"
+	"attractorlab/sim"
 )
 
 // within runs f, failing the test if it has not returned by the deadline
@@ -173,7 +174,10 @@ func TestManifestRefuses(t *testing.T) {
 		{`"shards": 2`, `"shards": 1000000000000`, "shards"},
 		{`"shards": 2`, `"shards": 9`, "shards"},
 		{`"shard": 0`, `"shard": -1`, "shard"},
-		{`"version": 2`, `"version": 1`, "version"},
+		{`"version": 3`, `"version": 2`, "version"},
+		{`"gamma": 0.5`, `"gamma": 7`, "field gamma = 7 is out of range"},
+		{`"gamma": 0.5`, `"gamma": 0.5, "delta": 1`, `"delta" is not a setting`},
+		{`"gamma": 0.5,`, ``, "gamma is missing"},
 		{`"n": 6`, `"n": 99999`, "--n"},
 		{`"cells": 8`, `"cells": 9`, "cells"},
 		{`"csv": ""`, `"csv": "md5:00"`, "csv"},
@@ -239,5 +243,55 @@ func TestMergeCancelled(t *testing.T) {
 	}
 	if _, _, _, err := Merge(context.Background(), []string{dir}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestManifestKeepsEveryKnob: each knob of the base settings, changed
+// alone, goes through sweep.json and comes back, and a sweep of a
+// parameter sets it in the cell's settings.
+func TestManifestKeepsEveryKnob(t *testing.T) {
+	for _, k := range sim.Knobs {
+		cfg := smallConfig()
+		cfg.Param, cfg.Values = NoParam, nil
+		v := k.Max
+		if v == k.Default {
+			v = k.Min
+		}
+		k.Set(&cfg.Base, v)
+		var b bytes.Buffer
+		if err := WriteManifest(&b, NewManifest(cfg, "data", "", 0, 1)); err != nil {
+			t.Fatal(err)
+		}
+		m, err := ParseManifest(b.Bytes(), "m.json")
+		if err != nil {
+			t.Fatalf("%s: %v", k.Field, err)
+		}
+		back, err := m.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := k.Get(back.Base); got != v {
+			t.Errorf("%s: base %v, read back %v", k.Field, v, got)
+		}
+	}
+	if len(Params()) == 0 {
+		t.Fatal("no parameter can be swept")
+	}
+	for _, p := range Params() {
+		var name string
+		for _, sp := range sim.Registry {
+			if sp.Sweep == p.String() {
+				name = sp.Name
+			}
+		}
+		cfg := Config{Models: []string{name}, Task: sim.Mask, Levels: []float64{0.5}, Param: p, Values: []float64{p.Knob().Max},
+			N: 1, Steps: 1, Seeds: 1, Base: sim.DefaultSettings()}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		s := cfg.Settings(cfg.Cells()[0])
+		if p.Knob().Get(s) != p.Knob().Max || sim.MaskFraction.Get(s) != 0.5 {
+			t.Errorf("%s: the cell runs %s = %v and mask %v, want %v and 0.5", name, p, p.Knob().Get(s), sim.MaskFraction.Get(s), p.Knob().Max)
+		}
 	}
 }
