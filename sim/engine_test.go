@@ -223,7 +223,7 @@ func TestAnswer(t *testing.T) {
 	lane := func(mse ...float64) Lane {
 		l := Lane{}
 		for k, v := range mse {
-			l.Frames = append(l.Frames, &Frame{T: k, MSE: v})
+			l.Frames = append(l.Frames, &Frame{T: k, Measures: Measures{MSE: v}})
 		}
 		l.Best, l.BestMSE = best(l.Frames)
 		return l

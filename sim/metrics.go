@@ -9,10 +9,17 @@ import (
 // the window shows it and the metrics read it.
 func clamped(img []float32) []float32 {
 	out := make([]float32, len(img))
-	for k, v := range img {
-		out[k] = min(max(v, 0), 1)
-	}
+	copy(out, img)
+	clampPicture(out)
 	return out
+}
+
+// clampPicture clamps every value of img to [0,1] in place: a state as
+// the window shows it and the metrics read it.
+func clampPicture(img []float32) {
+	for k, v := range img {
+		img[k] = min(max(v, 0), 1)
+	}
 }
 
 // IsTransient reports a transient memory on one curve: the best step's

@@ -31,18 +31,14 @@ func (i ModelInfo) MaskGrid() int {
 // Frame is one recorded step of a trajectory. It is never modified after
 // the engine publishes it.
 type Frame struct {
-	T        int
-	Image    []float32 // decoded prediction in [0,1] (784)
-	Attn     []float32 // attention of the step that produced this state, N×N; nil at t = 0
-	Energy   float64   // NaN where undefined
-	MSE      float64
-	MSEMask  float64 // NaN without a mask
-	MSEOther float64
-	Nearest  int     // position of the nearest stored training digit in the stored subset
-	NearIdx  int     // its index in the MNIST training file (what the window and CSV show)
-	NearCorr float64 // its Pearson correlation
-	NearLbl  uint8   // its label
-	CorrMean float64 // correlation with the mean training digit
+	T     int
+	Image []float32 // decoded prediction in [0,1] (784)
+	Attn  []float32 // attention of the step that produced this state, N×N; nil at t = 0
+	// Measures are its errors, energy, correlations and nearest memory,
+	// as a batch run measures each image's states (measure.go).
+	Measures
+	// PatchVar are its within-patch variances, every patch's (the window
+	// shows them under noise too).
 	PatchVar []float64
 	// TokenEnergy is each token's energy e_i (§4; their sum is Energy),
 	// for models whose energy is such a sum (nil otherwise).

@@ -28,25 +28,22 @@ type lane struct {
 func (s *session) frame(l *lane, tr Trajectory, trail **models.Trail, t int, attn []float32) *Frame {
 	f := &Frame{T: t, Image: make([]float32, models.Pixels), Attn: attn}
 	tr.Decode(f.Image)
-	for q, v := range f.Image {
-		f.Image[q] = min(max(v, 0), 1)
-	}
-	f.Energy = math.NaN()
+	clampPicture(f.Image)
+	energy := math.NaN()
 	if l.info.HasEnergy {
-		f.Energy = tr.Energy()
+		energy = tr.Energy()
 		if te, ok := tr.(TokenEnergies); ok {
 			f.TokenEnergy = te.TokenEnergies()
 		}
 	}
-	f.MSE, f.MSEMask, f.MSEOther = MSE(f.Image, s.clean, s.pixel)
-	if mem := s.cfg.Memories; mem != nil {
+	mem := s.cfg.Memories
+	f.Measures = measure(f.Image, s.clean, s.pixel, energy, mem)
+	if mem != nil {
 		if *trail == nil {
 			*trail = mem.Search().NewTrail()
 		}
 		k, corr := (*trail).Nearest(f.Image)
-		f.Nearest, f.NearCorr, f.NearLbl = k, float64(corr), mem.Set.Labels[k]
-		f.NearIdx = mem.Set.Index[k]
-		f.CorrMean = Pearson(f.Image, mem.Mean)
+		f.setNearest(mem, k, corr)
 	}
 	if pt := l.grid; pt != nil {
 		masked := l.in.Masked

@@ -200,21 +200,16 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 		}
 	}
 	crew := models.NewCrew(cfg.Workers)
-	const nv = 8
-	vals := make([]float64, T*n*nv) // [t][b][metric]
-	var bufs sync.Map               // b → [][]float32, the image's predictions per t
-	var pool sync.Pool              // recycled prediction buffers
+	ms := make([]Measures, T*n) // [t][b]
+	var bufs sync.Map           // b → [][]float32, the image's predictions per t
+	var pool sync.Pool          // recycled prediction buffers
 	var done atomic.Int64
 	visit := func(t, b int, pred []float32, energy float64) {
 		if cfg.Progress != nil {
 			defer func() { cfg.Progress(int(done.Add(1)), n*T) }()
 		}
 		in := inputs[b]
-		v := vals[(t*n+b)*nv : (t*n+b+1)*nv]
-		v[0], v[1], v[2] = MSE(pred, in.Clean, in.Pixel)
-		v[3] = energy
-		v[4] = Pearson(pred, in.Clean)
-		v[7] = Pearson(pred, mem.Mean)
+		ms[t*n+b] = measure(pred, in.Clean, in.Pixel, energy, mem)
 		if pv != nil {
 			pv[t][b] = PatchVariance(nil, pred, pt.Index, pt.A, in.Masked)
 			rv[t][b], outside[t][b] = PatchVarianceRaw(nil, pred, pt.Index, pt.A, in.Masked)
@@ -248,13 +243,8 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 			crew.Split(T, func(t0, t1 int) {
 				mem.Search().Nearest(ps[t0:t1], idx[t0:t1], corr[t0:t1])
 			})
-			label := data.Test.Labels[b]
 			for tt := range ps {
-				w := vals[(tt*n+b)*nv : (tt*n+b+1)*nv]
-				w[5] = float64(corr[tt])
-				if mem.Set.Labels[idx[tt]] == label {
-					w[6] = 1
-				}
+				ms[tt*n+b].setNearest(mem, idx[tt], corr[tt])
 			}
 		}
 	}
@@ -280,12 +270,18 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 		}
 	}
 	for t := range c.Rows {
-		var s [nv]float64
-		var cnt [nv]int
+		// The means over images of each measure (NaN where no image has
+		// it: the masked pixels' error under noise).
+		var sum, cnt [8]float64
 		for b := 0; b < n; b++ {
-			for k, v := range vals[(t*n+b)*nv : (t*n+b+1)*nv] {
+			m := &ms[t*n+b]
+			match := 0.0
+			if int(m.NearLbl) == int(data.Test.Labels[b]) {
+				match = 1
+			}
+			for k, v := range [8]float64{m.MSE, m.MSEMask, m.MSEOther, m.Energy, m.CorrClean, m.NearCorr, match, m.CorrMean} {
 				if !math.IsNaN(v) {
-					s[k] += v
+					sum[k] += v
 					cnt[k]++
 				}
 			}
@@ -294,20 +290,20 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 			if cnt[k] == 0 {
 				return math.NaN()
 			}
-			return s[k] / float64(cnt[k])
+			return sum[k] / cnt[k]
 		}
 		c.Rows[t] = Row{T: t, MSE: mean(0), MSEMasked: mean(1), MSEUnmasked: mean(2), Energy: mean(3),
 			CorrClean: mean(4), NearestCorr: mean(5), LabelMatch: mean(6), CorrMean: mean(7)}
 		mses := make([]float64, 0, n)
 		for b := 0; b < n; b++ {
-			if v := vals[(t*n+b)*nv]; !math.IsNaN(v) {
+			if v := ms[t*n+b].MSE; !math.IsNaN(v) {
 				mses = append(mses, v)
 			}
 		}
 		slices.Sort(mses)
 		c.Rows[t].MSEQ25, c.Rows[t].MSEMedian, c.Rows[t].MSEQ75 = Quantile(mses, 0.25), Quantile(mses, 0.5), Quantile(mses, 0.75)
 	}
-	c.Digits = DigitBests(n, T, func(t, b int) float64 { return vals[(t*n+b)*nv] }, func(b int) int { return int(data.Test.Labels[b]) })
+	c.Digits = DigitBests(n, T, func(t, b int) float64 { return ms[t*n+b].MSE }, func(b int) int { return int(data.Test.Labels[b]) })
 	return c, nil
 }
 

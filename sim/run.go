@@ -78,6 +78,15 @@ func Run(ctx context.Context, m Model, inputs []*Corrupted, steps int, crew *mod
 	if ms := m.Info().MaxSteps; ms > 0 {
 		steps = min(steps, ms)
 	}
+	// Every path hands on its prediction clamped to [0,1], as the window
+	// shows it: a transformer's decoder and a Hopfield state holding a
+	// noisy input reach outside it, and correlations and the search for
+	// the nearest memory read the picture, not the raw values.
+	raw := visit
+	visit = func(t, b int, pred []float32, energy float64) {
+		clampPicture(pred)
+		raw(t, b, pred, energy)
+	}
 	if b, ok := m.(BatchRunner); ok {
 		return b.RunBatch(ctx, inputs, steps, crew, visit)
 	}

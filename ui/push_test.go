@@ -112,7 +112,7 @@ func TestPushWindow(t *testing.T) {
 // TestBranchColumn: a pushed run's values sit at their steps, NaN (not
 // drawn) before the first push.
 func TestBranchColumn(t *testing.T) {
-	l := sim.Lane{Branch: []*sim.Frame{{T: 2, MSE: 0.5}, {T: 3, MSE: 0.25}}}
+	l := sim.Lane{Branch: []*sim.Frame{{T: 2, Measures: sim.Measures{MSE: 0.5}}, {T: 3, Measures: sim.Measures{MSE: 0.25}}}}
 	v := branchColumn(l, func(f *sim.Frame) float64 { return f.MSE })
 	if len(v) != 4 || !math.IsNaN(v[0]) || !math.IsNaN(v[1]) || v[2] != 0.5 || v[3] != 0.25 {
 		t.Fatalf("column %v", v)
