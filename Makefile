@@ -2,8 +2,10 @@
 # Both install Fyne's Debian build dependencies first if they are missing.
 
 GO        ?= go
-# The AVX-512 kernels use Go 1.26's experimental SIMD package; the portable
-# kernels are used (and tested) when it is off: `make test-portable`.
+# The AVX-512 kernels use Go 1.26's experimental SIMD package and
+# assembly. A plain amd64 build (no experiment) runs the assembly ones
+# alone (`make test-asm`); the purego tag, like the web build, the
+# portable Go ones (`make test-portable`).
 SIMD      := GOEXPERIMENT=simd
 BIN       := bin/attractorlab
 APT_PKGS  := libgl1-mesa-dev libgl1-mesa-dri libx11-dev libxcursor-dev libxrandr-dev \
@@ -12,7 +14,7 @@ TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils chromium nodejs
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
-.PHONY: web serve-web run build deps test-deps test test-portable test-simd test-race test-wasm test-web test-app test-slurm readme-image e2e data bench fuzz fmt lint generate clean package install uninstall
+.PHONY: web serve-web run build deps test-deps test test-portable test-asm test-simd test-race test-wasm test-web test-app test-slurm readme-image e2e data bench fuzz fmt lint generate clean package install uninstall
 
 run: build
 	./$(BIN)
@@ -43,8 +45,9 @@ LIB_PKGS := ./models/... ./sim/... ./ui/... ./assets/...
 
 test: test-deps
 	$(GO) vet $(LIB_PKGS)
+	$(GO) vet -tags purego ./models/... ./sim/...
 	$(SIMD) $(GO) vet ./...
-	$(MAKE) lint test-portable test-simd test-race test-wasm test-web test-app e2e test-slurm
+	$(MAKE) lint test-portable test-asm test-simd test-race test-wasm test-web test-app e2e test-slurm
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -53,6 +56,7 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(SIMD) $(GO) run $(STATICCHECK) ./...
 	$(GO) run $(STATICCHECK) $(LIB_PKGS)
+	$(GO) run $(STATICCHECK) -tags purego ./models/...
 
 # One `go test`: a hung test fails after 20 minutes rather than Go's 10 (a
 # slow or shared machine), every run counted afresh.
@@ -61,7 +65,12 @@ GOTEST := $(GO) test -count=1 -timeout 20m
 # The portable kernels (those the web build runs), every test of the
 # numerics and the simulation.
 test-portable:
-	$(GOTEST) ./models/... ./sim/...
+	$(GOTEST) -tags purego ./models/... ./sim/...
+
+# A plain build's kernels (`go build ./app` without the experiment): the
+# assembly ones against their twins.
+test-asm:
+	$(GOTEST) -short ./models/...
 
 # The AVX-512 kernels against their naive twins (the short tests) and the
 # window's every test, its long checks too (every shipped slide, the

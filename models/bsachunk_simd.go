@@ -1,4 +1,4 @@
-//go:build goexperiment.simd && amd64
+//go:build goexperiment.simd && amd64 && !purego
 
 package models
 
@@ -72,24 +72,6 @@ func chunkScoresAVX512(jb, xh, xi, v, s []float32, n, d int) {
 	}
 }
 
-// chunkScores8ASM is chunkScoresGo for d = 8 (bsachunk_amd64.s); the
-// caller has checked the lengths.
-//
-//go:noescape
-func chunkScores8ASM(jb, xh, xi, v, s *float32, n int)
-
-// softmaxConsts are chunkSoftmax8ASM's constants in the order it reads
-// them: λ, invalidBelow, exp16's range, log₂e, −ln 2 in two parts, the
-// Taylor coefficients 1/720 … 1, invalidScore.
-type softmaxConsts [14]float32
-
-// chunkSoftmax8ASM is chunkSoftmaxGo with weigh for d = 8
-// (bsachunk_amd64.s); it writes each image's largest score to mx and the
-// sum of the weights to sum. The caller has checked the lengths.
-//
-//go:noescape
-func chunkSoftmax8ASM(s, v, out *float32, n int, c *softmaxConsts, mx, sum *[Lanes]float32)
-
 func chunkClampAVX512(s []float32, clamp float32) {
 	cv := archsimd.BroadcastFloat32x16(clamp)
 	k := 0
@@ -104,8 +86,7 @@ func chunkSoftmaxAVX512(s, v, out []float32, m *[Lanes]float32, lambda float32, 
 	_ = v[n*d*Lanes-1]
 	_ = out[d*Lanes-1]
 	if weigh && d == 8 {
-		c := softmaxConsts{lambda, invalidBelow, -87.3, 88.3, 1.4426950408889634, -0.693145751953125,
-			-1.428606765330187e-06, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1, invalidScore}
+		c := newSoftmaxConsts(lambda)
 		chunkSoftmax8ASM(&s[0], &v[0], &out[0], n, &c, m, &sum)
 		return sum
 	}

@@ -12,7 +12,9 @@
 //   - The nearest-memory search, exact but pruned (memory.go, quant.go).
 //   - The kernels (kernels.go, gemm.go, and the AVX-512 versions in the
 //     *_simd.go and *_amd64.s files), each with a naive twin the tests
-//     compare it with; Kernels says which run.
+//     compare it with; one init per build chooses them (kernel_simd.go
+//     with GOEXPERIMENT=simd, kernel_asm.go the assembly alone in a plain
+//     amd64 build, asm_amd64.go asks the CPU); Kernels says which run.
 //   - Safetensors reading and writing (safetensors.go), half precision for
 //     the web build (float16.go, webweights.go).
 //   - The one parallel-for and the crew whose idle workers share the busy

@@ -1,4 +1,4 @@
-//go:build goexperiment.simd && amd64
+//go:build goexperiment.simd && amd64 && !purego
 
 package models
 
@@ -65,30 +65,6 @@ func gemmAVX512(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int
 		}
 	}
 }
-
-// gemmTiles are the assembly tiles of 1 … 6 rows × 64 columns
-// (gemm_amd64.s), indexed by rows − 1.
-var gemmTiles = [6]func(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int){
-	gemm1x64ASM, gemm2x64ASM, gemm3x64ASM, gemm4x64ASM, gemm5x64ASM, gemm6x64ASM,
-}
-
-//go:noescape
-func gemm1x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func gemm2x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func gemm3x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func gemm4x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func gemm5x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
-
-//go:noescape
-func gemm6x64ASM(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int)
 
 func gemm8x16(k int, a []float32, ao, sa, sk int, b []float32, bo, ldb int, c []float32, co, ldc int) {
 	var c0, c1, c2, c3, c4, c5, c6, c7 archsimd.Float32x16

@@ -13,6 +13,9 @@ func gemmImpls(tb testing.TB) map[string]func(m, n, k int, a []float32, lda int,
 	} else if t, ok := tb.(*testing.T); ok {
 		t.Run("avx512", needFast)
 	}
+	if f, ok := plainGemm(); ok {
+		out["asm"] = f
+	}
 	return out
 }
 

@@ -1,4 +1,4 @@
-//go:build goexperiment.simd && amd64
+//go:build goexperiment.simd && amd64 && !purego
 
 package models
 
@@ -26,7 +26,7 @@ func init() {
 	argmax, above, dist = argmaxAVX512, aboveAVX512, distAVX512
 	quantBound = quantBoundAVX512
 	if archsimd.X86.AVX512VNNI() {
-		quantDots, quantAllPreds = quantDotsAVX512, true
+		quantDots, quantAllPreds = quantDotsVNNI, true
 	}
 }
 
@@ -224,7 +224,7 @@ func dots1x4AVX512(z []float32, m *[4][]float32, out *[4]float32) {
 	out[3] = lanesOf(a3, z, m3, n)
 }
 
-// dots4x6AVX512 runs dots4x6SumASM (bsachunk_amd64.s) on rows of whole
+// dots4x6AVX512 runs dots4x6SumASM (dots_amd64.s) on rows of whole
 // 16-value blocks (MNIST's 784 = 49·16); other lengths take dotQ per pair.
 // Either way each value is dotQ's, bit for bit.
 func dots4x6AVX512(z *[4][]float32, m *[6][]float32, out *[24]float32) {
@@ -248,7 +248,8 @@ func dots4x6AVX512(z *[4][]float32, m *[6][]float32, out *[24]float32) {
 	dots4x6SumASM(&zp, &mp, q/16, out)
 }
 
-// dots4x6SumASM: see bsachunk_amd64.s.
+// dots4x6SumASM: see dots_amd64.s (only this build calls it: it gives
+// dotQAVX512's bits, and a plain build's dotQ is the portable one).
 //
 //go:noescape
 func dots4x6SumASM(z *[4]*float32, m *[6]*float32, blocks int, out *[24]float32)

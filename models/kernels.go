@@ -25,14 +25,16 @@ var (
 	// kernelName says which implementation the variables point at, and
 	// kernelWhy, for the portable ones, why.
 	kernelName = "go"
-	kernelWhy  = "this binary was built without GOEXPERIMENT=simd (make build, or GOEXPERIMENT=simd go build ./app, builds the AVX-512 kernels)"
+	kernelWhy  = "a build for another architecture or with the purego tag (make build, or GOEXPERIMENT=simd go build ./app on amd64, builds the AVX-512 kernels)"
 )
 
-// Kernels says which kernels run: "avx512" (and "" as the reason), or
-// "go", the portable ones, with the reason (a build without the SIMD
-// experiment, or a CPU without AVX-512).
+// Kernels says which kernels run: "avx512" (and "" as the reason);
+// "avx512-asm", the assembly ones alone, in a build without the SIMD
+// experiment (kernel_asm.go), and what that leaves portable; or "go", the
+// portable ones, with the reason (a purego or non-amd64 build, or a CPU
+// without AVX-512).
 func Kernels() (name, why string) {
-	if kernelName != "go" {
+	if kernelName == "avx512" {
 		return kernelName, ""
 	}
 	return kernelName, kernelWhy

@@ -72,8 +72,12 @@ func needFast(t *testing.T) {
 // TestMain says once, on stderr, when the fast kernels' tests skip.
 func TestMain(m *testing.M) {
 	if !hasAVX512() {
-		_, why := Kernels()
-		fmt.Fprintf(os.Stderr, "models: testing the portable kernels only; the AVX-512 kernels' tests skip (%s)\n", why)
+		name, why := Kernels()
+		what := "the portable kernels only"
+		if name == "avx512-asm" {
+			what, why = "the portable kernels and the assembly ones", "this binary was built without GOEXPERIMENT=simd"
+		}
+		fmt.Fprintf(os.Stderr, "models: testing %s; the AVX-512 Go-SIMD kernels' tests skip (%s)\n", what, why)
 	}
 	os.Exit(m.Run())
 }

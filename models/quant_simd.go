@@ -1,26 +1,8 @@
-//go:build goexperiment.simd && amd64
+//go:build goexperiment.simd && amd64 && !purego
 
 package models
 
-import (
-	"simd/archsimd"
-	"unsafe"
-)
-
-// quantDotsAVX512 checks the extents quantDotsGo reads, then runs the
-// assembly kernel (quant_amd64.s).
-func quantDotsAVX512(p []int8, pstride int, packed []uint8, gstride, steps int, out []int32, ostride int) {
-	if steps == 0 {
-		return
-	}
-	_ = p[(quantPreds-1)*pstride+4*steps-1]
-	_ = packed[(quantGroups-1)*gstride+64*steps-1]
-	_ = out[(quantPreds-1)*ostride+16*quantGroups-1]
-	quantDotsASM(unsafe.SliceData(p), pstride, unsafe.SliceData(packed), gstride, steps, unsafe.SliceData(out), ostride)
-}
-
-//go:noescape
-func quantDotsASM(p *int8, pstride int, packed *uint8, gstride, steps int, out *int32, ostride int)
+import "simd/archsimd"
 
 // quantBoundAVX512 is quantBoundGo on 16 rows at a time, the same
 // operations in the same order.

@@ -432,12 +432,17 @@ func (s Settings) Validate(via Via) error {
 }
 
 // Kernels describes the numerical kernels this binary runs: "AVX-512
-// kernels", or "portable Go kernels: " and why (a build without the SIMD
-// experiment, a CPU without AVX-512). fast is false for the portable ones.
+// kernels"; in a build without the SIMD experiment on an AVX-512 CPU, the
+// assembly ones and what they leave portable; else "portable Go kernels:
+// " and why (a purego or non-amd64 build, a CPU without AVX-512). fast is
+// false for the portable ones only.
 func Kernels() (text string, fast bool) {
 	name, why := models.Kernels()
-	if name == "avx512" {
+	switch name {
+	case "avx512":
 		return "AVX-512 kernels", true
+	case "avx512-asm":
+		return "AVX-512 assembly kernels: " + why, true
 	}
 	return "portable Go kernels: " + why, false
 }
