@@ -9,6 +9,23 @@ import "unsafe"
 // (kernel_simd.go) runs them beside its Go-SIMD kernels, a plain build
 // (kernel_asm.go) on their own.
 
+// gemm64 runs the assembly tiles on every whole 64 columns of C (A(i,p)
+// at a[i·sa+p·sk]; m, n, k ≥ 1) and returns the first column left.
+func gemm64(m, n, k int, a []float32, sa, sk int, b []float32, ldb int, c []float32, ldc int) int {
+	// Every index the tiles touch is below these bounds.
+	_ = a[(m-1)*sa+(k-1)*sk]
+	_ = b[(k-1)*ldb+n-1]
+	_ = c[(m-1)*ldc+n-1]
+	j := 0
+	for ; j+64 <= n; j += 64 {
+		for i := 0; i < m; i += 6 {
+			r := min(6, m-i)
+			gemmTiles[r-1](k, &a[i*sa], sa, sk, &b[j], ldb, &c[i*ldc+j], ldc)
+		}
+	}
+	return j
+}
+
 // gemmTiles are the assembly tiles of 1 … 6 rows × 64 columns
 // (gemm_amd64.s), indexed by rows − 1.
 var gemmTiles = [6]func(k int, a *float32, sa, sk int, b *float32, ldb int, c *float32, ldc int){

@@ -95,30 +95,44 @@ func TestChunkKernelsMatchGo(t *testing.T) {
 	needFast(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, d := range []int{8, 32, 5} {
-		n := 49
-		r := func(k int) []float32 { return randn(rng, k) }
-		jb, xh, xi := r(n*d*d), r(n*d*Lanes), r(d*Lanes)
-		v1, v2 := make([]float32, n*d*Lanes), make([]float32, n*d*Lanes)
-		s1, s2 := make([]float32, n*Lanes), make([]float32, n*Lanes)
-		chunkScoresGo(jb, xh, xi, v1, s1, n, d)
-		chunkScores(jb, xh, xi, v2, s2, n, d)
-		if e := maxRel(v1, v2); e > 1e-6 {
-			t.Fatalf("d=%d: v differs by %g", d, e)
-		}
-		if e := maxRel(s1, s2); e > 1e-5 {
-			t.Fatalf("d=%d: s differs by %g", d, e)
-		}
-		s1[3*Lanes+2] = invalidScore // an excluded key
+		checkChunkKernels(t, rng, chunkScores, chunkSoftmax, d, 49, true)
+	}
+}
+
+// checkChunkKernels compares scores and softmax with the portable kernels
+// for n keys of width d on random inputs, with an excluded key; weigh
+// false checks the softmax without the weighted sum too.
+func checkChunkKernels(t *testing.T, rng *rand.Rand, scores func(jb, xh, xi, v, s []float32, n, d int),
+	softmax func(s, v, out []float32, m *[Lanes]float32, lambda float32, n, d int, weigh bool) [Lanes]float32, d, n int, alsoUnweighted bool) {
+	t.Helper()
+	r := func(k int) []float32 { return randn(rng, k) }
+	jb, xh, xi := r(n*d*d), r(n*d*Lanes), r(d*Lanes)
+	v1, v2 := make([]float32, n*d*Lanes), make([]float32, n*d*Lanes)
+	s1, s2 := make([]float32, n*Lanes), make([]float32, n*Lanes)
+	chunkScoresGo(jb, xh, xi, v1, s1, n, d)
+	scores(jb, xh, xi, v2, s2, n, d)
+	if e := maxRel(v1, v2); e > 1e-6 {
+		t.Fatalf("d=%d n=%d: v differs by %g", d, n, e)
+	}
+	if e := maxRel(s1, s2); e > 1e-5 {
+		t.Fatalf("d=%d n=%d: s differs by %g", d, n, e)
+	}
+	s1[(n-1)*Lanes+2] = invalidScore // an excluded key
+	weighs := []bool{true}
+	if alsoUnweighted {
+		weighs = append(weighs, false)
+	}
+	for _, weigh := range weighs {
 		copy(s2, s1)
 		var m1, m2 [Lanes]float32
 		o1, o2 := make([]float32, d*Lanes), make([]float32, d*Lanes)
-		sum1 := chunkSoftmaxGo(s1, v1, o1, &m1, 0.7, n, d, true)
-		sum2 := chunkSoftmax(s2, v1, o2, &m2, 0.7, n, d, true)
+		sum1 := chunkSoftmaxGo(s1, v1, o1, &m1, 0.7, n, d, weigh)
+		sum2 := softmax(s2, v1, o2, &m2, 0.7, n, d, weigh)
 		if e := maxRel(o1, o2); e > 1e-5 {
-			t.Fatalf("d=%d: weighted sums differ by %g", d, e)
+			t.Fatalf("d=%d n=%d weigh=%v: weighted sums differ by %g", d, n, weigh, e)
 		}
 		if e := maxRel(sum1[:], sum2[:]); e > 1e-5 || m1 != m2 {
-			t.Fatalf("d=%d: sums %v / %v, largest scores %v / %v", d, sum1, sum2, m1, m2)
+			t.Fatalf("d=%d n=%d weigh=%v: sums %v / %v, largest scores %v / %v", d, n, weigh, sum1, sum2, m1, m2)
 		}
 	}
 }

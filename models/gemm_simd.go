@@ -33,17 +33,7 @@ func gemmAVX512(m, n, k int, a []float32, lda int, aT bool, b []float32, ldb int
 	if aT {
 		sa, sk = 1, lda
 	}
-	// Every index the tiles touch is below these bounds.
-	_ = a[(m-1)*sa+(k-1)*sk]
-	_ = b[(k-1)*ldb+n-1]
-	_ = c[(m-1)*ldc+n-1]
-	j := 0
-	for ; j+64 <= n; j += 64 {
-		for i := 0; i < m; i += 6 {
-			r := min(6, m-i)
-			gemmTiles[r-1](k, &a[i*sa], sa, sk, &b[j], ldb, &c[i*ldc+j], ldc)
-		}
-	}
+	j := gemm64(m, n, k, a, sa, sk, b, ldb, c, ldc)
 	for ; j+16 <= n; j += 16 {
 		i := 0
 		for ; i+8 <= m; i += 8 {
