@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"attractorlab/models"
 	"attractorlab/models/infile/fifotest"
 	"attractorlab/sim/mnist"
 )
@@ -138,5 +139,99 @@ func TestEngineToggledPatches(t *testing.T) {
 	}
 	if _, _, err := e.s.cfg.Catalogue.ReadScenario(&b, "saved"); err != nil {
 		t.Fatalf("the saved scenario does not reopen: %v", err)
+	}
+}
+
+func FuzzReadScenario(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*.json")
+	for _, p := range seeds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"version":1}`))
+	data, err := mnist.LoadData("")
+	if err != nil {
+		f.Fatal(err)
+	}
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, tt, err := ReadScenario(bytes.NewReader(b), "fuzz.json")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.json") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+		} else if tt < 0 || st.Validate(ViaField) != nil || !patchesOf(st.Toggled, models.Pixels) {
+			t.Fatalf("accepted an invalid scenario: %+v t=%d", st, tt)
+		}
+		// With the models at hand: the hand-masked patches are patches of
+		// their mask grid, once each.
+		cst, _, cerr := cat.ReadScenario(bytes.NewReader(b), "fuzz.json")
+		if cerr != nil {
+			if !strings.HasPrefix(cerr.Error(), "fuzz.json: ") {
+				t.Fatalf("error does not name the file: %v", cerr)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("the catalogue accepted what ReadScenario refused (%v)", err)
+		}
+		g := 28 / cat.MaskGrid(cst.Lanes)
+		if !patchesOf(cst.Toggled, g*g) {
+			t.Fatalf("accepted patches %v on a %d×%d grid", cst.Toggled, g, g)
+		}
+	})
+}
+
+// patchesOf reports whether every number is a patch 0 … n−1, once each.
+func patchesOf(toggled []int, n int) bool {
+	seen := map[int]bool{}
+	for _, i := range toggled {
+		if i < 0 || i >= n || seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return true
+}
+
+// TestScenarioRefusals: a scenario with a value out of range, a missing or
+// unknown field or a name the app does not know is refused, naming the file
+// and the field; nothing is replaced by a default.
+func TestScenarioRefusals(t *testing.T) {
+	good, err := os.ReadFile("testdata/scenario.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadScenario(bytes.NewReader(good), "s.json"); err != nil {
+		t.Fatalf("the good scenario: %v", err)
+	}
+	for _, c := range []struct{ name, from, to, want string }{
+		{"version", `"version": 1`, `"version": 2`, "field version = 2"},
+		{"mask fraction", `"mask_fraction": 0.3`, `"mask_fraction": 2`, "field mask_fraction = 2 is out of range (allowed 0 … 0.9)"},
+		{"σ²", `"noise_sigma2": 0.7`, `"noise_sigma2": -1`, "field noise_sigma2 = -1"},
+		{"λ", `"lambda": 1`, `"lambda": 0`, "field lambda = 0 is out of range (allowed 0.1 … 10)"},
+		{"β zero", `"hopfield_beta": 1`, `"hopfield_beta": 0`, "field hopfield_beta = 0"},
+		{"K", `"hopfield_k": 10`, `"hopfield_k": 100000`, "field hopfield_k = 100000"},
+		{"split", `"split": "test"`, `"split": "dev"`, `field split: split "dev"`},
+		{"attention", `"attention": "softmax"`, `"attention": "tanh"`, "field attention"},
+		{"model", `"bsa-p4"]`, `"gpt"]`, `model "gpt" is not one of`},
+		{"missing", `"gamma": 0.5,`, ``, "field gamma is missing"},
+		{"unknown", `"t": 7`, `"t": 7, "colour": 1`, `unknown field "colour"`},
+		{"wrong type", `"index": 17`, `"index": "17"`, "index"},
+		{"t", `"t": 7`, `"t": -1`, "field t = -1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := strings.Replace(string(good), c.from, c.to, 1)
+			if b == string(good) {
+				t.Fatalf("%q is not in the scenario", c.from)
+			}
+			_, _, err := ReadScenario(strings.NewReader(b), "s.json")
+			if err == nil || !strings.Contains(err.Error(), "s.json") || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one naming s.json and saying %q", err, c.want)
+			}
+		})
 	}
 }
