@@ -138,9 +138,10 @@ func runSweep(ctx context.Context, args []string) error {
 	task := fs.String("task", "noise", "corruption: "+strings.Join(sim.Tasks, " or "))
 	var levels floatList
 	var levelHelp []string
-	for _, t := range sim.Tasks {
-		kind, _ := sim.ParseKind(t)
-		levelHelp = append(levelHelp, sim.LevelKnob(kind).Usage())
+	for _, k := range sim.Knobs {
+		if k.Task != sim.NoTask {
+			levelHelp = append(levelHelp, k.Usage())
+		}
 	}
 	fs.Var(&levels, "levels", "corruption levels, comma-separated: "+strings.Join(levelHelp, " or "))
 	// The parameters a sweep varies take lists; the models' other

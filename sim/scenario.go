@@ -78,8 +78,8 @@ func (sc *Scenario) UnmarshalJSON(b []byte) error {
 	}
 	rest := make(map[string]json.RawMessage, len(m))
 	for name, raw := range m {
-		k, ok := KnobFor(name)
-		if !ok || k.Field != name {
+		k, ok := KnobOfField(name)
+		if !ok {
 			rest[name] = raw
 			continue
 		}

@@ -121,11 +121,10 @@ func (k *Knob) Label() string {
 	return k.Symbol
 }
 
-// KnobFor is the knob of a flag or scenario field name (its Flag or its
-// Field).
-func KnobFor(name string) (*Knob, bool) {
+// KnobOfField is the knob a scenario-file field names.
+func KnobOfField(field string) (*Knob, bool) {
 	for _, k := range Knobs {
-		if k.Flag == name || k.Field == name {
+		if k.Field == field {
 			return k, true
 		}
 	}

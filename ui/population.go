@@ -312,7 +312,7 @@ func defaultLevels(k sim.Kind) string { return listText(sim.LevelKnob(k).Values)
 func listText(vs []float64) string {
 	var parts []string
 	for _, v := range vs {
-		parts = append(parts, strconv.FormatFloat(v, 'g', -1, 64))
+		parts = append(parts, csvNum(v))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -287,10 +287,18 @@ func (m *Main) knobControl(k *sim.Knob) (*knobControl, fyne.CanvasObject) {
 	return kc, container.NewBorder(nil, nil, widget.NewLabel(k.Label()), nil, kc.entry)
 }
 
-// value is the setting at slider position v (10^v on a log slider).
+// value is the setting at slider position v (10^v on a log slider), and
+// position its inverse.
 func (kc *knobControl) value(v float64) float64 {
 	if kc.k.Log {
 		return math.Pow(10, v)
+	}
+	return v
+}
+
+func (kc *knobControl) position(v float64) float64 {
+	if kc.k.Log {
+		return math.Log10(v)
 	}
 	return v
 }
@@ -299,11 +307,7 @@ func (kc *knobControl) value(v float64) float64 {
 func (kc *knobControl) show(st sim.Settings, focused fyne.Focusable) {
 	v := kc.k.Get(st)
 	if kc.slider != nil {
-		pos := v
-		if kc.k.Log {
-			pos = math.Log10(v)
-		}
-		kc.slider.SetValue(pos)
+		kc.slider.SetValue(kc.position(v))
 		kc.label.SetText(paramText(kc.k, v))
 		return
 	}

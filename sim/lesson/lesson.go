@@ -504,7 +504,7 @@ func typeWant(k string) string {
 	case "index", "seed":
 		return "want a whole number"
 	}
-	if k, ok := sim.KnobFor(k); ok {
+	if k, ok := sim.KnobOfField(k); ok {
 		return "want a number (allowed " + k.Allowed() + ")"
 	}
 	return "want a number"

@@ -96,9 +96,9 @@ func (p Param) Owner() string {
 // ParamOf is the parameter model name has (NoParam for the transformers).
 func ParamOf(name string) Param {
 	sp, _ := sim.Spec(name)
-	for _, p := range Params() {
-		if p.k.Flag == sp.Sweep {
-			return p
+	for _, k := range sim.Knobs {
+		if sp.Sweep != "" && k.Flag == sp.Sweep {
+			return Param{k}
 		}
 	}
 	return NoParam

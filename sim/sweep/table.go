@@ -261,7 +261,7 @@ func (m Manifest) Config() (Config, error) {
 	}
 	base := sim.DefaultSettings()
 	for name := range m.Settings {
-		if k, ok := sim.KnobFor(name); !ok || k.Field != name {
+		if _, ok := sim.KnobOfField(name); !ok {
 			return Config{}, fmt.Errorf("settings: %q is not a setting", name)
 		}
 	}
