@@ -14,7 +14,7 @@ TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils chromium nodejs
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
-.PHONY: web serve-web run build deps test-deps test test-portable test-asm test-simd test-race test-wasm test-web test-app test-slurm readme-image e2e data bench fuzz fmt lint generate clean package install uninstall
+.PHONY: web serve-web run build deps test-deps test test-portable test-asm test-simd test-race test-wasm test-web test-app test-slurm readme-image e2e data bench bench-commands fuzz fmt lint generate clean package install uninstall
 
 run: build
 	./$(BIN)
@@ -172,12 +172,21 @@ serve-web: web
 data: build
 	./$(BIN) data
 
-bench:
+# The kernels (go test -bench, 6 runs: compare with benchstat), then the
+# whole commands (bench-commands).
+bench: bench-commands
 	$(SIMD) $(GO) test -run '^$$' -bench . -benchmem -count 6 ./models/... ./sim/...
+
+# Whole-process times of reproduce, sweep, train and the window (start-up,
+# View → State space), each beside its floor (docs/performance.md);
+# TORCH=1 adds the PyTorch reference (Debian's python3-torch).
+bench-commands: build test-deps
+	./.ci/bench-commands.sh $(BIN)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadIDX -fuzztime 2m ./sim/mnist
 	$(GO) test -run '^$$' -fuzz FuzzReadScenario -fuzztime 2m ./sim
+	$(GO) test -run '^$$' -fuzz FuzzReadPlane -fuzztime 2m ./sim
 	$(GO) test -run '^$$' -fuzz FuzzParseLink -fuzztime 2m ./sim
 	$(GO) test -run '^$$' -fuzz FuzzReadCurveCSV -fuzztime 2m ./sim
 	$(GO) test -run '^$$' -fuzz FuzzParseSafetensors -fuzztime 2m ./models

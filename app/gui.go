@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -154,8 +155,36 @@ func runGUI(ctx context.Context, args []string) error {
 		opening()
 	}
 	fmt.Printf("window ready %.2fs after start\n", time.Since(start).Seconds())
+	if os.Getenv("ATTRACTORLAB_BENCH") == "window" {
+		benchWindow(a, m, start)
+	}
 	w.ShowAndRun()
 	return nil
+}
+
+// benchWindow times the window for `make bench-commands`
+// (ATTRACTORLAB_BENCH=window): the first snapshot drawn after start, then,
+// a second later (as a person would, once the window has settled), View →
+// State space… until its plane and paths are drawn; it prints both and
+// quits.
+func benchWindow(a fyne.App, m *ui.Main, start time.Time) {
+	first := true
+	m.OnApplied = func() {
+		if !first {
+			return
+		}
+		first = false
+		fmt.Printf("bench: first frame %.3f s after start\n", time.Since(start).Seconds())
+		time.AfterFunc(time.Second, func() {
+			fyne.Do(func() {
+				asked := time.Now()
+				m.ShowStateSpace(func() {
+					fmt.Printf("bench: state space drawn %.3f s after asked\n", time.Since(asked).Seconds())
+					a.Quit()
+				})
+			})
+		})
+	}
 }
 
 // savedSession reads the session the window saved (its preference

@@ -2,6 +2,7 @@ package main
 
 import (
 	"attractorlab/models/infile"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -27,11 +28,13 @@ type reproduceRun struct {
 	workers  int
 }
 
-// curve runs one model of the catalogue and returns its mean curve.
-func (r *reproduceRun) curve(name string, patchVar bool) (*sim.Curve, time.Duration, error) {
+// curve runs one model of the catalogue and returns its mean curve; with
+// mapped, also the first test digits' paths in the stored digits' state
+// space (trajectory-map.png), recorded from the same run.
+func (r *reproduceRun) curve(name string, patchVar, mapped bool) (*sim.Curve, []sim.DigitPath, time.Duration, error) {
 	m, err := r.cat.Model(name, r.settings)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	for _, p := range r.cat.Warnings(name) {
 		fmt.Fprintln(os.Stderr, "warning:", p)
@@ -42,12 +45,26 @@ func (r *reproduceRun) curve(name string, patchVar bool) (*sim.Curve, time.Durat
 		steps = fmt.Sprintf("%d steps (its %d layers)", mx, mx)
 	}
 	fmt.Fprintf(os.Stderr, "%s on %d test digits from %s, %s, %s\n", name, n, r.data.Source, r.settings.Corruption.Kind, steps)
-	start := time.Now()
-	c, err := sim.Reproduce(r.ctx, r.data, r.mem, sim.ReproduceConfig{
+	var rec *sim.PathRecorder
+	cfg := sim.ReproduceConfig{
 		Model: m, Corruption: r.settings.Corruption, N: r.n, Steps: r.steps, Workers: r.workers, PatchVar: patchVar,
-		Progress: stepProgress(os.Stderr, start),
-	})
-	return c, time.Since(start), err
+	}
+	if mapped {
+		space := r.mem.StateSpace()
+		if space.Warning != "" {
+			fmt.Fprintln(os.Stderr, "warning:", space.Warning)
+		}
+		rec = sim.NewPathRecorder(r.data, m, mapDigits, r.steps, space)
+		cfg.Visit = rec.Visit
+	}
+	start := time.Now()
+	cfg.Progress = stepProgress(os.Stderr, start)
+	c, err := sim.Reproduce(r.ctx, r.data, r.mem, cfg)
+	el := time.Since(start)
+	if err != nil || rec == nil {
+		return c, nil, el, err
+	}
+	return c, rec.Paths(), el, nil
 }
 
 // stepProgress prints a run's progress at most once a second (it is called
@@ -79,33 +96,25 @@ func printCurve(c *sim.Curve, elapsed time.Duration, n int) {
 		c.Model, ts, best, c.Rows[0].MSE, last.T, last.MSE, last.T, last.CorrMean, n, len(c.Rows)-1, elapsed.Seconds())
 }
 
-// writeCurve writes curve.csv, tstar.csv and mse.png into dir (planned in o).
 // mapDigits is how many test digits trajectory-map.png draws.
 const mapDigits = 8
 
-// writeMap draws model name's runs of the first test digits in the state
-// space of the stored digits (trajectory-map.png).
-func (r *reproduceRun) writeMap(o *outputs, path, name string) error {
-	m, err := r.cat.Model(name, r.settings)
-	if err != nil {
-		return err
-	}
-	space := r.mem.StateSpace()
-	runs, err := sim.MapPaths(r.ctx, r.data, m, r.settings.Corruption, min(mapDigits, r.n), r.steps, space)
-	if err != nil {
-		return err
-	}
-	p, err := figures.DigitPathsPlot(name, space, runs)
-	if err != nil {
-		return err
-	}
-	return o.Write(path, func(w io.Writer) error { return figures.WritePNGLegendRight(w, p, 1150, 800) })
-}
-
-func writeCurve(o *outputs, dir string, c *sim.Curve) error {
+// writeCurve writes curve.csv, tstar.csv and mse.png into dir (planned in
+// o), and trajectory-map.png, model name's runs of the first test digits
+// in the state space of the stored digits, when paths are given. The two
+// pictures are drawn at once: after the run both cores are free.
+func (r *reproduceRun) writeCurve(o *outputs, dir string, c *sim.Curve, paths []sim.DigitPath) error {
 	p, err := figures.CurvePlot(c)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Model, err)
+	}
+	figs := []pngJob{{filepath.Join(dir, "mse.png"), func(w io.Writer) error { return figures.WritePNG(w, p, 900, 560) }}}
+	if paths != nil {
+		mp, err := figures.DigitPathsPlot(c.Model, r.mem.StateSpace(), paths)
+		if err != nil {
+			return err
+		}
+		figs = append(figs, pngJob{filepath.Join(dir, "trajectory-map.png"), func(w io.Writer) error { return figures.WritePNGLegendRight(w, mp, 1150, 800) }})
 	}
 	if err := o.Write(filepath.Join(dir, "curve.csv"), c.WriteCSV); err != nil {
 		return err
@@ -113,7 +122,33 @@ func writeCurve(o *outputs, dir string, c *sim.Curve) error {
 	if err := o.Write(filepath.Join(dir, "tstar.csv"), c.WriteTStarCSV); err != nil {
 		return err
 	}
-	return o.Write(filepath.Join(dir, "mse.png"), func(w io.Writer) error { return figures.WritePNG(w, p, 900, 560) })
+	return writePNGs(o, figs)
+}
+
+// pngJob is a picture to draw into path.
+type pngJob struct {
+	path string
+	draw func(io.Writer) error
+}
+
+// writePNGs draws the pictures side by side, then writes them in order.
+func writePNGs(o *outputs, jobs []pngJob) error {
+	bufs := make([]bytes.Buffer, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for k, j := range jobs {
+		wg.Go(func() { errs[k] = j.draw(&bufs[k]) })
+	}
+	wg.Wait()
+	for k, j := range jobs {
+		if errs[k] != nil {
+			return fmt.Errorf("write %s: %w", j.path, errs[k])
+		}
+		if err := o.Write(j.path, func(w io.Writer) error { _, err := w.Write(bufs[k].Bytes()); return err }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func runReproduce(ctx context.Context, args []string) error {
@@ -248,7 +283,7 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	var curves []*sim.Curve
 	for _, name := range names {
-		c, el, err := r.curve(name, false)
+		c, paths, el, err := r.curve(name, false, true)
 		if err != nil {
 			return err
 		}
@@ -256,10 +291,7 @@ func runReproduce(ctx context.Context, args []string) error {
 		if *model == "all" {
 			dir = filepath.Join(*out, name)
 		}
-		if err := writeCurve(o, dir, c); err != nil {
-			return err
-		}
-		if err := r.writeMap(o, filepath.Join(dir, "trajectory-map.png"), name); err != nil {
+		if err := r.writeCurve(o, dir, c, paths); err != nil {
 			return err
 		}
 		printCurve(c, el, nd)
@@ -372,7 +404,7 @@ func runFig2(r *reproduceRun, o *outputs, n int) error {
 	var ref figures.Fig2Set
 	byT := map[string]string{}
 	for _, name := range []string{"bsa-p4", "block", "vit"} {
-		c, el, err := r.curve(name, true)
+		c, _, el, err := r.curve(name, true, false)
 		if err != nil {
 			return err
 		}

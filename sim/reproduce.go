@@ -160,6 +160,11 @@ type ReproduceConfig struct {
 	// PatchVar records the within-patch variances of masked patches at
 	// every t (masking only).
 	PatchVar bool
+	// Visit, when set, is handed every image's state at every t (its
+	// prediction, clamped to [0, 1], and its measures; called from the
+	// workers, never twice for one (t, b)): what a side output such as
+	// the trajectory map draws, without running the model again.
+	Visit func(t, b int, pred []float32, m *Measures)
 }
 
 // Reproduce runs the model on the first N test digits and averages the
@@ -210,6 +215,9 @@ func Reproduce(ctx context.Context, data *mnist.Data, mem *Memories, cfg Reprodu
 		}
 		in := inputs[b]
 		ms[t*n+b] = measure(pred, in.Clean, in.Pixel, energy, mem)
+		if cfg.Visit != nil {
+			cfg.Visit(t, b, pred, &ms[t*n+b])
+		}
 		if pv != nil {
 			pv[t][b] = PatchVariance(nil, pred, pt.Index, pt.A, in.Masked)
 			rv[t][b], outside[t][b] = PatchVarianceRaw(nil, pred, pt.Index, pt.A, in.Masked)

@@ -22,25 +22,36 @@ type StateSpace struct {
 	Share  [2]float64   // the share of the digits' total variance along each
 	Points [][2]float64 // the stored digits, projected
 	Labels []uint8      // their labels
+	// Source says where the plane came from: "embedded", a plane file,
+	// or "computed"; Warning, why a kept plane was not used ("" if none).
+	Source, Warning string
 }
 
 // Project places an image (784 pixels, gain applied) in the plane.
 func (s *StateSpace) Project(img []float32) [2]float64 {
-	var p [2]float64
-	for c := range 2 {
-		for q, v := range img[:models.Pixels] {
-			p[c] += (float64(v) - s.Mean[q]) * s.PC[c][q]
-		}
+	var a, b float64
+	pc0, pc1, mean := s.PC[0][:models.Pixels], s.PC[1][:models.Pixels], s.Mean[:models.Pixels]
+	for q, v := range img[:models.Pixels] {
+		d := float64(v) - mean[q]
+		a += d * pc0[q]
+		b += d * pc1[q]
 	}
-	return p
+	return [2]float64{a, b}
 }
 
-// NewStateSpace computes the plane of set's digits (gain applied): the
+// NewStateSpace computes the plane of set's digits (ComputePlane, about a
+// second for 10,000 digits) and places them in it. Memories.StateSpace
+// reads a kept plane instead.
+func NewStateSpace(set *mnist.Set) *StateSpace {
+	return ComputePlane(set).Space(set)
+}
+
+// ComputePlane computes the plane of set's digits (gain applied): the
 // covariance's two leading eigenvectors by power iteration with deflation
 // (deterministic: a fixed start, 300 rounds or until a round moves the
 // vector by less than 1e-12), each signed so its largest component is
 // positive.
-func NewStateSpace(set *mnist.Set) *StateSpace {
+func ComputePlane(set *mnist.Set) *Plane {
 	n := set.Len()
 	x := make([]float64, n*models.Pixels)
 	mean := make([]float64, models.Pixels)
@@ -60,23 +71,29 @@ func NewStateSpace(set *mnist.Set) *StateSpace {
 	for _, v := range x {
 		total += v * v
 	}
-	s := &StateSpace{Mean: mean, Labels: set.Labels}
+	p := &Plane{Set: SetHash(set), N: n, Mean: mean}
 	for c := range 2 {
-		v, lam := leadingComponent(x, n, s.PC[:c])
-		s.PC[c] = v
+		v, lam := leadingComponent(x, n, p.PC[:c])
+		p.PC[c] = v
 		if total > 0 {
-			s.Share[c] = lam / total
+			p.Share[c] = lam / total
 		}
 	}
+	return p
+}
+
+// Space places set's digits in the plane: the state space drawn with them.
+// set must be the set the plane was computed from (its SetHash).
+func (p *Plane) Space(set *mnist.Set) *StateSpace {
+	n := set.Len()
+	s := &StateSpace{Mean: p.Mean, PC: p.PC, Share: p.Share, Labels: set.Labels}
 	s.Points = make([][2]float64, n)
-	models.Parallel(context.Background(), n, 0, func(_, k int) {
-		row := x[k*models.Pixels : (k+1)*models.Pixels]
-		for c := range 2 {
-			var d float64
-			for q, v := range row {
-				d += v * s.PC[c][q]
-			}
-			s.Points[k][c] = d
+	// Parts of 256 digits: a goroutine's share is worth its start.
+	const part = 256
+	models.Parallel(context.Background(), (n+part-1)/part, 0, func(_, c int) {
+		buf := make([]float32, models.Pixels)
+		for k := c * part; k < min(n, (c+1)*part); k++ {
+			s.Points[k] = s.Project(set.CleanTo(buf, k, mnist.PixelGain))
 		}
 	})
 	return s
@@ -158,7 +175,7 @@ func leadingComponent(x []float64, n int, not [][]float64) ([]float64, float64) 
 	return v, lam
 }
 
-// stateSpaces holds each stored set's plane, computed once.
+// stateSpaces holds each stored set's state space, made once.
 var stateSpaces sync.Map // *mnist.Set → *stateSpaceOnce
 
 type stateSpaceOnce struct {
@@ -166,12 +183,17 @@ type stateSpaceOnce struct {
 	s    *StateSpace
 }
 
-// StateSpace is the plane of the stored digits, computed on first use
-// (about a second) and kept.
+// StateSpace is the plane of the stored digits with the digits placed in
+// it, made on first use and kept: the plane is read from the one embedded
+// with the sample, or from PlaneCache, and computed (about a second) only
+// for a set neither holds.
 func (m *Memories) StateSpace() *StateSpace {
 	v, _ := stateSpaces.LoadOrStore(m.Set, &stateSpaceOnce{})
 	o := v.(*stateSpaceOnce)
-	o.once.Do(func() { o.s = NewStateSpace(m.Set) })
+	o.once.Do(func() {
+		dir, _ := PlaneCache()
+		o.s = StateSpaceOf(m.Set, dir)
+	})
 	return o.s
 }
 
@@ -181,6 +203,49 @@ type DigitPath struct {
 	Label  uint8
 	Points [][2]float64 // its states t = 0 … steps, projected
 	TStar  int          // its own t* (the step ≥ 1 of least MSE)
+}
+
+// PathRecorder records the first digits of a Reproduce run as paths in a
+// state space (ReproduceConfig.Visit): the trajectory map from the run
+// itself.
+type PathRecorder struct {
+	space *StateSpace
+	paths []DigitPath
+	mse   [][]float64
+}
+
+// NewPathRecorder records digits 0 … n−1 of data's test set, steps steps
+// each (the model's own limit applied, as Reproduce applies it).
+func NewPathRecorder(data *mnist.Data, m Model, n, steps int, s *StateSpace) *PathRecorder {
+	if mx := m.Info().MaxSteps; mx > 0 {
+		steps = min(steps, mx)
+	}
+	n = min(n, data.Test.Len())
+	r := &PathRecorder{space: s, paths: make([]DigitPath, n), mse: make([][]float64, n)}
+	for k := range r.paths {
+		r.paths[k] = DigitPath{Index: k, Label: data.Test.Labels[k], Points: make([][2]float64, steps+1)}
+		r.mse[k] = make([]float64, steps+1)
+	}
+	return r
+}
+
+// Visit is ReproduceConfig.Visit: it keeps the states of the recorded
+// digits (safe from the workers: each (t, b) is its own slot).
+func (r *PathRecorder) Visit(t, b int, pred []float32, m *Measures) {
+	if b >= len(r.paths) || t >= len(r.paths[b].Points) {
+		return
+	}
+	r.paths[b].Points[t] = r.space.Project(pred)
+	r.mse[b][t] = m.MSE
+}
+
+// Paths are the recorded paths, each with its own t*, once the run is
+// over.
+func (r *PathRecorder) Paths() []DigitPath {
+	for b := range r.paths {
+		r.paths[b].TStar, _ = BestStep(len(r.mse[b]), func(t int) float64 { return r.mse[b][t] })
+	}
+	return r.paths
 }
 
 // MapPaths runs m on the first n test digits of data, corrupted as

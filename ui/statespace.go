@@ -29,6 +29,16 @@ type spaceWin struct {
 	ready func()
 }
 
+// ShowStateSpace opens View → State space…; ready, when not nil, is told
+// on Fyne's goroutine once the plane and the trajectories are drawn (what
+// `make bench-commands` times).
+func (m *Main) ShowStateSpace(ready func()) {
+	if ready != nil {
+		m.spaceReady = ready
+	}
+	m.showStateSpace()
+}
+
 func (m *Main) showStateSpace() {
 	if m.space != nil {
 		m.space.w.Show()
@@ -38,7 +48,7 @@ func (m *Main) showStateSpace() {
 	sw := &spaceWin{m: m, w: m.app.NewWindow("State space — Attractor Lab"), plot: NewPlotView(), ready: m.spaceReady}
 	sw.plot.HideT = true
 	sw.plot.OnPoint = sw.load
-	sw.note = widget.NewLabel("computing the plane of the stored digits (once)…")
+	sw.note = widget.NewLabel("placing the stored digits in their plane…")
 	sw.note.Wrapping = fyne.TextWrapWord
 	sw.w.SetContent(container.NewBorder(nil, sw.note, nil, nil, sw.plot))
 	sw.w.Resize(fyne.NewSize(900, 760))
@@ -56,6 +66,9 @@ func (m *Main) showStateSpace() {
 			sw.space = s
 			if m.snap != nil {
 				sw.draw(m.snap)
+			}
+			if s.Warning != "" {
+				m.Warn(s.Warning)
 			}
 			if sw.ready != nil {
 				sw.ready()

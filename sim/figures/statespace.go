@@ -61,24 +61,21 @@ func stateSpacePlot(title string, s *sim.StateSpace, paths []Path) (*plot.Plot, 
 	p.Y.Label.Text = fmt.Sprintf("PC 2 (%.1f%%)", 100*s.Share[1])
 	p.Y.Tick.Marker = DistinctTicks{}
 	p.Legend.Top = true
-	byLabel := make([]plotter.XYs, 10)
+	cl := &cloud{xys: make([]plotter.XYs, 10), colors: make([]color.NRGBA, 10), radius: vg.Points(1.1)}
 	for k, pt := range s.Points {
 		if l := s.Labels[k]; l < 10 {
-			byLabel[l] = append(byLabel[l], plotter.XY{X: pt[0], Y: pt[1]})
+			cl.xys[l] = append(cl.xys[l], plotter.XY{X: pt[0], Y: pt[1]})
 		}
 	}
-	for l, xy := range byLabel {
+	for l := range cl.xys {
+		c := DigitColors[l]
+		cl.colors[l] = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 70}
+	}
+	p.Add(cl)
+	for l, xy := range cl.xys {
 		if len(xy) == 0 {
 			continue
 		}
-		sc, err := plotter.NewScatter(xy)
-		if err != nil {
-			return nil, err
-		}
-		c := DigitColors[l]
-		faint := color.NRGBA{R: c.R, G: c.G, B: c.B, A: 70} // not premultiplied: RGBA's fields must not exceed A
-		sc.GlyphStyle = draw.GlyphStyle{Color: faint, Radius: vg.Points(1.1), Shape: draw.CircleGlyph{}}
-		p.Add(sc)
 		key, _ := plotter.NewScatter(plotter.XYs{{}})
 		key.GlyphStyle = draw.GlyphStyle{Color: DigitColors[l], Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 		p.Legend.Add(fmt.Sprintf("stored %d", l), key)

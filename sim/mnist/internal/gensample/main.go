@@ -1,11 +1,15 @@
 // Command gensample writes the embedded sample (assets/sample) from the
 // real MNIST files: the seeded 10,000-image training subset (1,000 per
-// class) and the first 100 test digits of every class, as gzipped IDX.
+// class) and the first 100 test digits of every class, as gzipped IDX, and
+// the training subset's state-space plane (train-plane.bin), so that no run
+// computes it again.
 //
 //	go generate ./sim/mnist   (or: go run ./sim/mnist/internal/gensample -mnist DIR -out assets/sample)
+//	go run ./sim/mnist/internal/gensample -plane -out assets/sample   (the plane alone, from the embedded subset)
 package main
 
 import (
+	"attractorlab/sim"
 	"attractorlab/sim/mnist"
 	"compress/gzip"
 	"flag"
@@ -18,7 +22,18 @@ import (
 func main() {
 	dir := flag.String("mnist", "", "directory with the four MNIST IDX files (default: the cache filled by `attractorlab data`)")
 	out := flag.String("out", "sample", "output directory")
+	planeOnly := flag.Bool("plane", false, "write only the plane of the embedded training subset (no MNIST needed)")
 	flag.Parse()
+	if *planeOnly {
+		train, _, err := mnist.Sample()
+		if err != nil {
+			fail(err)
+		}
+		if err := writePlane(*out, train); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if *dir == "" {
 		*dir = mnist.DataDir()
 	}
@@ -41,6 +56,24 @@ func main() {
 		}
 		fmt.Printf("%s: %d digits\n", name, s.Len())
 	}
+	if err := writePlane(*out, train); err != nil {
+		fail(err)
+	}
+}
+
+// writePlane computes the training subset's state-space plane and writes
+// it beside the subset.
+func writePlane(out string, train *mnist.Set) error {
+	b, err := sim.ComputePlane(train).MarshalBinary()
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(out, filepath.Base(sim.EmbeddedPlane))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("%s: the plane of %d digits\n", p, train.Len())
+	return nil
 }
 
 func write(p string, x *mnist.IDX) error {
