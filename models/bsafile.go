@@ -63,6 +63,9 @@ func bsaFromTensors(ts map[string]Tensor, meta map[string]string, file string) (
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPixelGain(meta, file); err != nil {
+		return nil, err
+	}
 	emb, err := EmbeddingFromF(p, d, f.Data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)

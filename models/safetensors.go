@@ -439,6 +439,27 @@ func metaInt(meta map[string]string, file, key string) (int, error) {
 
 // metaPositive reads an optional positive, finite metadata number (def
 // when the key is absent).
+// PixelGain is the gain g of docs/maths.md §1 that every model here reads
+// its digits with (min(g·b/255, 1)); a weights file records it as
+// pixel_gain.
+const PixelGain = 2
+
+// checkPixelGain refuses weights trained on digits prepared with another
+// gain: the app prepares every digit with PixelGain, so such a model
+// would see inputs it was not trained on. A file without the key (older
+// files, PyTorch's) was trained with PixelGain.
+func checkPixelGain(meta map[string]string, file string) error {
+	v, ok := meta["pixel_gain"]
+	if !ok {
+		return nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f != PixelGain {
+		return fmt.Errorf("%s: metadata \"pixel_gain\" = %q: this app prepares every digit with gain %d (docs/maths.md §1) and reads only weights trained so (allowed: %d)", file, v, PixelGain, PixelGain)
+	}
+	return nil
+}
+
 func metaPositive(meta map[string]string, file, key string, def float32) (float32, error) {
 	v, ok := meta[key]
 	if !ok {

@@ -436,3 +436,29 @@ func TestParseModelMetadata(t *testing.T) {
 		})
 	}
 }
+
+// A weights file trained on digits of another gain is refused by its
+// field; the gain we use, written any way, is read.
+func TestPixelGainChecked(t *testing.T) {
+	m, err := NewBSA(2, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		gain string
+		ok   bool
+	}{{"2", true}, {"2.0", true}, {" 2 ", true}, {"3", false}, {"0", false}, {"two", false}, {"NaN", false}} {
+		m.Meta = map[string]string{"pixel_gain": tc.gain}
+		var b bytes.Buffer
+		if err := m.WriteBSA(&b); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ParseBSA(b.Bytes(), "w.safetensors")
+		if tc.ok != (err == nil) {
+			t.Errorf("pixel_gain %q: error %v, want ok %v", tc.gain, err, tc.ok)
+		}
+		if err != nil && (!strings.Contains(err.Error(), "w.safetensors") || !strings.Contains(err.Error(), "pixel_gain") || !strings.Contains(err.Error(), "allowed: 2")) {
+			t.Errorf("pixel_gain %q: %v, want the file, the field and the allowed value named", tc.gain, err)
+		}
+	}
+}

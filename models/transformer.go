@@ -359,6 +359,9 @@ func transformerConfig(meta map[string]string, file string) (TransformerConfig, 
 	if meta["model"] != "block" && meta["model"] != "vit" {
 		return cfg, fmt.Errorf("%s: metadata model=%q, want \"block\" or \"vit\"", file, meta["model"])
 	}
+	if err := checkPixelGain(meta, file); err != nil {
+		return cfg, err
+	}
 	for _, f := range []struct {
 		key string
 		dst *int

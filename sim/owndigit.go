@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"attractorlab/models"
 	"attractorlab/models/infile"
@@ -23,10 +24,14 @@ import (
 // image's centre, and kept as bytes as MNIST is.
 
 // MaxPictureSide is the largest width or height of a picture read as a
-// digit, and MaxPictureFile the largest file.
+// digit, MaxPicturePixels the most pixels (decoding one costs up to 16
+// bytes a pixel: a 16-bit picture and its lightness; 4096×4096 stays near
+// 300 MB, where an 8192×8192 16-bit PNG took the window to 2.5 GB), and
+// MaxPictureFile the largest file.
 const (
-	MaxPictureSide = 8192
-	MaxPictureFile = 64 << 20
+	MaxPictureSide   = 8192
+	MaxPicturePixels = 4096 * 4096
+	MaxPictureFile   = 64 << 20
 )
 
 // ReadDigitPictureFile reads the picture file at path (a regular file of
@@ -129,8 +134,17 @@ func ReadDigitPicture(r io.Reader, name string) ([]uint8, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a PNG or JPEG picture: %v", name, err)
 	}
+	if format != "png" && format != "jpeg" {
+		// Other decoders linked into the binary (GIF, for the exports)
+		// are not what a digit is read from.
+		return nil, fmt.Errorf("%s: a %s picture: a digit is read from a PNG or JPEG file", name, strings.ToUpper(format))
+	}
 	if cfg.Width < 1 || cfg.Height < 1 || cfg.Width > MaxPictureSide || cfg.Height > MaxPictureSide {
 		return nil, fmt.Errorf("%s: a %d×%d picture (allowed 1×1 … %d×%d)", name, cfg.Width, cfg.Height, MaxPictureSide, MaxPictureSide)
+	}
+	if px := cfg.Width * cfg.Height; px > MaxPicturePixels {
+		return nil, fmt.Errorf("%s: a %d×%d picture has %.1f million pixels (allowed up to %.1f million, e.g. %d×%d): scale it down first", name, cfg.Width, cfg.Height,
+			float64(px)/1e6, float64(MaxPicturePixels)/1e6, 4096, 4096)
 	}
 	img, _, err := image.Decode(io.MultiReader(bytes.NewReader(buf.buf), r))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"image"
 	"image/color"
+	"image/gif"
 	"image/jpeg"
 	"image/png"
 	"math"
@@ -146,6 +147,21 @@ func TestReadDigitPicture(t *testing.T) {
 	png.Encode(&big, image.NewGray(image.Rect(0, 0, MaxPictureSide+1, 1)))
 	if _, err := ReadDigitPicture(&big, "wide.png"); err == nil || !strings.Contains(err.Error(), "wide.png: a 8193×1 picture (allowed 1×1 … 8192×8192)") {
 		t.Fatalf("too wide: %v", err)
+	}
+	// Too many pixels, though each side is allowed: refused from the
+	// header, before the pixels are decoded.
+	big.Reset()
+	png.Encode(&big, image.NewGray(image.Rect(0, 0, 4097, 4097)))
+	if _, err := ReadDigitPicture(&big, "huge.png"); err == nil || !strings.Contains(err.Error(), "huge.png: a 4097×4097 picture has 16.8 million pixels (allowed up to 16.8 million") {
+		t.Fatalf("too many pixels: %v", err)
+	}
+	// A GIF (a decoder the binary links for its exports) is not read.
+	var g bytes.Buffer
+	if err := gif.Encode(&g, image.NewPaletted(image.Rect(0, 0, 28, 28), color.Palette{color.Black, color.White}), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadDigitPicture(&g, "seven.gif"); err == nil || !strings.Contains(err.Error(), "seven.gif: a GIF picture: a digit is read from a PNG or JPEG file") {
+		t.Fatalf("GIF: %v", err)
 	}
 }
 

@@ -157,6 +157,12 @@ func checkPushes(ps []Push, grid int, maxT int, via Via) error {
 			if err := checkToggled(p.Patches, grid, via); err != nil {
 				return fmt.Errorf("%s: %s", name, strings.TrimPrefix(strings.TrimPrefix(err.Error(), "field toggled_patches: "), "hand-masked "))
 			}
+			// An erase leaves the state, as a mask leaves the input, at
+			// least MinVisible tokens to attend to (§4); the patches
+			// are distinct (checkToggled).
+			if side := models.Side / max(grid, 1); p.Kind == Erase && grid > 0 && len(p.Patches) > side*side-MinVisible {
+				return fmt.Errorf("%s: erases %d of the %d patches: at least %d must stay visible (allowed 1 … %d patches)", name, len(p.Patches), side*side, MinVisible, side*side-MinVisible)
+			}
 		case Kick:
 			if len(p.Patches) > 0 {
 				return fmt.Errorf("%s: a kick acts on every pixel and names no patches (%d given)", name, len(p.Patches))

@@ -277,3 +277,33 @@ func TestPushScenarioRefused(t *testing.T) {
 		}
 	}
 }
+
+// An erase must leave at least MinVisible patches (as a hand-made mask
+// must); an erase in a scenario file takes no sigma2 (it was ignored).
+func TestEraseLeavesTokensAndTakesNoNoise(t *testing.T) {
+	all := make([]int, 196)
+	for k := range all {
+		all[k] = k
+	}
+	err := checkPushes([]Push{{T: 3, Kind: Erase, Patches: all}}, 2, 100, ViaName)
+	if err == nil || !strings.Contains(err.Error(), "push 1: erases 196 of the 196 patches: at least 2 must stay visible (allowed 1 … 194 patches)") {
+		t.Errorf("erasing every patch: %v", err)
+	}
+	if err := checkPushes([]Push{{T: 3, Kind: Erase, Patches: all[:194]}}, 2, 100, ViaName); err != nil {
+		t.Errorf("erasing 194 of 196: %v", err)
+	}
+	// A spray may cover them all: noise leaves every token there.
+	if err := checkPushes([]Push{{T: 3, Kind: Spray, Patches: all, Sigma2: 0.5}}, 2, 100, ViaName); err != nil {
+		t.Errorf("noise on every patch: %v", err)
+	}
+	var b bytes.Buffer
+	st := DefaultSettings()
+	st.Pushes = []Push{{T: 2, Kind: Erase, Patches: []int{4}}}
+	if err := WriteScenario(&b, &Snapshot{Settings: st, T: 2}); err != nil {
+		t.Fatal(err)
+	}
+	js := strings.Replace(b.String(), `"kind": "erase",`, `"kind": "erase", "sigma2": 0.7,`, 1)
+	if _, _, err := ReadScenario(strings.NewReader(js), "push.json"); err == nil || !strings.Contains(err.Error(), `push.json: field pushes: push 1: an erase sets its patches to 0 and takes no sigma2 (given 0.7)`) {
+		t.Errorf("an erase with sigma2: %v", err)
+	}
+}

@@ -15,6 +15,15 @@ import (
 	"attractorlab/models/infile"
 )
 
+// ScenarioVersion is the version of the scenario file (and of the links
+// that carry one) this code writes. It goes up by one whenever a field is
+// added or a field's meaning or default changes; every version before it
+// is still read, with the meaning it had: a field a version did not write
+// takes the value that version used (Knob.Since, Knob.Earlier). The files
+// and links in testdata/compat, written by each released version, are
+// read by TestCompatCorpus to the state they were written with.
+const ScenarioVersion = 1
+
 // MaxScenarioSize is the largest scenario file read (a scenario is under
 // 1 KB; the saved session is one).
 const MaxScenarioSize = 1 * infile.MB
@@ -136,6 +145,9 @@ func settingsPushes(sps []ScenarioPush) ([]Push, error) {
 		if err != nil {
 			return nil, fmt.Errorf("field pushes: push %d: %w", k+1, err)
 		}
+		if kind == Erase && sp.Sigma2 != 0 {
+			return nil, fmt.Errorf("field pushes: push %d: an erase sets its patches to 0 and takes no sigma2 (given %g): use kind \"noise\" to add noise", k+1, sp.Sigma2)
+		}
 		out = append(out, Push{T: sp.T, Kind: kind, Patches: slices.Clone(sp.Patches), Sigma2: sp.Sigma2, Seed: sp.Seed})
 	}
 	return out, nil
@@ -148,7 +160,7 @@ func ScenarioOf(sn *Snapshot) Scenario {
 	for _, k := range Knobs {
 		values[k.Field] = k.Get(s)
 	}
-	return Scenario{Version: 1, Split: s.Split.String(), Index: s.Index, Corruption: s.Corruption.Kind.String(),
+	return Scenario{Version: ScenarioVersion, Split: s.Split.String(), Index: s.Index, Corruption: s.Corruption.Kind.String(),
 		Seed: s.Corruption.Seed, Toggled: s.Toggled, Models: s.Lanes,
 		Attention: s.Dyn.Attn.String(), Async: s.Hop.Async, T: sn.T,
 		Own: encodeOwn(s.Own), Pushes: scenarioPushes(s.Pushes), Values: values}
@@ -178,6 +190,9 @@ func requiredFields() []string {
 	return out
 }
 
+// since is the scenario version that first wrote knob k's field.
+func (k *Knob) since() int { return max(1, k.Since) }
+
 // ScenarioFields are every field of a scenario file: those it must have,
 // then those it may.
 func ScenarioFields() []string { return append(requiredFields(), scenarioOptional...) }
@@ -186,8 +201,8 @@ func ScenarioFields() []string { return append(requiredFields(), scenarioOptiona
 // names the field.
 func (sc Scenario) Settings() (Settings, error) {
 	var s Settings
-	if sc.Version != 1 {
-		return s, fmt.Errorf("field version = %d is not supported (want 1)", sc.Version)
+	if err := checkScenarioVersion(sc.Version); err != nil {
+		return s, err
 	}
 	split, err := ParseSplit(sc.Split)
 	if err != nil {
@@ -221,6 +236,10 @@ func (sc Scenario) Settings() (Settings, error) {
 		Hop: HopfieldParams{Async: sc.Async}}
 	for _, kn := range Knobs {
 		v, ok := sc.Values[kn.Field]
+		if !ok && sc.Version < kn.since() {
+			// Written before the knob was: the value that version used.
+			v, ok = kn.Earlier, true
+		}
 		if !ok {
 			return Settings{}, fmt.Errorf("field %s is missing", kn.Field)
 		}
@@ -267,10 +286,23 @@ func readScenario(r io.Reader, name string) (Settings, int, error) {
 	if err := json.Unmarshal(b, &present); err != nil {
 		return Settings{}, 0, fmt.Errorf("%s: not a scenario file: %w", name, err)
 	}
+	var version int
+	if raw, ok := present["version"]; !ok {
+		return Settings{}, 0, fmt.Errorf("%s: field version is missing", name)
+	} else if err := json.Unmarshal(raw, &version); err != nil {
+		return Settings{}, 0, fmt.Errorf("%s: field version = %s: want a whole number (allowed 1 … %d)", name, shortRaw(raw), ScenarioVersion)
+	}
+	if err := checkScenarioVersion(version); err != nil {
+		return Settings{}, 0, fmt.Errorf("%s: %w", name, err)
+	}
 	for _, f := range requiredFields() {
-		if _, ok := present[f]; !ok {
-			return Settings{}, 0, fmt.Errorf("%s: field %s is missing", name, f)
+		if _, ok := present[f]; ok {
+			continue
 		}
+		if k, isKnob := KnobOfField(f); isKnob && version < k.since() {
+			continue // written before this knob was: Settings fills it in
+		}
+		return Settings{}, 0, fmt.Errorf("%s: field %s is missing", name, f)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -283,6 +315,26 @@ func readScenario(r io.Reader, name string) (Settings, int, error) {
 		return Settings{}, 0, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, sc.T, nil
+}
+
+// checkScenarioVersion refuses a version this code does not read: none
+// before 1, and none newer than its own (a file from a later release).
+func checkScenarioVersion(v int) error {
+	switch {
+	case v < 1:
+		return fmt.Errorf("field version = %d is out of range (allowed 1 … %d)", v, ScenarioVersion)
+	case v > ScenarioVersion:
+		return fmt.Errorf("field version = %d: written by a newer Attractor Lab (this one reads versions 1 … %d); update it to open this", v, ScenarioVersion)
+	}
+	return nil
+}
+
+// shortRaw is a JSON value for a message, cut to 40 characters.
+func shortRaw(raw json.RawMessage) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "…"
+	}
+	return string(raw)
 }
 
 // ReadScenarioFile reads a scenario file a person named (a regular file of

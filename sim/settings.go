@@ -44,6 +44,13 @@ type Knob struct {
 	Task Kind
 	// Values are the values a new basin map or sweep tries.
 	Values []float64
+	// Since is the scenario-file version (ScenarioVersion) that first
+	// wrote this knob's field (0 counts as 1); Earlier is the value the
+	// versions before it used, which a file of those versions, lacking the
+	// field, is read with. A new knob takes the next version, so a file or
+	// link written before it opens with the meaning it had.
+	Since   int
+	Earlier float64
 	// at points to the value in s: a *float64, *float32 or *int.
 	at func(s *Settings) any
 }

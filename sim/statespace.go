@@ -95,6 +95,7 @@ func (p *Plane) Space(set *mnist.Set) *StateSpace {
 		for k := c * part; k < min(n, (c+1)*part); k++ {
 			s.Points[k] = s.Project(set.CleanTo(buf, k, mnist.PixelGain))
 		}
+		pause() // the page answers between parts (pause_js.go)
 	})
 	return s
 }

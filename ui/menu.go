@@ -49,7 +49,7 @@ func (m *Main) menu() *fyne.MainMenu {
 		plain("Paper demo (a noisy digit under the bare model, at t*)", m.PaperDemo),
 		plain(present, m.togglePresentation),
 		plain("Per-token energy (each token's e_i and its change)…", m.showTokenEnergy),
-		plain("State space (the trajectories among the stored digits)…", m.showStateSpace),
+		item("State space (the trajectories among the stored digits)…", ctrl(fyne.KeyG), m.showStateSpace),
 	)
 	push := fyne.NewMenu("Push",
 		item("Push the state at t (choose patches)…", ctrl(fyne.KeyP), m.showPush),

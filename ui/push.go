@@ -216,6 +216,9 @@ func (pw *pushWin) doPush() {
 		return
 	}
 	p := sim.Push{T: sn.T, Kind: pw.kindNow(), Sigma2: pw.m.pushSigma2}
+	if p.Kind == sim.Erase {
+		p.Sigma2 = 0 // an erase adds no noise
+	}
 	if p.Kind != sim.Kick {
 		for i := range pw.chosen {
 			p.Patches = append(p.Patches, i)

@@ -20,6 +20,9 @@ type Shown struct {
 	Pushes   int      `json:"pushes"`          // pushes made on the run
 	Branch   int      `json:"branch"`          // steps of the first model's pushed run recorded
 	Present  bool     `json:"presentation"`    // presentation mode
+	// Space is the state-space window: "" closed, "placing" open while
+	// the stored digits are placed in their plane, "drawn" once drawn.
+	Space string `json:"space,omitempty"`
 }
 
 // Shown reports what the window shows. Call it on Fyne's goroutine.
@@ -51,5 +54,11 @@ func (m *Main) Shown() Shown {
 		s.Status = m.status.Text
 	}
 	s.Dialogs = len(m.dialogs)
+	if m.space != nil {
+		s.Space = "placing"
+		if m.space.space != nil {
+			s.Space = "drawn"
+		}
+	}
 	return s
 }

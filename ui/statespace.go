@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -24,6 +25,9 @@ type spaceWin struct {
 	plot  *PlotView
 	note  *widget.Label
 	space *sim.StateSpace
+	// drawnKey says what the plot shows (drawKey): a snapshot that would
+	// draw the same paths does not draw them again.
+	drawnKey string
 	// ready, in tests, is told on the Fyne goroutine once the plane is
 	// computed and drawn
 	ready func()
@@ -69,6 +73,9 @@ func (m *Main) showStateSpace() {
 			}
 			if s.Warning != "" {
 				m.Warn(s.Warning)
+			}
+			if m.OnApplied != nil {
+				m.OnApplied() // what the window shows changed: the page publishes it
 			}
 			if sw.ready != nil {
 				sw.ready()
@@ -119,11 +126,35 @@ func (sw *spaceWin) paths(sn *sim.Snapshot) []figures.Path {
 	return out
 }
 
+// drawKey names what the state-space plot of sn shows: the step, and
+// each lane's model, frames and pushed run (a lane's frames only grow, and
+// a new digit or setting changes its first frame).
+func drawKey(sn *sim.Snapshot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d", sn.T)
+	for _, l := range sn.Lanes {
+		fmt.Fprintf(&b, "|%s %d %d %d", l.Info.Name, len(l.Frames), len(l.Branch), l.Best)
+		// The first and last states, by address and error: a new digit
+		// or setting gives new frames.
+		for _, fs := range [][]*sim.Frame{l.Frames, l.Branch} {
+			if n := len(fs); n > 0 {
+				fmt.Fprintf(&b, " %p %x %x", fs[0], math.Float64bits(fs[0].MSE), math.Float64bits(fs[n-1].MSE))
+			}
+		}
+	}
+	return b.String()
+}
+
 // draw shows the snapshot's trajectories (once the plane is there).
 func (sw *spaceWin) draw(sn *sim.Snapshot) {
 	if sw.space == nil {
 		return
 	}
+	key := drawKey(sn)
+	if key == sw.drawnKey {
+		return // the same paths: a redraw of 10,000 digits for nothing
+	}
+	sw.drawnKey = key
 	paths := sw.paths(sn)
 	space := sw.space
 	sw.plot.SetPlot(func() (*plot.Plot, error) { return figures.StateSpacePlot(space, paths) })

@@ -54,7 +54,7 @@ func (s *Set) CleanTo(out []float32, k int, gain float32) []float32 {
 }
 
 // PixelGain is the authors' preprocessing gain (§1).
-const PixelGain = 2
+const PixelGain = models.PixelGain
 
 // SetFromIDX pairs an image and a label IDX file, checking their shapes.
 func SetFromIDX(images, labels *IDX) (*Set, error) {

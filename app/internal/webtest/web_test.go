@@ -52,6 +52,7 @@ type shown struct {
 	Pushes   int      `json:"pushes"`
 	Branch   int      `json:"branch"`
 	Present  bool     `json:"presentation"`
+	Space    string   `json:"space"`
 }
 
 // pageState is the page's own progress: the first frame's time and the
@@ -521,6 +522,28 @@ func TestWebPage(t *testing.T) {
 	was := s.T
 	key(t, ctx, kb.ArrowRight)
 	until(t, ctx, "a step after the message", func(s shown) bool { return s.T == was+1 })
+
+	// View → State space (Ctrl+G): the stored digits placed in their kept
+	// plane and drawn with the four paths. The page's long tasks meanwhile
+	// (PerformanceObserver) are logged: the page must go on answering.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`attractorlab.long = [];
+		new PerformanceObserver((l) => { for (const e of l.getEntries()) attractorlab.long.push(Math.round(e.duration)); }).observe({type: "longtask"});
+		true`)); err != nil {
+		t.Fatal(err)
+	}
+	began = time.Now()
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("g", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, "the state space drawn", func(s shown) bool { return s.Space == "drawn" })
+	opened := time.Since(began)
+	time.Sleep(200 * time.Millisecond) // a long task is reported once it ends
+	long, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`attractorlab.long`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("View → State space: drawn %.2f s after Ctrl+G; the page's long tasks meanwhile (ms): %v", opened.Seconds(), long)
+	screenshot(t, ctx, "web-state-space")
 }
 
 func median(d []time.Duration) time.Duration {
