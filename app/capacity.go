@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,6 +44,9 @@ func runCapacity(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("capacity: --images: %q is not a whole number (allowed %s each)", part, sim.TrainImages.Allowed())
 		}
+		if slices.Contains(c.Images, v) {
+			return fmt.Errorf("capacity: --images: %d is listed twice (each size is trained once)", v)
+		}
 		c.Images = append(c.Images, v)
 	}
 	if err := sim.NoiseSigma2.Check(c.Corruption.Sigma2, sim.ViaFlag); err != nil {
@@ -69,6 +73,10 @@ func runCapacity(ctx context.Context, args []string) error {
 	train, test, err := mnist.Sample()
 	if err != nil {
 		return err
+	}
+	if c.N > test.Len() {
+		// Never a silent clamp: the run would not be what was asked.
+		return fmt.Errorf("capacity: --n %d is out of range: capacity runs on the embedded sample's %s test digits (allowed 1 … %d)", c.N, thousands(test.Len()), test.Len())
 	}
 	fmt.Printf("capacity: bare self-attention P=%d from random couplings, %d updates each (rate halving every %d), on %d test digits under noise σ² %g\n",
 		c.Patch, c.Updates, c.HalveEvery, min(c.N, test.Len()), c.Corruption.Sigma2)

@@ -134,6 +134,8 @@ func TestInputFaults(t *testing.T) {
 		{"10 --k 100000", []string{"reproduce", "--model", "hopfield-classic", "--k", "100000", "--out", out}, []string{"--k = 100000", "1 … 1000"}},
 		{"10 --replot empty curve.csv", []string{"reproduce", "--model", "all", "--replot", "--out", empty}, []string{"curve.csv", "empty"}},
 		{"unknown model", []string{"reproduce", "--model", "gpt", "--out", out}, []string{`"gpt"`, "bsa-p2"}},
+		{"attack 2 capacity --n 5000", []string{"capacity", "--n", "5000", "--out", out}, []string{"--n 5000 is out of range", "1,000 test digits", "1 … 1000"}},
+		{"attack 2 capacity --images 100,100", []string{"capacity", "--images", "100,100", "--out", out}, []string{"--images: 100 is listed twice"}},
 		{"attack 13 reproduce --data /dev/zero", []string{"reproduce", "--data", "/dev/zero", "--n", "2", "--steps", "2", "--out", out}, []string{"--data /dev/zero: not a directory"}},
 		{"attack 13 data --data /dev/zero", []string{"data", "--data", "/dev/zero", "--cache", filepath.Join(dir, "cache")}, []string{"data: --data /dev/zero: not a directory", "t10k-images-idx3-ubyte"}},
 		{"attack 13 data --data missing", []string{"data", "--data", filepath.Join(dir, "nowhere"), "--cache", filepath.Join(dir, "cache")}, []string{"data: --data " + filepath.Join(dir, "nowhere")}},

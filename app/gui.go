@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -94,7 +95,26 @@ func runGUI(ctx context.Context, args []string) error {
 	// has started listening: a signal that came before (stopOnSignal took
 	// it, and ended ctx) left the window open for good. The window quits
 	// when ctx ends, whenever that is.
-	stopQuit := context.AfterFunc(ctx, func() { fyne.Do(a.Quit) })
+	//
+	// Fyne's driver quits on the same signal by itself, so the two can
+	// race: a Quit asked of a loop that has already stopped (GLFW
+	// terminated) panicked with "The GLFW library is not initialized"
+	// (seen with a slow model, 2 runs in 5). Quit is asked only of a
+	// running loop; a signal before the loop ran quits it as it starts.
+	var running, stopped atomic.Bool
+	quitIfRunning := func() {
+		if running.Load() && !stopped.Load() {
+			stopped.Store(true)
+			a.Quit()
+		}
+	}
+	a.Lifecycle().SetOnStarted(func() {
+		running.Store(true)
+		if ctx.Err() != nil {
+			quitIfRunning()
+		}
+	})
+	stopQuit := context.AfterFunc(ctx, func() { fyne.Do(quitIfRunning) })
 	defer stopQuit()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -119,6 +139,7 @@ func runGUI(ctx context.Context, args []string) error {
 	// turns into Quit) stop the app without closing the window: the
 	// session is saved then too, before Fyne writes the preferences.
 	a.Lifecycle().SetOnStopped(func() {
+		stopped.Store(true)
 		m.SavePreferences()
 		cancel()
 	})
@@ -163,13 +184,16 @@ func runGUI(ctx context.Context, args []string) error {
 }
 
 // benchWindow times the window for `make bench-commands`
-// (ATTRACTORLAB_BENCH=window): the first snapshot drawn after start, then,
-// a second later (as a person would, once the window has settled), View →
-// State space… until its plane and paths are drawn; it prints both and
-// quits.
+// (ATTRACTORLAB_BENCH=window): the first snapshot drawn after start; a
+// second later (as a person would, once the window has settled), View →
+// State space… until its plane and paths are drawn; then playback from
+// t = 0 at 10, 20 and 30 steps/s for 2.5 s each, the steps and the frames
+// drawn per second. It prints each and quits.
 func benchWindow(a fyne.App, m *ui.Main, start time.Time) {
 	first := true
+	frames := 0
 	m.OnApplied = func() {
+		frames++
 		if !first {
 			return
 		}
@@ -180,11 +204,32 @@ func benchWindow(a fyne.App, m *ui.Main, start time.Time) {
 				asked := time.Now()
 				m.ShowStateSpace(func() {
 					fmt.Printf("bench: state space drawn %.3f s after asked\n", time.Since(asked).Seconds())
-					a.Quit()
+					go benchPlayback(a, m, &frames)
 				})
 			})
 		})
 	}
+}
+
+// benchPlayback plays the run from t = 0 at each speed and says how many
+// steps and frames a second the window showed.
+func benchPlayback(a fyne.App, m *ui.Main, frames *int) {
+	for _, speed := range []float64{10, 20, 30} {
+		m.Engine.Reset()
+		m.Engine.SetSpeed(speed)
+		time.Sleep(300 * time.Millisecond)
+		var t0, n0 int
+		fyne.DoAndWait(func() { t0, n0 = m.Shown().T, *frames })
+		began := time.Now()
+		m.Engine.Play()
+		time.Sleep(2500 * time.Millisecond)
+		var t1, n1 int
+		fyne.DoAndWait(func() { t1, n1 = m.Shown().T, *frames })
+		el := time.Since(began).Seconds()
+		m.Engine.Reset()
+		fmt.Printf("bench: playback at %g steps/s: %.1f steps/s shown, %.1f frames/s drawn\n", speed, float64(t1-t0)/el, float64(n1-n0)/el)
+	}
+	fyne.Do(a.Quit)
 }
 
 // savedSession reads the session the window saved (its preference

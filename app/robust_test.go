@@ -517,3 +517,50 @@ func TestTrainWindowFormOnCommandLine(t *testing.T) {
 		t.Fatal("a refused --from wrote its --out")
 	}
 }
+
+// Attack 1 (round 4): train stopped by Ctrl-C after some epochs writes
+// the file with them, says so (not "nothing written"), and records the
+// command that remakes it: --epochs set to the epochs done.
+func TestTrainInterruptedLaterSaysWhatItWrote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the program")
+	}
+	out := filepath.Join(t.TempDir(), "m.safetensors")
+	cmd, buf := command("train", "--images", "100", "--val", "10", "--batch", "32", "--epochs", "100000", "--out", out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, buf, "epoch   2")
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitOf(t, cmd, 60*time.Second); code != 130 {
+		t.Fatalf("exit %d:\n%s", code, buf)
+	}
+	said := buf.String()
+	if strings.Contains(said, "nothing written") || !strings.Contains(said, "of 100000 epochs; "+out+" written with them") {
+		t.Fatalf("the stop does not say what was written:\n%s", said)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := models.ParseBSA(b, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := m.Meta["epochs_done"]
+	if done == "" || done == "0" || !strings.Contains(m.Meta["command"], "--epochs="+done) || strings.Contains(m.Meta["command"], "100000") {
+		t.Errorf("epochs_done %q, command %q: want the command to train the epochs done", done, m.Meta["command"])
+	}
+}
+
+func TestWithEpochs(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"--patch 2 --epochs 500 --out f", "--patch 2 --epochs=6 --out f"},
+		{"-epochs=500 --out f", "--epochs=6 --out f"},
+		{"--out f", "--out f --epochs=6"},
+	} {
+		if got := strings.Join(withEpochs(strings.Fields(c.in), 6), " "); got != c.want {
+			t.Errorf("%q → %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -128,8 +128,12 @@ func runTrain(ctx context.Context, args []string) error {
 		return fmt.Errorf("train: stopped before the first epoch finished; %s not written: %w", *out, context.Canceled)
 	}
 	// Interrupted (Ctrl-C), the epochs done are saved whole (the couplings
-	// as the last one left them); any other error saves nothing.
-	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
+	// as the last one left them); any other error saves nothing. The
+	// command recorded is the one that remakes the file: with the epochs
+	// done (the learning rate halves by epoch, so the first n epochs of a
+	// longer run are an n-epoch run).
+	m.Meta["command"] = "attractorlab train " + strings.Join(withEpochs(args, epochs), " ")
+	m.Meta["epochs_done"] = fmt.Sprint(epochs)
 	if serr := o.Write(*out, m.WriteBSA); serr != nil {
 		return serr
 	}
@@ -137,7 +141,34 @@ func runTrain(ctx context.Context, args []string) error {
 		return serr
 	}
 	fmt.Printf("wrote %s after %.0fs\n", *out, time.Since(start).Seconds())
-	return err
+	if err != nil {
+		return fmt.Errorf("stopped after %d of %d epochs; %s written with them (its command says --epochs %d): %w", epochs, cfg.Epochs, *out, epochs, err)
+	}
+	return nil
+}
+
+// withEpochs is the command's arguments with --epochs set to n (replaced
+// where given, in any of the flag package's spellings, else added).
+func withEpochs(args []string, n int) []string {
+	out := make([]string, 0, len(args)+2)
+	set := false
+	for k := 0; k < len(args); k++ {
+		a := args[k]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "epochs" {
+			out = append(out, fmt.Sprintf("--epochs=%d", n))
+			set = true
+			if !hasValue {
+				k++ // its value
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	if !set {
+		out = append(out, fmt.Sprintf("--epochs=%d", n))
+	}
+	return out
 }
 
 func runTrainTransformer(ctx context.Context, model string, args []string) error {
@@ -217,6 +248,11 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 		return fmt.Errorf("train: stopped before the first epoch finished; %s not written: %w", *out, context.Canceled)
 	}
 	m.Meta["epochs_done"] = fmt.Sprint(tr.Epochs())
+	if err != nil {
+		// The cosine schedule runs over every epoch asked for: the
+		// command does not remake an interrupted run; the file says so.
+		m.Meta["interrupted"] = fmt.Sprintf("after %d of %d epochs: the command trains all %d", tr.Epochs(), cfg.Epochs, cfg.Epochs)
+	}
 	if serr := o.Write(*out, func(w io.Writer) error { return m.WriteTransformer(w, model, kind.String()) }); serr != nil {
 		return serr
 	}
@@ -224,5 +260,8 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 		return serr
 	}
 	fmt.Printf("wrote %s after %.0fs\n", *out, time.Since(start).Seconds())
-	return err
+	if err != nil {
+		return fmt.Errorf("stopped after %d of %d epochs; %s written with them (its metadata says so: interrupted, epochs_done): %w", tr.Epochs(), cfg.Epochs, *out, err)
+	}
+	return nil
 }

@@ -49,6 +49,40 @@ func MaxBSADim(p int) int {
 	return int(d)
 }
 
+// MaxTrainBytes bounds what training a bare self-attention holds of its
+// couplings: J, its gradient and the two AdamW moments, each N·NP·d²
+// float32 (the batches' buffers come on top, a few hundred MB at most).
+const MaxTrainBytes = 2 << 30
+
+// MaxTrainBSADim is the largest d that training can take for patch side
+// p: four padded copies of J within MaxTrainBytes (P=2: 57, P=4: 206; a
+// file up to MaxBSADim, d = 81 at P=2, still loads and runs, but training
+// it held 8.3 GB). 0 for a P not in BSAPatchSides.
+func MaxTrainBSADim(p int) int {
+	pt, err := bsaPatches(p)
+	if err != nil {
+		return 0
+	}
+	n, np := int64(pt.N), int64(roundUp16(pt.N))
+	d := int64(math.Sqrt(float64(MaxTrainBytes / 16 / (n * np))))
+	for d > 0 && 16*n*np*d*d > MaxTrainBytes {
+		d--
+	}
+	return int(min(d, int64(MaxBSADim(p))))
+}
+
+// CheckTrainBSADim refuses an embedding dimension training cannot take
+// for patch side p (outside MinBSADim … MaxTrainBSADim), naming the range.
+func CheckTrainBSADim(p, d int) error {
+	if _, err := bsaPatches(p); err != nil {
+		return err
+	}
+	if lo, hi := MinBSADim(p), MaxTrainBSADim(p); d < lo || d > hi {
+		return fmt.Errorf("d = %d is out of range for training at P=%d (allowed %d … %d: training holds the couplings four times over, within %d GiB)", d, p, lo, hi, MaxTrainBytes>>30)
+	}
+	return nil
+}
+
 // bsaFits reports whether a network of n tokens (np padded), spin
 // dimension a2 and embedding dimension d stays within MaxDataBytes both as
 // a file and as the padded J in memory.

@@ -76,10 +76,32 @@ func (e *Engine) Run(ctx context.Context) {
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
 	armed := false
+	// next is when the next step is due. Steps are due on a fixed
+	// schedule (one every 1/speed), not 1/speed after the last one was
+	// handled: the time a step and its redraw take, or a step of the
+	// horizon computed meanwhile, no longer slows the rate asked for (30
+	// steps/s gave 15–20). A tick that comes late takes the steps due
+	// since (the frames between are skipped; the t shown keeps the rate).
+	var next time.Time
+	period := func() time.Duration { return time.Duration(float64(time.Second) / s.speed) }
+	onTick := func() {
+		armed = false
+		if !s.playing {
+			return
+		}
+		p := period()
+		n := 1 + int(max(0, time.Since(next))/p)
+		s.advance(n)
+		next = next.Add(time.Duration(n) * p)
+	}
 	for {
 		// Play: schedule the next step.
 		if s.playing && !armed {
-			tick.Reset(time.Duration(float64(time.Second) / s.speed))
+			// Starting (or after a pause): one period from now.
+			if now := time.Now(); next.IsZero() || now.Sub(next) > period() || next.Sub(now) > period() {
+				next = now.Add(period())
+			}
+			tick.Reset(time.Until(next))
 			armed = true
 		}
 		var f func(*session)
@@ -94,10 +116,7 @@ func (e *Engine) Run(ctx context.Context) {
 				return
 			case f = <-e.cmds:
 			case <-tick.C:
-				armed = false
-				if s.playing {
-					s.advance(1)
-				}
+				onTick()
 			case <-flush.C:
 				s.dirtyTimer = false
 			default:
@@ -110,10 +129,7 @@ func (e *Engine) Run(ctx context.Context) {
 				return
 			case f = <-e.cmds:
 			case <-tick.C:
-				armed = false
-				if s.playing {
-					s.advance(1)
-				}
+				onTick()
 			case <-flush.C:
 				s.dirtyTimer = false
 			}

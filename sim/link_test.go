@@ -150,7 +150,7 @@ func TestLinkRefusesWhatAFileRefuses(t *testing.T) {
 		want string
 		cat  bool // only the catalogue refuses it
 	}{
-		{"unknown field", edit(`"t": 7`, `"t": 7, "colour": "red"`), `link: not a scenario file: json: unknown field "colour"`, false},
+		{"unknown field", edit(`"t": 7`, `"t": 7, "colour": "red"`), `link: unknown field "colour"`, false},
 		{"missing field", edit(`"gamma": 0.5,`, ``), "link: field gamma is missing", false},
 		{"out of range", edit(`"lambda": 1`, `"lambda": 20`), "link: field lambda = 20 is out of range (allowed 0.1 … 10)", false},
 		{"t out of range", edit(`"t": 7`, `"t": 1001`), "link: field t = 1001 is out of range (allowed 0 … 1000)", false},

@@ -181,7 +181,11 @@ func ReadDigitPicture(r io.Reader, name string) ([]uint8, error) {
 			light[k] = max(0, (v-paper)/(1-paper))
 		}
 	}
-	return PrepareDigit(light, w, h), nil
+	d := PrepareDigit(light, w, h)
+	if !slices.ContainsFunc(d, func(b uint8) bool { return b != 0 }) {
+		return nil, fmt.Errorf("%s: no ink: the %d×%d picture is one shade (a digit is dark strokes on light paper, or light on dark)", name, w, h)
+	}
+	return d, nil
 }
 
 // readRecorder keeps what DecodeConfig read, so the decoder can start

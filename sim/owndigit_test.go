@@ -223,3 +223,29 @@ func TestOwnDigitSession(t *testing.T) {
 
 // mnistClean is own as the engine reads it.
 func mnistClean(own []uint8) []float32 { return mnist.CleanBytes(own, mnist.PixelGain) }
+
+// Attack 12: a blank picture is refused by name (it read "t* = 2, MSE
+// 0.0000 against the input's 0.0000"); a blank own digit from a file,
+// masked, has nothing to repair.
+func TestBlankPictureHasNoInk(t *testing.T) {
+	for _, shade := range []uint8{0, 128, 255} {
+		img := image.NewGray(image.Rect(0, 0, 40, 30))
+		for k := range img.Pix {
+			img.Pix[k] = shade
+		}
+		var b bytes.Buffer
+		png.Encode(&b, img)
+		if _, err := ReadDigitPicture(&b, "blank.png"); err == nil || !strings.Contains(err.Error(), "blank.png: no ink: the 40×30 picture is one shade") {
+			t.Errorf("shade %d: %v", shade, err)
+		}
+	}
+	s := DefaultSettings()
+	s.Own = make([]uint8, 784)
+	if !s.NothingToRepair() {
+		t.Error("a blank own digit masked: something to repair")
+	}
+	s.Own[300] = 200
+	if s.NothingToRepair() {
+		t.Error("an own digit with ink, masked: nothing to repair")
+	}
+}

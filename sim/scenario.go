@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"attractorlab/models"
 	"attractorlab/models/infile"
@@ -304,10 +307,19 @@ func readScenario(r io.Reader, name string) (Settings, int, error) {
 		}
 		return Settings{}, 0, fmt.Errorf("%s: field %s is missing", name, f)
 	}
+	if raw, ok := present["pushes"]; ok {
+		// Each push on its own, so an error names the push and its field.
+		if err := checkPushFields(raw); err != nil {
+			return Settings{}, 0, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var sc Scenario
 	if err := dec.Decode(&sc); err != nil {
+		if msg := fieldError(err, ""); msg != "" {
+			return Settings{}, 0, fmt.Errorf("%s: %s", name, msg)
+		}
 		return Settings{}, 0, fmt.Errorf("%s: not a scenario file: %w", name, err)
 	}
 	s, err := sc.Settings()
@@ -315,6 +327,89 @@ func readScenario(r io.Reader, name string) (Settings, int, error) {
 		return Settings{}, 0, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, sc.T, nil
+}
+
+// pushFields are a push's fields in a scenario file (ScenarioPush's tags).
+var pushFields = func() []string {
+	var out []string
+	ty := reflect.TypeFor[ScenarioPush]()
+	for i := range ty.NumField() {
+		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	return out
+}()
+
+// checkPushFields decodes a scenario file's pushes one by one, so that a
+// wrong value or an unknown field is named with its push ("field pushes:
+// push 2: seed = -1 is out of range …"), where the decoder's message
+// named a Go type.
+func checkPushFields(raw json.RawMessage) error {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return errors.New("field pushes: wrong type: want a list of pushes")
+	}
+	for k, r := range list {
+		dec := json.NewDecoder(bytes.NewReader(r))
+		dec.DisallowUnknownFields()
+		var p ScenarioPush
+		if err := dec.Decode(&p); err != nil {
+			if msg := fieldError(err, fmt.Sprintf("field pushes: push %d: ", k+1)); msg != "" {
+				return errors.New(msg)
+			}
+			return fmt.Errorf("field pushes: push %d: wrong type: want an object with %s", k+1, strings.Join(pushFields, ", "))
+		}
+	}
+	return nil
+}
+
+// fieldError words a JSON decoding error by the field it is about (with
+// prefix, "" at the top): a number out of a field's range, a value of the
+// wrong type, an unknown field. "" when err is none of these.
+func fieldError(err error, prefix string) string {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		field := ute.Field
+		if i := strings.LastIndex(field, "."); i >= 0 {
+			field = field[i+1:]
+		}
+		if prefix == "" {
+			prefix = "field "
+		}
+		num, isNum := strings.CutPrefix(ute.Value, "number ")
+		switch k := ute.Type.Kind(); {
+		case isNum && k == reflect.Uint64:
+			return fmt.Sprintf("%s%s = %s is out of range (allowed 0 … %d)", prefix, field, num, uint64(math.MaxUint64))
+		case isNum && field == "t":
+			return fmt.Sprintf("%s%s = %s is out of range (allowed 0 … %d)", prefix, field, num, int(Steps.Max))
+		case isNum && (k == reflect.Int || k == reflect.Int64):
+			return fmt.Sprintf("%s%s = %s: want a whole number", prefix, field, num)
+		default:
+			return fmt.Sprintf("%s%s: wrong type (%s): want %s", prefix, field, ute.Value, kindWord(k))
+		}
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		if prefix == "" {
+			return "unknown field " + f
+		}
+		return fmt.Sprintf("%sunknown field %s (a push has %s)", prefix, f, strings.Join(pushFields, ", "))
+	}
+	return ""
+}
+
+// kindWord names a Go kind as a scenario file's value.
+func kindWord(k reflect.Kind) string {
+	switch k {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a whole number"
 }
 
 // checkScenarioVersion refuses a version this code does not read: none

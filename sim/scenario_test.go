@@ -235,3 +235,33 @@ func TestScenarioRefusals(t *testing.T) {
 		})
 	}
 }
+
+// Attack 8: a wrong value in a push, or an unknown field in one, is named
+// by its push and field, and a number out of a field's range by its range
+// (the decoder named Go types: "ScenarioPush.pushes.seed of type uint64").
+func TestScenarioFieldMessages(t *testing.T) {
+	var b bytes.Buffer
+	st := DefaultSettings()
+	st.Pushes = []Push{{T: 2, Kind: Kick, Sigma2: 0.5, Seed: 3}, {T: 4, Kind: Kick, Sigma2: 0.5, Seed: 9}}
+	if err := WriteScenario(&b, &Snapshot{Settings: st, T: 2}); err != nil {
+		t.Fatal(err)
+	}
+	base := b.String()
+	for _, c := range []struct{ from, to, want string }{
+		{`"seed": 9`, `"seed": -1`, "f.json: field pushes: push 2: seed = -1 is out of range (allowed 0 … 18446744073709551615)"},
+		{`"t": 4,`, `"t": 1e30,`, "f.json: field pushes: push 2: t = 1e30 is out of range (allowed 0 … 1000)"},
+		{`"kind": "kick",`, `"kind": "kick", "colour": 1,`, `f.json: field pushes: push 1: unknown field "colour" (a push has t, kind, patches, sigma2, seed)`},
+		{`"seed": 3`, `"seed": "three"`, "f.json: field pushes: push 1: seed: wrong type (string): want a whole number"},
+		{`"seed": 0,`, `"seed": -1,`, "f.json: field seed = -1 is out of range (allowed 0 … 18446744073709551615)"},
+		{`"hopfield_async": false`, `"hopfield_async": 1`, "f.json: field hopfield_async: wrong type (number): want true or false"},
+	} {
+		js := strings.Replace(base, c.from, c.to, 1)
+		if js == base {
+			t.Fatalf("%q not in the file", c.from)
+		}
+		_, _, err := ReadScenario(strings.NewReader(js), "f.json")
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n got %v\nwant %s", c.to, err, c.want)
+		}
+	}
+}

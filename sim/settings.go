@@ -390,7 +390,8 @@ func (s Settings) NothingToRepair() bool {
 	if c.Kind == Noise {
 		return c.Sigma2 == 0
 	}
-	return c.Fraction == 0 && len(s.Toggled) == 0
+	// A blank own digit masked is still the blank digit.
+	return (c.Fraction == 0 && len(s.Toggled) == 0) || (s.Own != nil && !slices.ContainsFunc(s.Own, func(b uint8) bool { return b != 0 }))
 }
 
 // Validate checks every setting against its range and every name against

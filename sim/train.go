@@ -72,6 +72,13 @@ func (s BSATraining) Check() error {
 	if s.Attn != models.Softmax && s.Attn != models.ReluSeqlen {
 		return fmt.Errorf("--attn = %d is out of range (allowed %s)", s.Attn, strings.Join(Attentions, ", "))
 	}
+	if s.D != 0 && s.Start == nil {
+		// A new network: its d is checked here, before any work (a
+		// network to train further has its d already).
+		if err := models.CheckTrainBSADim(s.Patch, s.D); err != nil {
+			return errors.New("--" + err.Error())
+		}
+	}
 	return s.Config.Check()
 }
 
@@ -335,6 +342,10 @@ type TrainingForm struct {
 	Epochs      string
 	LR          string
 	Seed        string
+	// HalveEvery is how many epochs the learning rate keeps before it
+	// halves ("" or the recipe's 10; 0: never). A lesson on a small set
+	// (one update an epoch) sets it so its updates are not frozen early.
+	HalveEvery string
 }
 
 // DefaultTrainingForm is the form as the window opens: the recipe of §5
@@ -347,7 +358,7 @@ func DefaultTrainingForm() TrainingForm {
 
 // trainFieldNames are the form's names of the train command's flags.
 var trainFieldNames = strings.NewReplacer("--patch", "model P", "--lambda", "λ", "--images", "images", "--d ", "d ",
-	"--epochs", "epochs", "--lr", "lr", "--seed", "seed", "--val", "validation digits", "--attn", "attention")
+	"--epochs", "epochs", "--lr", "lr", "--seed", "seed", "--val", "validation digits", "--attn", "attention", "--halve-every", "halve every")
 
 // Settings reads the form into a training run; cat gives the shipped
 // couplings to start from (nil: the form is only checked, and a start from
@@ -393,6 +404,11 @@ func (f TrainingForm) Settings(cat *Catalogue) (BSATraining, error) {
 	if s.Seed, err = strconv.ParseUint(strings.TrimSpace(f.Seed), 10, 64); err != nil {
 		return s, fmt.Errorf("seed: %q is not a whole number ≥ 0", f.Seed)
 	}
+	if h := strings.TrimSpace(f.HalveEvery); h != "" {
+		if s.Config.HalveEvery, err = whole("halve every", h, fmt.Sprintf("0 … %d epochs; 0: never", models.MaxHalveEvery)); err != nil {
+			return s, err
+		}
+	}
 	if s.Attn, err = ParseAttention(f.Attn); err != nil {
 		return s, err
 	}
@@ -419,6 +435,9 @@ func (f TrainingForm) Command() string {
 		f.Patch, strings.TrimSpace(f.Images), strings.TrimSpace(f.Lambda), f.Attn, strings.TrimSpace(f.Epochs), strings.TrimSpace(f.LR), strings.TrimSpace(f.Seed))
 	if d := strings.TrimSpace(f.D); d != "" {
 		c += " --d " + d
+	}
+	if h := strings.TrimSpace(f.HalveEvery); h != "" && h != fmt.Sprint(models.DefaultTrainConfig().HalveEvery) {
+		c += " --halve-every " + h
 	}
 	if f.FromShipped {
 		c += " --from shipped"

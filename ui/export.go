@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -26,6 +29,11 @@ import (
 type exportItem struct {
 	label, file string
 	write       func(io.Writer) error
+	// slow, when set, is write for a job that takes seconds (the run as a
+	// GIF): the dialog runs it off Fyne's goroutine with progress and
+	// Cancel, so the window answers meanwhile. It reads only what it
+	// captured (an immutable snapshot), never the widgets.
+	slow func(ctx context.Context, w io.Writer, progress func(done, total int)) error
 }
 
 // exports lists what can be exported from the current snapshot.
@@ -35,31 +43,34 @@ func (m *Main) exports() []exportItem {
 		return func(w io.Writer) error { return writePNG(w, f()) }
 	}
 	items := []exportItem{
-		{"Window (PNG)", "attractorlab-window.png", img(m.windowImage)},
-		{"Trajectory (CSV)", "trajectory.csv", func(w io.Writer) error { return sim.WriteTrajectoryCSV(w, sn) }},
-		{"Scenario (JSON, reopens exactly)", "scenario.json", func(w io.Writer) error { return sim.WriteScenario(w, sn) }},
-		{"Clean image (PNG)", "clean.png", img(func() image.Image { return m.clean.draw(560, 560) })},
-		{"Input image (PNG)", "input.png", img(func() image.Image { return m.input.draw(560, 560) })},
-		{"MSE plot (PNG)", "mse.png", m.plotPNG(msePlot, m.logY)},
-		{"MSE plot (SVG)", "mse.svg", m.plotVector(msePlot, m.logY, "svg")},
-		{"MSE plot (PDF)", "mse.pdf", m.plotVector(msePlot, m.logY, "pdf")},
-		{"Energy plot (PNG)", "energy.png", m.plotPNG(energyPlot, false)},
-		{"Energy plot (SVG)", "energy.svg", m.plotVector(energyPlot, false, "svg")},
-		{"Energy plot (PDF)", "energy.pdf", m.plotVector(energyPlot, false, "pdf")},
-		{fmt.Sprintf("The run as an animated GIF (t = 0 … %d, 10 steps a second)", figures.RunFrames(sn)-1), "run.gif",
-			func(w io.Writer) error { return figures.WriteRunGIF(w, sn, 10) }},
-		{"Variance histogram (PNG)", "variance.png", img(func() image.Image { return m.hist.draw(900, 500) })},
+		{"Window (PNG)", "attractorlab-window.png", img(m.windowImage), nil},
+		{"Trajectory (CSV)", "trajectory.csv", func(w io.Writer) error { return sim.WriteTrajectoryCSV(w, sn) }, nil},
+		{"Scenario (JSON, reopens exactly)", "scenario.json", func(w io.Writer) error { return sim.WriteScenario(w, sn) }, nil},
+		{"Clean image (PNG)", "clean.png", img(func() image.Image { return m.clean.draw(560, 560) }), nil},
+		{"Input image (PNG)", "input.png", img(func() image.Image { return m.input.draw(560, 560) }), nil},
+		{"MSE plot (PNG)", "mse.png", m.plotPNG(msePlot, m.logY), nil},
+		{"MSE plot (SVG)", "mse.svg", m.plotVector(msePlot, m.logY, "svg"), nil},
+		{"MSE plot (PDF)", "mse.pdf", m.plotVector(msePlot, m.logY, "pdf"), nil},
+		{"Energy plot (PNG)", "energy.png", m.plotPNG(energyPlot, false), nil},
+		{"Energy plot (SVG)", "energy.svg", m.plotVector(energyPlot, false, "svg"), nil},
+		{"Energy plot (PDF)", "energy.pdf", m.plotVector(energyPlot, false, "pdf"), nil},
+		{label: fmt.Sprintf("The run as an animated GIF (t = 0 … %d, 10 steps a second)", figures.RunFrames(sn)-1), file: "run.gif",
+			write: func(w io.Writer) error { return figures.WriteRunGIF(context.Background(), w, sn, 10, nil) },
+			slow: func(ctx context.Context, w io.Writer, progress func(int, int)) error {
+				return figures.WriteRunGIF(ctx, w, sn, 10, progress)
+			}},
+		{"Variance histogram (PNG)", "variance.png", img(func() image.Image { return m.hist.draw(900, 500) }), nil},
 	}
 	for k, v := range m.states {
 		v := v
 		name := sn.Lanes[k].Info.Name
 		items = append(items, exportItem{fmt.Sprintf("%s state (PNG)", sn.Lanes[k].Info.Label),
-			fmt.Sprintf("%s-t%d.png", name, sn.T), img(func() image.Image { return v.draw(560, 560) })})
+			fmt.Sprintf("%s-t%d.png", name, sn.T), img(func() image.Image { return v.draw(560, 560) }), nil})
 	}
 	for k, h := range m.heat {
 		h := h
 		items = append(items, exportItem{fmt.Sprintf("%s attention (PNG)", sn.Lanes[k].Info.Label),
-			fmt.Sprintf("%s-attention-t%d.png", sn.Lanes[k].Info.Name, sn.T), img(func() image.Image { return h.image(560) })})
+			fmt.Sprintf("%s-attention-t%d.png", sn.Lanes[k].Info.Name, sn.T), img(func() image.Image { return h.image(560) }), nil})
 	}
 	return items
 }
@@ -133,6 +144,10 @@ func (m *Main) exportFrom(win fyne.Window, items []exportItem) {
 	for _, it := range items {
 		b := widget.NewButton(it.label, func() {
 			d.Hide()
+			if it.slow != nil {
+				m.exportSlow(win, it)
+				return
+			}
 			var buf bytes.Buffer
 			if err := it.write(&buf); err != nil {
 				m.showErrorIn(win, fmt.Errorf("%s: %w", it.label, err))
@@ -146,6 +161,54 @@ func (m *Main) exportFrom(win fyne.Window, items []exportItem) {
 	d = dialog.NewCustom("Export", "Cancel", container.NewVScroll(list), win)
 	d.Resize(fyne.NewSize(420, min(list.MinSize().Height+120, win.Canvas().Size().Height-40)))
 	m.showDialog(d)
+}
+
+// exportSlow writes it off Fyne's goroutine, with a progress bar and
+// Cancel; then asks where to save it, as a quick export does. Cancelled or
+// failed, nothing is written.
+func (m *Main) exportSlow(win fyne.Window, it exportItem) {
+	ctx, cancel := context.WithCancel(m.ctx)
+	bar := widget.NewProgressBar()
+	note := widget.NewLabel("drawing " + it.file + "…")
+	var d dialog.Dialog
+	d = dialog.NewCustom("Exporting "+it.file, "Cancel", container.NewVBox(note, bar), win)
+	d.SetOnClosed(func() { cancel() })
+	d.Resize(fyne.NewSize(420, d.MinSize().Height))
+	m.showDialog(d)
+	m.setStatus("exporting " + it.file + "… (the window stays usable; Cancel in the dialog stops it)")
+	var last atomic.Int64
+	progress := func(done, total int) {
+		// At most ~30 updates a second reach the bar.
+		now := time.Now().UnixMilli()
+		if prev := last.Load(); now-prev < 33 && done < total || !last.CompareAndSwap(prev, now) {
+			return
+		}
+		fyne.Do(func() {
+			bar.SetValue(float64(done) / float64(total))
+			note.SetText(fmt.Sprintf("drawing %s: frame %d of %d", it.file, done, total))
+		})
+	}
+	go func() {
+		var buf bytes.Buffer
+		err := it.slow(ctx, &buf, progress)
+		fyne.Do(func() {
+			cancelled := ctx.Err() != nil
+			d.Hide()
+			cancel()
+			switch {
+			case cancelled:
+				m.setStatus("export of " + it.file + " cancelled: nothing written")
+			case err != nil:
+				m.showErrorIn(win, fmt.Errorf("%s: %w", it.label, err))
+			default:
+				m.setStatus("")
+				m.saveAsIn(win, it.file, buf.Bytes())
+			}
+			if m.exportDone != nil {
+				m.exportDone()
+			}
+		})
+	}()
 }
 
 // showErrorIn shows a problem in win: the main window's error dialog, or

@@ -2,15 +2,19 @@ package ui
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"image/color"
 	"image/gif"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"fyne.io/fyne/v2"
 
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
@@ -135,5 +139,57 @@ func TestExportAnimationAndVectors(t *testing.T) {
 		if !bytes.HasPrefix(got[f], []byte("%PDF")) {
 			t.Fatalf("%s is not PDF", f)
 		}
+	}
+}
+
+// TestSlowExportKeepsTheWindow: a slow export (the run as a GIF) runs off
+// Fyne's goroutine with progress; Cancel stops it and writes nothing; done,
+// it asks where to save.
+func TestSlowExportKeepsTheWindow(t *testing.T) {
+	m, w := newTestMain(t)
+	done := make(chan struct{}, 1)
+	m.exportDone = func() { done <- struct{}{} }
+	started := make(chan struct{})
+	job := exportItem{label: "slow", file: "slow.bin", slow: func(ctx context.Context, out io.Writer, progress func(int, int)) error {
+		progress(1, 10)
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	m.exportSlow(w, job)
+	<-started
+	// The window answers while the job runs: a key steps.
+	was := m.snap.T
+	typeKey(w, fyne.KeyRight)
+	if m.snap.T != was+1 {
+		t.Fatalf("→ during the export: t = %d, want %d", m.snap.T, was+1)
+	}
+	if len(m.dialogs) != 1 {
+		t.Fatalf("%d dialogs, want the export's progress", len(m.dialogs))
+	}
+	m.dialogs[0].Hide() // Cancel
+	<-done
+	if !strings.Contains(m.status.Text, "cancelled: nothing written") || len(m.dialogs) != 0 {
+		t.Fatalf("after Cancel: status %q, %d dialogs", m.status.Text, len(m.dialogs))
+	}
+
+	// A job that finishes: the save dialog follows.
+	ok := exportItem{label: "quick", file: "done.bin", slow: func(ctx context.Context, out io.Writer, progress func(int, int)) error {
+		progress(1, 1)
+		_, err := out.Write([]byte("data"))
+		return err
+	}}
+	m.exportSlow(w, ok)
+	<-done
+	if len(m.dialogs) != 1 || strings.Contains(m.status.Text, "exporting") {
+		t.Fatalf("after the export: status %q, %d dialogs (want the save dialog)", m.status.Text, len(m.dialogs))
+	}
+	// The real GIF export is a slow one.
+	found := false
+	for _, it := range m.exports() {
+		found = found || (it.file == "run.gif" && it.slow != nil)
+	}
+	if !found {
+		t.Error("the GIF export runs on Fyne's goroutine")
 	}
 }

@@ -105,7 +105,7 @@ func (m *Main) StartLesson(l *lesson.Lesson) {
 	m.bar.box.Show()
 	m.body.Refresh() // the panels make room for the bar
 	m.openSlide(0, false)
-	m.setStatus(fmt.Sprintf("lesson %q: → next, ← back, Esc leaves the lesson", l.Title))
+	m.setStatus("lesson: → next · ← back · Esc leaves it")
 	m.refreshMenu()
 }
 
@@ -159,9 +159,10 @@ func (m *Main) openSlide(k int, back bool) {
 		lr.ticket = m.Engine.Cue(&set, from, to, s.Run.Speed)
 	}
 	m.pendingTrain = nil // a slide left before its training started starts none
-	if s.Train != nil && !back {
+	if s.Train != nil && !back && s.Question == "" {
 		// Trained once the slide's scenario is in place (its digit is the
-		// one re-run): apply starts it when the cue has been taken.
+		// one re-run): apply starts it when the cue has been taken. A
+		// question about the training starts it on the reveal.
 		m.pendingTrain = &pendingTrain{form: *s.Train, ticket: lr.ticket}
 		m.startPendingTrain()
 	}
@@ -194,6 +195,11 @@ func (m *Main) lessonNext() {
 	case s.Question != "" && !lr.revealed:
 		lr.revealed = true
 		lr.ticket = m.Engine.Cue(nil, mark(s.Run.From, s.Run.FromBest), mark(s.Run.To, s.Run.ToBest), s.Run.Speed)
+		if s.Train != nil {
+			// The question was about this training: it starts now.
+			m.pendingTrain = &pendingTrain{form: *s.Train, ticket: lr.ticket}
+			m.startPendingTrain()
+		}
 		m.drawLesson()
 		m.reportLesson(fmt.Sprintf("lesson %s: slide %d / %d, answer", lr.l.Name, lr.slide+1, len(lr.l.Slides)))
 	case lr.slide+1 < len(lr.l.Slides):
@@ -309,9 +315,20 @@ func captionSegments(text string) []widget.RichTextSegment {
 				on = &bold
 			}
 			switch {
-			case *on && shut, !*on && open && !shut:
+			case *on && shut:
+				// Punctuation right after the span goes with it: Fyne lays
+				// a new segment out after a space, which read "pass
+				// through ." and let a line break before the period.
+				i += n - 1
+				for i+1 < len(rs) && strings.ContainsRune(".,;:!?)", rs[i+1]) {
+					cur.WriteRune(rs[i+1])
+					i++
+				}
 				flush()
-				*on = !*on
+				*on = false
+			case !*on && open && !shut:
+				flush()
+				*on = true
 				i += n - 1
 			default:
 				cur.WriteString(string(rs[i : i+n]))
@@ -390,6 +407,26 @@ func (m *Main) refreshMenu() {
 	}
 }
 
+// lessonUnavailable says in a few words why shipped lesson name did not
+// load, from the shipped lessons' joined error: the model it needs.
+func lessonUnavailable(err error, name string) string {
+	if err == nil {
+		return "unavailable"
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if !strings.HasPrefix(line, "shipped lesson "+name+":") {
+			continue
+		}
+		if _, rest, ok := strings.Cut(line, `model "`); ok {
+			if model, _, ok := strings.Cut(rest, `"`); ok {
+				return "unavailable, " + model + " did not load (see the warning at start)"
+			}
+		}
+		return "unavailable (" + strings.TrimPrefix(line, "shipped lesson "+name+": ") + ")"
+	}
+	return "unavailable"
+}
+
 // lessonsMenu lists the shipped lessons, Open lesson… and Leave lesson.
 func (m *Main) lessonsMenu() *fyne.Menu {
 	var items []*fyne.MenuItem
@@ -397,9 +434,22 @@ func (m *Main) lessonsMenu() *fyne.Menu {
 	if err != nil {
 		fyne.LogError("shipped lessons", err)
 	}
-	for k, l := range ls {
-		l := l
-		items = append(items, fyne.NewMenuItem(fmt.Sprintf("%d. %s", k+1, l.Title), onFyne(func() { m.StartLesson(l) })))
+	byName := map[string]*lesson.Lesson{}
+	for _, l := range ls {
+		byName[l.Name] = l
+	}
+	// Every shipped lesson is listed: one that cannot run here (a model
+	// it needs did not load: a bad --weights) is listed greyed with why,
+	// rather than left out without a word.
+	names, _ := lesson.ShippedNames()
+	for k, name := range names {
+		if l, ok := byName[name]; ok {
+			items = append(items, fyne.NewMenuItem(fmt.Sprintf("%d. %s", k+1, l.Title), onFyne(func() { m.StartLesson(l) })))
+			continue
+		}
+		it := fyne.NewMenuItem(fmt.Sprintf("%d. %s: %s", k+1, name, lessonUnavailable(err, name)), nil)
+		it.Disabled = true
+		items = append(items, it)
 	}
 	leave := fyne.NewMenuItem("Leave lesson (Esc)", onFyne(m.LeaveLesson))
 	leave.Disabled = m.lesson == nil

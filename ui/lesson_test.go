@@ -1,12 +1,20 @@
 package ui
 
 import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"attractorlab/sim"
+	"attractorlab/sim/lesson"
 )
 
 // barText is what the lesson bar shows.
@@ -138,7 +146,7 @@ func itoa(v int) string       { return strconv.Itoa(v) }
 // TestCaptionSegments: bold and italic runs, a paragraph per line, and a
 // '*' that is no emphasis left as written.
 func TestCaptionSegments(t *testing.T) {
-	segs := captionSegments("a **bold 7** and *it* at t* = 3\nnext")
+	segs := captionSegments("a **bold 7** and *it* at t* = 3\nnext *pass through*. **done**, ok")
 	var got []string
 	for _, s := range segs {
 		ts := s.(*widget.TextSegment)
@@ -154,7 +162,8 @@ func TestCaptionSegments(t *testing.T) {
 		}
 		got = append(got, mark+":"+ts.Text)
 	}
-	want := []string{":a ", "B:bold 7", ": and ", "I:it", "¶: at t* = 3", "¶:next"}
+	// Punctuation after a span stays with it (no space, no break before it).
+	want := []string{":a ", "B:bold 7", ": and ", "I:it", "¶: at t* = 3", ":next ", "I:pass through.", ": ", "B:done,", "¶: ok"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("segments %q, want %q", got, want)
 	}
@@ -230,5 +239,108 @@ func TestLessonHidesTheFuture(t *testing.T) {
 	typeKey(w, fyne.KeyHome)
 	if m.msePlot.TStar < 0 {
 		t.Fatal("outside a lesson t* is shown from t = 0")
+	}
+}
+
+// TestEveryQuestionSlideRevealsNothing: on every shipped question slide,
+// before →, nothing answers the question: no t* marker, no model's t* or
+// best error in the table, an MSE axis that does not reach where the
+// curve will go, no training started.
+func TestEveryQuestionSlideRevealsNothing(t *testing.T) {
+	m, _ := newTestMain(t)
+	ls, _ := m.ShippedLessons()
+	asked := 0
+	for _, l := range ls {
+		m.StartLesson(l)
+		for k, s := range l.Slides {
+			if s.Question == "" {
+				continue
+			}
+			asked++
+			m.openSlide(k, false)
+			name := fmt.Sprintf("%s slide %d", l.Name, k+1)
+			sn := m.snap
+			// A t* the run has already passed (a slide that starts at t*)
+			// is the past, not the answer.
+			if ts := m.msePlot.TStar; ts >= 0 && int(ts) > sn.T {
+				t.Errorf("%s: a t* marker at %v, ahead of t = %d, before the answer", name, ts, sn.T)
+			}
+			if m.pendingTrain != nil || (m.train != nil && m.train.running) {
+				t.Errorf("%s: training started before the answer", name)
+			}
+			if m.answers != nil && len(sn.Lanes) > 1 {
+				for _, o := range m.answers.Objects {
+					if lb, ok := o.(*widget.Label); ok && lb.Text == "none" {
+						t.Errorf("%s: the table says %q before the answer", name, lb.Text)
+					}
+				}
+			}
+			// The MSE axis is what the values shown so far (t ≤ the step
+			// shown, and the input's line) give, with its margin: the
+			// steps to come do not stretch it.
+			p, err := m.msePlot.Build()
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, se := range mseSeries(sn) {
+				for tt, v := range se.Values {
+					if (tt <= sn.T || se.Reference) && !math.IsNaN(v) {
+						lo, hi = math.Min(lo, v), math.Max(hi, v)
+					}
+				}
+			}
+			margin := 0.05 * (hi - lo)
+			if margin == 0 {
+				margin = math.Max(0.1*math.Abs(hi), 0.05*float64(b2i(hi == 0)))
+			}
+			if p.Y.Max > hi+margin+1e-9 || p.Y.Min < lo-margin-1e-9 {
+				t.Errorf("%s: the MSE axis spans %.4f … %.4f; the values shown so far, %.4f … %.4f (the run to come stretched it)", name, p.Y.Min, p.Y.Max, lo, hi)
+			}
+		}
+		m.LeaveLesson()
+	}
+	if asked < 6 {
+		t.Fatalf("only %d question slides found", asked)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestLessonsMenuSaysWhyALessonIsMissing: with bsa-p2's weights refused
+// (a bad --weights-p2), the lessons that need it are listed greyed with
+// the reason, not left out without a word.
+func TestLessonsMenuSaysWhyALessonIsMissing(t *testing.T) {
+	deps := testDeps(t)
+	bad := filepath.Join(t.TempDir(), "bad.safetensors")
+	if err := os.WriteFile(bad, []byte("not weights"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deps.Catalogue = sim.NewCatalogue(deps.Data.Train, sim.WeightFiles{"bsa-p2": bad})
+	deps.Catalogue.LoadAll()
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	set := sim.DefaultSettings()
+	set.Lanes = []string{"block"}
+	m := NewMainSync(a, w, deps, set)
+	menu := m.lessonsMenu()
+	names, _ := lesson.ShippedNames()
+	greyed := 0
+	for _, it := range menu.Items {
+		if it.Disabled && strings.Contains(it.Label, "bsa-p2 did not load") {
+			greyed++
+		}
+	}
+	if greyed == 0 || len(menu.Items) < len(names) {
+		var labels []string
+		for _, it := range menu.Items {
+			labels = append(labels, it.Label)
+		}
+		t.Fatalf("lessons menu %q: want every shipped lesson, those needing bsa-p2 greyed with why", labels)
 	}
 }

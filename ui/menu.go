@@ -58,6 +58,8 @@ func (m *Main) menu() *fyne.MainMenu {
 		// a custom Ctrl+Z: the item answers that.
 		item("Undo the last push", &fyne.ShortcutUndo{}, m.undoPush),
 		plain("Remove every push", m.clearPushes),
+		fyne.NewMenuItemSeparator(),
+		item("Side by side: the pushed runs ⇄ the runs as they were", ctrl(fyne.KeyJ), m.toggleUnpushed),
 	)
 	population := fyne.NewMenu("Population",
 		item("Ensemble of the chosen models…", ctrl(fyne.KeyM), m.showEnsemble),

@@ -96,7 +96,9 @@ func (m *Main) layoutCenter(n int) {
 			bottom = append(bottom, titledPanel(ht, h))
 		}
 	}
-	top = append(top, container.NewBorder(container.NewBorder(nil, nil, nil, newInfoTip(nearestTip), newTitle("nearest\nmemory")),
+	tip := newInfoTip(nearestTip)
+	tip.Hover = m.setStatus
+	top = append(top, container.NewBorder(container.NewBorder(nil, nil, nil, tip, newTitle("nearest\nmemory")),
 		m.nearestLbl, nil, nil, m.nearest))
 	if m.presentation {
 		m.layoutFocus(n, top)
@@ -284,8 +286,8 @@ func (m *Main) redrawImages() {
 			break
 		}
 		f := l.At(sn.T)
-		if b := l.BranchAt(sn.T); b != nil && len(sn.Lanes) > 1 {
-			f = b // side by side, a model's panel shows its pushed run
+		if b := l.BranchAt(sn.T); b != nil && len(sn.Lanes) > 1 && !m.unpushed {
+			f = b // side by side, a model's panel shows its pushed run (Ctrl+J: the run as it was)
 		}
 		attn := m.shownAttention(f, l.Info)
 		v := m.states[k]
@@ -434,15 +436,21 @@ func column(frames []*sim.Frame, f func(*sim.Frame) float64) []float64 {
 // drawPlots re-renders the plots when the curves changed and moves the
 // markers to t always.
 func (m *Main) drawPlots(sn *sim.Snapshot) {
-	upto := 0
+	upto, xmax := 0, 0
 	if m.lesson != nil {
 		upto = sn.T + 1 // a lesson shows no step before it happens
+		// A slide's short run fills the t axis (the masking lesson's one
+		// step was a sliver of 100); a run to t* keeps the look-ahead's
+		// axis, which does not say where t* is.
+		if r := m.lesson.l.Slides[m.lesson.slide].Run; !r.ToBest {
+			xmax = max(r.To, 1)
+		}
 	}
-	if key := plotKey(sn) + fmt.Sprint(m.logY, upto); key != m.lastPlotKey {
+	if key := plotKey(sn) + fmt.Sprint(m.logY, upto, xmax); key != m.lastPlotKey {
 		m.lastPlotKey = key
 		logY := m.logY
 		m.msePlot.SetPlot(func() (*plot.Plot, error) {
-			return msePlot(sn, figures.TrajectoryOptions{LogY: logY, Now: -1, Best: -1, Upto: upto})
+			return msePlot(sn, figures.TrajectoryOptions{LogY: logY, Now: -1, Best: -1, Upto: upto, XMax: xmax})
 		})
 		m.setLegend(sn)
 		m.energyNote.Hide()
@@ -454,14 +462,19 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 		}
 		m.energyNote.Refresh()
 		m.energyPlot.SetPlot(func() (*plot.Plot, error) {
-			return energyPlot(sn, figures.TrajectoryOptions{Now: -1, Best: -1, Upto: upto})
+			return energyPlot(sn, figures.TrajectoryOptions{Now: -1, Best: -1, Upto: upto, XMax: xmax})
 		})
 	}
 	// t* marked for a single model; in compare mode msePlot marks each
 	// model's t* in its colour (one line could not say whose it is).
+	// Only where the readout names one: a best step that does not improve
+	// on the input is no t* (the status says "no step improves").
 	best := -1.0
-	if len(sn.Lanes) == 1 && !sn.Settings.NothingToRepair() && !m.ahead(sn, sn.Lanes[0]) {
-		best = float64(sn.Lanes[0].Best)
+	if len(sn.Lanes) == 1 {
+		if l := sn.Lanes[0]; !sn.Settings.NothingToRepair() && !m.ahead(sn, l) &&
+			len(l.Frames) > 0 && sim.Improves(l.BestMSE, l.Frames[0].MSE) {
+			best = float64(l.Best)
+		}
 	}
 	for _, p := range []*PlotView{m.msePlot, m.energyPlot} {
 		p.T, p.TStar = float64(sn.T), best
@@ -516,9 +529,13 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		// Alone, a model is named in full; side by side, by the short
 		// name its lines carry in the plots, so titles fit.
 		name, heads := l.Info.Label, m.headLabel(l.Info)
-		pushed := false
+		pushed, asWas := false, false
 		if b := l.BranchAt(sn.T); b != nil && len(sn.Lanes) > 1 {
-			f, pushed = b, true // the panel shows the pushed run
+			if m.unpushed {
+				asWas = true // the run without the push, by choice
+			} else {
+				f, pushed = b, true // the panel shows the pushed run
+			}
 		}
 		attention := "attention"
 		if len(sn.Lanes) > 1 {
@@ -535,6 +552,8 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 			title = fmt.Sprintf("%s\nMSE %.4f", name, f.MSE)
 			if pushed {
 				title = fmt.Sprintf("%s pushed\nMSE %.4f", name, f.MSE)
+			} else if asWas {
+				title = fmt.Sprintf("%s unpushed\nMSE %.4f", name, f.MSE)
 			}
 		}
 		setText(m.stateTitles[k], title)
@@ -882,7 +901,7 @@ func tStarMarks(sn *sim.Snapshot, o figures.TrajectoryOptions, y0 float64) ([]pl
 	}
 	var out []plot.Plotter
 	for _, l := range sn.Lanes {
-		if l.Best < 1 || len(l.Frames) == 0 || !sim.Improves(l.BestMSE, l.Frames[0].MSE) || (o.Upto > 0 && l.Best >= o.Upto) ||
+		if l.Best < 1 || len(l.Frames) == 0 || !sim.Improves(l.BestMSE, l.Frames[0].MSE) || (o.Upto > 0 && l.Best >= o.Upto) || (o.XMax > 0 && l.Best > o.XMax) ||
 			math.IsNaN(l.BestMSE) || math.IsInf(l.BestMSE, 0) || (o.LogY && l.BestMSE <= 0) {
 			continue
 		}

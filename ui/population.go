@@ -648,10 +648,10 @@ func (e *ensembleWin) exports() []exportItem {
 		n = e.bands[0].N
 	}
 	return []exportItem{
-		{"MSE band (PNG)", fmt.Sprintf("ensemble-mse-n%d.png", n), png(e.bandPlot)},
-		{"Histogram of t* (PNG)", fmt.Sprintf("ensemble-tstar-n%d.png", n), png(e.histPlot)},
-		{"MSE band (CSV: model, t, q25, median, q75)", fmt.Sprintf("ensemble-mse-n%d.csv", n), e.writeBands},
-		{"Each digit's t* (CSV)", fmt.Sprintf("ensemble-digits-n%d.csv", n), e.writeDigits},
+		{"MSE band (PNG)", fmt.Sprintf("ensemble-mse-n%d.png", n), png(e.bandPlot), nil},
+		{"Histogram of t* (PNG)", fmt.Sprintf("ensemble-tstar-n%d.png", n), png(e.histPlot), nil},
+		{"MSE band (CSV: model, t, q25, median, q75)", fmt.Sprintf("ensemble-mse-n%d.csv", n), e.writeBands, nil},
+		{"Each digit's t* (CSV)", fmt.Sprintf("ensemble-digits-n%d.csv", n), e.writeDigits, nil},
 	}
 }
 
@@ -715,12 +715,12 @@ func (b *basinWin) exports() []exportItem {
 				return errNoEnsemble
 			}
 			return b.view.basin.WritePNG(w, 1600, 700)
-		}},
+		}, nil},
 		{"Sweep table (CSV)", name + ".csv", func(w io.Writer) error {
 			if len(b.results) == 0 {
 				return errNoEnsemble
 			}
 			return sweep.WriteCSV(w, b.cfg.Task, b.results)
-		}},
+		}, nil},
 	}
 }

@@ -352,3 +352,18 @@ func (p *patchPainter) Dragged(e *fyne.DragEvent) {
 }
 
 func (p *patchPainter) DragEnd() { p.dragging = false }
+
+// toggleUnpushed switches what the models' state panels show side by side
+// after a push: each pushed run (the default) or the run as it was. The
+// panels' titles say which ("pushed", "unpushed"); the plots show both.
+func (m *Main) toggleUnpushed() {
+	m.unpushed = !m.unpushed
+	what := "the pushed runs"
+	if m.unpushed {
+		what = "the runs as they were, without the pushes"
+	}
+	m.setStatus("side by side the state panels show " + what + " (Ctrl+J switches)")
+	if m.snap != nil {
+		m.apply(m.snap)
+	}
+}

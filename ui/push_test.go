@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,5 +142,36 @@ func TestMenuShortcutsReachable(t *testing.T) {
 	}
 	if it := menuItem(t, w, "Push", "Undo the last push"); it.Shortcut == nil || it.Shortcut.ShortcutName() != (&fyne.ShortcutUndo{}).ShortcutName() {
 		t.Fatalf("Undo the last push answers %v, not Ctrl+Z (Fyne's Undo)", it.Shortcut)
+	}
+}
+
+// TestSideBySideUnpushed: with two models a push shows each pushed run in
+// its panel (titled "pushed"); Ctrl+J shows the runs as they were (titled
+// "unpushed"), and back.
+func TestSideBySideUnpushed(t *testing.T) {
+	m, w := newTestMain(t)
+	m.Engine.Update(func(s *sim.Settings) { s.Lanes = []string{"bsa-p2", "hopfield"} })
+	m.Engine.Settle()
+	m.Engine.Seek(5)
+	m.Engine.AddPush(sim.Push{T: 5, Kind: sim.Kick, Sigma2: 0.5, Seed: 1})
+	m.Engine.Settle()
+	m.Engine.Seek(12)
+	sn := m.snap
+	l := sn.Lanes[0]
+	b := l.BranchAt(sn.T)
+	if b == nil {
+		t.Fatal("no pushed run at t = 12")
+	}
+	same := func(a, c []float32) bool { return slices.Equal(a, c) }
+	if !same(m.states[0].Pixels, b.Image) || !strings.Contains(m.stateTitles[0].Text, "pushed") {
+		t.Fatalf("before Ctrl+J: panel %q does not show the pushed run", m.stateTitles[0].Text)
+	}
+	menuItem(t, w, "Push", "Side by side: the pushed runs ⇄ the runs as they were").Action()
+	if !same(m.states[0].Pixels, l.At(sn.T).Image) || !strings.Contains(m.stateTitles[0].Text, "unpushed") {
+		t.Fatalf("after Ctrl+J: panel %q does not show the run as it was", m.stateTitles[0].Text)
+	}
+	menuItem(t, w, "Push", "Side by side: the pushed runs ⇄ the runs as they were").Action()
+	if !same(m.states[0].Pixels, b.Image) {
+		t.Fatal("Ctrl+J again: not the pushed run")
 	}
 }

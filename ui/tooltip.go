@@ -11,13 +11,17 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// infoTip is a small ⓘ icon that explains what is beside it: the
-// explanation pops up while the pointer is over the icon, and on a tap
-// (touch screens; a second tap or a tap elsewhere closes it). Fyne 2.7 has
-// no tooltips.
+// infoTip is a small ⓘ icon that explains what is beside it: a click (or
+// a tap) opens the explanation under it, a second click or a click
+// elsewhere closes it; the pointer over the icon puts the explanation in
+// the status line (Hover). Fyne 2.7 has no tooltips, and a pop-up opened
+// on hover covered the icon with its overlay: the pointer left the icon
+// at once, the pop-up closed, and a click then closed what hover opened —
+// nothing was ever seen.
 type infoTip struct {
 	widget.BaseWidget
 	Text  string
+	Hover func(text string) // told the explanation while the pointer is over the icon
 	icon  *widget.Icon
 	popup *widget.PopUp
 }
@@ -73,10 +77,14 @@ func (t *infoTip) Tapped(*fyne.PointEvent) {
 	t.show()
 }
 
-// MouseIn opens the explanation while the pointer is over the icon.
-func (t *infoTip) MouseIn(*desktop.MouseEvent)    { t.show() }
+// MouseIn tells Hover the explanation while the pointer is over the icon.
+func (t *infoTip) MouseIn(*desktop.MouseEvent) {
+	if t.Hover != nil {
+		t.Hover("ⓘ " + t.Text + " (click the ⓘ to keep it open)")
+	}
+}
 func (t *infoTip) MouseMoved(*desktop.MouseEvent) {}
-func (t *infoTip) MouseOut()                      { t.hide() }
+func (t *infoTip) MouseOut()                      {}
 
 // The explanations of the window's terse readouts.
 const (

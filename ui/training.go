@@ -90,6 +90,9 @@ type trainWin struct {
 	m  *Main
 	w  fyne.Window
 	ui *updater
+	// halveEvery is the form's learning-rate halving ("" the recipe's): a
+	// lesson sets it; the command the window shows carries it.
+	halveEvery string
 
 	patch, start, images, attn  *widget.Select
 	lambda, d, epochs, lr, seed *widget.Entry
@@ -166,6 +169,7 @@ func (tw *trainWin) setForm(f sim.TrainingForm) {
 	tw.epochs.SetText(f.Epochs)
 	tw.lr.SetText(f.LR)
 	tw.seed.SetText(f.Seed)
+	tw.halveEvery = f.HalveEvery // no field of its own: the command shown says it
 }
 
 // showTraining opens (or raises) the training window.
@@ -350,7 +354,7 @@ func (tw *trainWin) setButtons() {
 func (tw *trainWin) form() sim.TrainingForm {
 	return sim.TrainingForm{Patch: 2 + 2*tw.patch.SelectedIndex(), FromShipped: tw.start.SelectedIndex() == 1,
 		Images: tw.images.Selected, Lambda: tw.lambda.Text, D: tw.d.Text, Attn: tw.attn.Selected,
-		Epochs: tw.epochs.Text, LR: tw.lr.Text, Seed: tw.seed.Text}
+		Epochs: tw.epochs.Text, LR: tw.lr.Text, Seed: tw.seed.Text, HalveEvery: tw.halveEvery}
 }
 
 // drawDigitInput shows the main window's input as the digit the run

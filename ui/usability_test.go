@@ -15,6 +15,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 	"golang.org/x/image/font/sfnt"
@@ -806,5 +807,34 @@ func TestLensSharesTheMapsScale(t *testing.T) {
 				t.Fatalf("block (%d,%d) is %v; its brightest entry in the lens %v", br, bc, got, lens)
 			}
 		}
+	}
+}
+
+// TestInfoTipHoverThenClick: the pointer over ⓘ puts its explanation in
+// the status line; the click that follows opens it and it stays (a
+// pop-up opened on hover was closed by that click: nothing was seen).
+func TestInfoTipHoverThenClick(t *testing.T) {
+	m, w := newTestMain(t)
+	var tips []*infoTip
+	tipsUnder(w.Content(), &tips)
+	if len(tips) == 0 {
+		t.Fatal("no ⓘ in the window")
+	}
+	tp := tips[0]
+	tp.MouseIn(&desktop.MouseEvent{})
+	if !strings.Contains(m.status.Text, "stored training digit") {
+		t.Errorf("hovering ⓘ: status %q", m.status.Text)
+	}
+	test.Tap(tp)
+	if tp.popup == nil || !tp.popup.Visible() {
+		t.Fatal("hover then click: the explanation is not open")
+	}
+	tp.MouseOut()
+	if !tp.popup.Visible() {
+		t.Fatal("the explanation closed when the pointer left the icon")
+	}
+	test.Tap(tp)
+	if tp.popup.Visible() {
+		t.Fatal("a second click did not close it")
 	}
 }

@@ -38,8 +38,11 @@ type Deps struct {
 // only on the Fyne goroutine; the engine runs in its own goroutine and
 // reaches the view through fyne.Do.
 type Main struct {
-	app    fyne.App
-	win    fyne.Window
+	app fyne.App
+	win fyne.Window
+	// ctx ends when the window closes: the window's own jobs (a slow
+	// export) stop with it.
+	ctx    context.Context
 	deps   Deps
 	infos  []sim.ModelInfo // the catalogue's models that loaded, in menu order
 	Engine *sim.Engine
@@ -109,6 +112,12 @@ type Main struct {
 	// is given to the next one (told once its plane is drawn)
 	space      *spaceWin
 	spaceReady func()
+	// unpushed shows, side by side, each model's run as it was instead
+	// of its pushed run (Push → Show the runs as they were, Ctrl+J)
+	unpushed bool
+	// exportDone, in tests, is told on Fyne's goroutine when a slow export
+	// has ended (saved, failed or cancelled)
+	exportDone func()
 	// pendingTrain is a lesson slide's live training, started once the
 	// engine has taken the slide's cue
 	pendingTrain *pendingTrain
@@ -126,7 +135,7 @@ type Main struct {
 // NewMain builds the window content for w and starts the engine, which
 // stops when ctx ends (the window closes). settings are the initial ones.
 func NewMain(ctx context.Context, a fyne.App, w fyne.Window, deps Deps, settings sim.Settings) *Main {
-	m := &Main{app: a, win: w, deps: deps, infos: deps.Catalogue.Available(), query: -1}
+	m := &Main{app: a, win: w, ctx: ctx, deps: deps, infos: deps.Catalogue.Available(), query: -1}
 	m.themeChoice = a.Preferences().StringWithFallback("theme", "System")
 	m.showGrid = a.Preferences().BoolWithFallback("grid", true)
 	a.Settings().SetTheme(newTheme(m.themeChoice, false))
@@ -141,7 +150,7 @@ func NewMain(ctx context.Context, a fyne.App, w fyne.Window, deps Deps, settings
 // NewMainSync is NewMain with a synchronous engine, for tests: commands
 // take effect before they return.
 func NewMainSync(a fyne.App, w fyne.Window, deps Deps, settings sim.Settings) *Main {
-	m := &Main{app: a, win: w, deps: deps, infos: deps.Catalogue.Available(), query: -1, themeChoice: "System", showGrid: true}
+	m := &Main{app: a, win: w, ctx: context.Background(), deps: deps, infos: deps.Catalogue.Available(), query: -1, themeChoice: "System", showGrid: true}
 	m.usePlotFont()
 	m.build()
 	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue,

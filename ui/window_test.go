@@ -71,6 +71,10 @@ func TestKeyboardAndTransport(t *testing.T) {
 	if want := "no step improves on the input"; !strings.Contains(m.tLabel.Text, want) {
 		t.Fatalf("t label %q, want %q", m.tLabel.Text, want)
 	}
+	// ...and no t* line is drawn where the readout names none.
+	if m.msePlot.TStar >= 0 || m.energyPlot.TStar >= 0 {
+		t.Fatalf("a t* line at %v while the readout says no step improves", m.msePlot.TStar)
+	}
 	typeKey(w, fyne.KeyHome)
 	if m.snap.T != 0 {
 		t.Fatal("Home did not reset")

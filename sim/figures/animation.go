@@ -1,6 +1,7 @@
 package figures
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"image/color"
@@ -9,6 +10,7 @@ import (
 	"image/gif"
 	"io"
 	"strings"
+	"sync/atomic"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -51,24 +53,33 @@ func RunFrames(sn *sim.Snapshot) int {
 
 // WriteRunGIF writes sn's run, t = 0 … the last recorded step, a frame
 // each (delay hundredths of a second apart; the last is held two
-// seconds), looping.
-func WriteRunGIF(w io.Writer, sn *sim.Snapshot, delay int) error {
+// seconds), looping. The frames are drawn on every core; progress, when
+// set, is told each frame drawn (from the drawing goroutines); ctx ends
+// the work early with its error, and nothing is written then.
+func WriteRunGIF(ctx context.Context, w io.Writer, sn *sim.Snapshot, delay int, progress func(done, total int)) error {
 	n := RunFrames(sn)
 	if n == 0 {
 		return fmt.Errorf("no step is recorded yet")
 	}
-	anim := &gif.GIF{}
-	for t := range n {
+	anim := &gif.GIF{Image: make([]*image.Paletted, n), Delay: make([]int, n)}
+	var done atomic.Int64
+	err := models.Parallel(ctx, n, 0, func(_, t int) {
 		rgba := runFrame(sn, t)
 		pal := image.NewPaletted(rgba.Bounds(), gifPalette)
 		imgdraw.Draw(pal, pal.Rect, rgba, rgba.Bounds().Min, imgdraw.Src)
-		anim.Image = append(anim.Image, pal)
-		d := delay
-		if t == n-1 {
-			d = 200
+		anim.Image[t] = pal
+		anim.Delay[t] = delay
+		if progress != nil {
+			progress(int(done.Add(1)), n)
 		}
-		anim.Delay = append(anim.Delay, d)
+	})
+	if err != nil {
+		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	anim.Delay[n-1] = 200
 	return gif.EncodeAll(w, anim)
 }
 

@@ -356,6 +356,29 @@ func BandPlot(title string, bands []Band) (*plot.Plot, error) {
 	if math.IsInf(p.Y.Min, 0) {
 		return nil, fmt.Errorf("no finite MSE in the ensemble")
 	}
+	// Each model's baseline: its inputs' median MSE (t = 0), dotted across
+	// the run, so a step is read against doing nothing. Models that share
+	// the input share one line.
+	seen := map[float64]bool{}
+	for k, b := range bands {
+		if len(b.Median) == 0 || math.IsNaN(b.Median[0]) || seen[b.Median[0]] {
+			continue
+		}
+		in := b.Median[0]
+		seen[in] = true
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: in}, {X: float64(maxT), Y: in}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = Palette[k%len(Palette)]
+		if isModel(b.Name) {
+			l.Color = ModelColor(b.Name)
+		}
+		l.Width = vg.Points(1)
+		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s input, t = 0 (median %.4f)", b.Name, in), l)
+	}
 	p.X.Min, p.X.Max = 0, float64(maxT)
 	p.Y.Min, p.Y.Max = fitRange(p.Y.Min, p.Y.Max, false)
 	return p, nil
@@ -422,9 +445,14 @@ type TrajectoryOptions struct {
 	// move without redrawing the plot). Negative: no marker.
 	Now, Best int
 	// Upto, when positive, draws values for t < Upto only (a lesson hides
-	// what has not happened yet); the axes still span every value, so they
-	// stay put as the line grows.
+	// what has not happened yet), and the y axis spans only what is drawn
+	// (with the references, known from t = 0): an axis scaled to the whole
+	// run told where the curve would go before it was played. It grows
+	// with the run.
 	Upto int
+	// XMax, when positive, ends the t axis there (a lesson's short run is
+	// drawn across the plot, not as a sliver of the look-ahead's 100 steps).
+	XMax int
 }
 
 // The marker colours are used by no curve (Palette, ReferenceColor): t is
@@ -474,13 +502,17 @@ func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) 
 			if s.Apart && t == 0 {
 				continue
 			}
+			if o.XMax > 0 && t > o.XMax {
+				break
+			}
 			if !math.IsNaN(v) && !math.IsInf(v, 0) && (!o.LogY || v > 0) {
 				// A reference (the input's MSE) is known from t = 0:
 				// Upto does not cut it.
+				maxT = max(maxT, t)
 				if o.Upto <= 0 || t < o.Upto || s.Reference {
 					xy = append(xy, plotter.XY{X: float64(t), Y: v})
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
 				}
-				lo, hi, maxT = math.Min(lo, v), math.Max(hi, v), max(maxT, t)
 			}
 		}
 		if len(xy) == 0 {
@@ -494,6 +526,9 @@ func TrajectoryPlot(title, ylabel string, series []Series, o TrajectoryOptions) 
 		if o.Legend {
 			p.Legend.Add(s.Name, l)
 		}
+	}
+	if o.XMax > 0 {
+		maxT = o.XMax
 	}
 	if lo <= hi {
 		p.Y.Min, p.Y.Max = fitRange(lo, hi, o.LogY)
@@ -527,7 +562,13 @@ func fitRange(lo, hi float64, logY bool) (float64, float64) {
 	}
 	m := 0.05 * (hi - lo)
 	if m == 0 {
-		m = 0.05 * math.Max(math.Abs(hi), 1)
+		// One value (a lesson before its first step): a tenth of it each
+		// side, an axis about the value, not a span that hints where the
+		// curve could go.
+		m = 0.1 * math.Abs(hi)
+		if m == 0 {
+			m = 0.05
+		}
 	}
 	return lo - m, hi + m
 }
@@ -680,7 +721,15 @@ func WriteVector(out io.Writer, p *plot.Plot, format string, w, h float64) error
 	default:
 		return fmt.Errorf("format %q is not svg or pdf", format)
 	}
-	DrawLegendRight(p, draw.New(c))
+	dc := draw.New(c)
+	if p.BackgroundColor != nil {
+		// The whole page, the legend's column too: p.Draw fills only
+		// the plot's part, and a legend on a transparent ground vanished
+		// on a dark slide.
+		dc.SetColor(p.BackgroundColor)
+		dc.Fill(dc.Rectangle.Path())
+	}
+	DrawLegendRight(p, dc)
 	_, err := c.WriteTo(out)
 	return err
 }

@@ -18,6 +18,18 @@ import (
 var DigitColors = append(append([]color.RGBA{}, Palette[:6]...),
 	color.RGBA{200, 200, 60, 255}, color.RGBA{140, 140, 140, 255}, color.RGBA{166, 86, 40, 255}, color.RGBA{120, 94, 240, 255})
 
+// CloudColors are the stored digits' colours in the cloud and its legend:
+// DigitColors mixed halfway with white, so that no stored digit has the
+// colour of a model's path (the models take the palette's first six; a
+// bare model's blue path ran through a cloud of the same blue 0s).
+var CloudColors = func() []color.RGBA {
+	out := make([]color.RGBA, len(DigitColors))
+	for k, c := range DigitColors {
+		out[k] = color.RGBA{R: uint8((int(c.R) + 255) / 2), G: uint8((int(c.G) + 255) / 2), B: uint8((int(c.B) + 255) / 2), A: 255}
+	}
+	return out
+}()
+
 // meanColor marks the mean digit: seen on both backgrounds, like no label.
 var meanColor = color.RGBA{220, 40, 40, 255}
 
@@ -68,8 +80,8 @@ func stateSpacePlot(title string, s *sim.StateSpace, paths []Path) (*plot.Plot, 
 		}
 	}
 	for l := range cl.xys {
-		c := DigitColors[l]
-		cl.colors[l] = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 70}
+		c := CloudColors[l]
+		cl.colors[l] = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 110}
 	}
 	p.Add(cl)
 	for l, xy := range cl.xys {
@@ -77,7 +89,7 @@ func stateSpacePlot(title string, s *sim.StateSpace, paths []Path) (*plot.Plot, 
 			continue
 		}
 		key, _ := plotter.NewScatter(plotter.XYs{{}})
-		key.GlyphStyle = draw.GlyphStyle{Color: DigitColors[l], Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+		key.GlyphStyle = draw.GlyphStyle{Color: CloudColors[l], Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 		p.Legend.Add(fmt.Sprintf("stored %d", l), key)
 	}
 	origin, _ := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})

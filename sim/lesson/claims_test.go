@@ -114,6 +114,7 @@ func TestShippedClaims(t *testing.T) {
 	// its input before the first epoch ends and deepens by the last; with
 	// 100 images it dips too by the last epoch.
 	wl := byName["watch-it-learn"]
+	shipped := at(wl.Slides[0]).Lanes[0].BestMSE
 	for _, k := range []int{1, 2} {
 		s := wl.Slides[k]
 		set, err := s.Train.Settings(cat)
@@ -146,5 +147,15 @@ func TestShippedClaims(t *testing.T) {
 		if k == 1 && !(last.MSEStar < first.MSEStar) {
 			t.Errorf("watch-it-learn %q: the dip did not deepen: MSE(t*) %.4f after epoch 1, %.4f after the last", s.Title, first.MSEStar, last.MSEStar)
 		}
+		// "dips clearly below the input's error": a dip the room can see,
+		// a tenth of the input's error at least (60 updates gave 2%).
+		if !(last.MSEStar < 0.9*last.MSE[0]) {
+			t.Errorf("watch-it-learn %q: after the last epoch MSE(t*) %.4f against the input's %.4f: not a clear dip", s.Title, last.MSEStar, last.MSE[0])
+		}
+		// "if less deep than the shipped model's"
+		if k == 2 && !(last.MSEStar > shipped) {
+			t.Errorf("watch-it-learn %q: MSE(t*) %.4f, deeper than the shipped model's %.4f", s.Title, last.MSEStar, shipped)
+		}
+		t.Logf("watch-it-learn %q: after %d epochs t* = %d, MSE(t*) %.4f against the input's %.4f", s.Title, len(ends), last.TStar, last.MSEStar, last.MSE[0])
 	}
 }

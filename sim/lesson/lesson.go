@@ -363,7 +363,7 @@ var (
 	lessonKeys   = []string{"version", "name", "title", "slides"}
 	slideKeys    = []string{"title", "scenario", "run", "caption", "question", "answer", "train"}
 	runKeys      = []string{"from", "to", "speed"}
-	trainKeys    = []string{"patch", "start", "images", "lambda", "attention", "d", "epochs", "lr", "seed"}
+	trainKeys    = []string{"patch", "start", "images", "lambda", "attention", "d", "epochs", "lr", "seed", "halve_every"}
 	scenarioKeys = slices.DeleteFunc(sim.ScenarioFields(), func(k string) bool { return k == "version" || k == "t" })
 )
 
@@ -577,8 +577,8 @@ func (p *parser) train(path string, raw json.RawMessage) (*sim.TrainingForm, err
 			if err := dec.Decode(&num); err != nil {
 				return nil, p.fail(join(path, k), "wrong type: want a number")
 			}
-			*map[string]*string{"images": &one.Images, "lambda": &one.Lambda, "d": &one.D, "epochs": &one.Epochs, "lr": &one.LR, "seed": &one.Seed}[k] = num.String()
-			*map[string]*string{"images": &f.Images, "lambda": &f.Lambda, "d": &f.D, "epochs": &f.Epochs, "lr": &f.LR, "seed": &f.Seed}[k] = num.String()
+			*map[string]*string{"images": &one.Images, "lambda": &one.Lambda, "d": &one.D, "epochs": &one.Epochs, "lr": &one.LR, "seed": &one.Seed, "halve_every": &one.HalveEvery}[k] = num.String()
+			*map[string]*string{"images": &f.Images, "lambda": &f.Lambda, "d": &f.D, "epochs": &f.Epochs, "lr": &f.LR, "seed": &f.Seed, "halve_every": &f.HalveEvery}[k] = num.String()
 		}
 		if _, err := one.Settings(nil); err != nil {
 			return nil, p.fail(join(path, k), "%s", err)

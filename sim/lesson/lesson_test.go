@@ -123,6 +123,8 @@ func TestRefusals(t *testing.T) {
 		{"train images", `"run": {`, `"train": {"images": 50}, "run": {`, 8, "slides[0].train.images: images = 50 is out of range (allowed 100 … 10000)"},
 		{"train λ", `"run": {`, `"train": {"lambda": "five"}, "run": {`, 8, "slides[0].train.lambda: wrong type: want a number"},
 		{"train start", `"run": {`, `"train": {"start": "old"}, "run": {`, 8, `slides[0].train.start: must be "random"`},
+		{"train d too small", `"run": {`, `"train": {"d": 1}, "run": {`, 8, "slides[0].train.d: d = 1 is out of range for training at P=2 (allowed 8 … 57"},
+		{"train d too large", `"run": {`, `"train": {"d": 100000}, "run": {`, 8, "slides[0].train.d: d = 100000 is out of range for training at P=2 (allowed 8 … 57"},
 		{"train unknown field", `"run": {`, `"train": {"batch": 5}, "run": {`, 8, "slides[0].train.batch: unknown field"},
 		{"no slides", "", "{\"version\": 1, \"title\": \"t\",\n \"slides\": []}", 2, "slides: a lesson needs at least one slide"},
 		{"not JSON", `"title": "t",`, `"title": "t",,`, 3, "not valid JSON"},
