@@ -33,6 +33,12 @@ func runLesson(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w: lesson needs a subcommand\n\n%s", errUsage, lessonUsage)
 	}
 	sub, args := args[0], args[1:]
+	switch sub {
+	case "-h", "-help", "--help", "help":
+		// Help asked for: the usage, exit 0 (it said "unknown command").
+		fmt.Print("usage: attractorlab lesson list | check FILE | export FILE|NAME --out DIR\n\n" + strings.TrimPrefix(lessonUsage, "usage:\n"))
+		return nil
+	}
 	fs := flag.NewFlagSet("lesson "+sub, flag.ContinueOnError)
 	var out, size, themeName *string
 	var force *bool

@@ -296,6 +296,7 @@ func TestUsageOnceExit2(t *testing.T) {
 		{[]string{"gui", "--nope"}, 2, "flag provided but not defined: -nope"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"train", "-h"}, 0, "usage: attractorlab train"},
+		{[]string{"lesson", "-h"}, 0, "attractorlab lesson check FILE"},
 	} {
 		cmd, buf := command(c.args...)
 		if err := cmd.Start(); err != nil {

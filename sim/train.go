@@ -255,6 +255,10 @@ func (w Watch) View(ctx context.Context, net *models.BSA) TrainingView {
 // steps on one core).
 const TrainViewEvery = 150 * time.Millisecond
 
+// viewDuty spaces the re-runs within an epoch: the next starts no sooner
+// than viewDuty times the last one's duration after it started.
+const viewDuty = 5
+
 // TrainWatched is TrainBSA with a live view: the same couplings, bit for
 // bit (the view works on copies), with the digit re-run beside the
 // training on one goroutine. Copies offered while a re-run is under way
@@ -268,14 +272,17 @@ func TrainWatched(ctx context.Context, train, test *mnist.Set, s BSATraining, w 
 	views := make(chan copyAt, 1)
 	var spare *models.BSA // the batches' copy, reused (the viewer is done with it when not busy)
 	var busy atomic.Bool
-	var last time.Time // on the training goroutine only
+	var last time.Time    // on the training goroutine only
+	var took atomic.Int64 // the last re-run's duration (ns)
 	viewCtx, viewStop := context.WithCancel(ctx)
 	defer viewStop()
 	viewerDone := make(chan struct{})
 	go func() {
 		defer close(viewerDone)
 		for c := range views {
+			began := time.Now()
 			v := w.View(viewCtx, c.net)
+			took.Store(int64(time.Since(began)))
 			v.Epoch, v.Batch = c.epoch, c.batch
 			if w.OnView != nil {
 				w.OnView(v)
@@ -288,7 +295,10 @@ func TrainWatched(ctx context.Context, train, test *mnist.Set, s BSATraining, w 
 			for busy.Load() && viewCtx.Err() == nil {
 				time.Sleep(2 * time.Millisecond)
 			}
-		} else if busy.Load() || time.Since(last) < w.Every {
+		} else if busy.Load() || time.Since(last) < max(w.Every, viewDuty*time.Duration(took.Load())) {
+			// At most one core's fifth goes to re-runs: re-running the
+			// digit as often as it could took 42% of the window's CPU,
+			// and an epoch took 1.6 times as long as headless.
 			return
 		}
 		busy.Store(true)

@@ -118,6 +118,9 @@ func (m *Main) LeaveLesson() {
 	m.reportLesson("left the lesson " + m.lesson.l.Name)
 	m.lesson = nil
 	m.bar.box.Hide()
+	if m.train != nil {
+		m.train.showLesson("", "")
+	}
 	m.body.Refresh() // the panels take the bar's room back
 	if m.snap != nil {
 		// What the lesson hid (the curves after t, each t*) is shown.
@@ -278,6 +281,9 @@ func (m *Main) drawLesson() {
 		m.barText = md
 		m.bar.caption.Segments = captionSegments(md)
 		m.bar.caption.Refresh()
+		if m.train != nil {
+			m.train.showLesson(s.Title, md)
+		}
 	}
 }
 

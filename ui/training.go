@@ -90,6 +90,15 @@ type trainWin struct {
 	m  *Main
 	w  fyne.Window
 	ui *updater
+	// lessonCap shows the lesson slide's title and caption (hidden
+	// outside a lesson)
+	lessonCap *widget.RichText
+	fields    *fyne.Container // the form's fields, hidden under a lesson's caption
+	// curEpoch and curBatch are the run's place (1-based epoch, batches
+	// done in it), batches an epoch's count; viewWatch the run's view,
+	// which re-runs the digit with the couplings a Cancel keeps
+	curEpoch, curBatch, batches int
+	viewWatch                   sim.Watch
 	// halveEvery is the form's learning-rate halving ("" the recipe's): a
 	// lesson sets it; the command the window shows carries it.
 	halveEvery string
@@ -182,7 +191,15 @@ func (m *Main) showTraining() {
 	tw := &trainWin{m: m, w: m.app.NewWindow("Training — Attractor Lab"), ui: newUpdater()}
 	tw.build()
 	tw.w.Resize(fyne.NewSize(1280, 800))
-	tw.w.Canvas().SetOnTypedKey(m.escCloses)
+	// A lesson's keys (→ next, ← back, Esc leaves) work here too: a slide
+	// that trains opens this window over the main one, and → did nothing
+	// until the window manager gave the main window the keyboard.
+	tw.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
+		if m.lesson != nil && m.lessonKey(k) {
+			return
+		}
+		m.escCloses(k)
+	})
 	tw.w.SetOnClosed(func() {
 		if tw.stop != nil {
 			tw.stop()
@@ -191,6 +208,9 @@ func (m *Main) showTraining() {
 		m.train = nil
 	})
 	m.train = tw
+	if lr := m.lesson; lr != nil && m.barText != "" {
+		tw.showLesson(lr.l.Slides[lr.slide].Title, m.barText)
+	}
 	tw.w.Show()
 }
 
@@ -218,7 +238,9 @@ func (tw *trainWin) build() {
 	field := func(name string, w fyne.CanvasObject) fyne.CanvasObject {
 		return container.NewBorder(nil, nil, widget.NewLabel(name), nil, w)
 	}
-	form := container.NewGridWithColumns(5,
+	// Three columns: five were 1,417 px wide at presentation type size,
+	// wider than a 1280-px screen.
+	form := container.NewGridWithColumns(3,
 		field("model", tw.patch), field("start from", tw.start), field("images", tw.images),
 		field("λ", tw.lambda), field("attention", tw.attn),
 		field("d", tw.d), field("epochs", tw.epochs), field("lr", tw.lr), field("seed", tw.seed))
@@ -269,11 +291,22 @@ func (tw *trainWin) build() {
 	images := container.NewGridWithColumns(3, pic(widget.NewLabel("input"), tw.input), pic(tw.atStarLbl, tw.atStar), pic(tw.lastLbl, tw.last))
 
 	buttons := container.NewHBox(tw.startBtn, tw.pauseBtn, tw.cancelBtn, tw.useBtn, tw.saveBtn)
-	top := container.NewVBox(form, container.NewBorder(nil, nil, buttons, nil, tw.prog), tw.status)
+	// In a lesson the slide's title and caption head this window, so the
+	// room reads them while the training runs over the main window.
+	tw.lessonCap = widget.NewRichText()
+	tw.lessonCap.Wrapping = fyne.TextWrapWord
+	tw.lessonCap.Hide()
+	tw.fields = form
+	top := container.NewVBox(tw.lessonCap, form, container.NewBorder(nil, nil, buttons, nil, tw.prog), tw.status)
+	// Three columns, each as tall as the body: the learning curves, the
+	// digit re-run, the couplings. Two columns stacked four plots, and at
+	// presentation type size under a slide's caption the loss and
+	// validation plots were left no height to draw in (the validation
+	// plot's axes piled up and its curve vanished), the couplings cut off.
 	left := container.NewGridWithRows(2, tw.loss, tw.val)
 	digit := container.NewGridWithRows(2, tw.digit, container.NewBorder(tw.digitLbl, nil, nil, nil, images))
-	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithColumns(2, container.NewGridWithColumns(2, tw.couplings, tw.displacement), tw.locality))
-	body := container.NewGridWithColumns(2, container.NewGridWithRows(2, left, coup), digit)
+	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithRows(2, container.NewGridWithColumns(2, tw.couplings, tw.displacement), tw.locality))
+	body := container.NewGridWithColumns(3, left, digit, coup)
 	tw.w.SetContent(container.NewBorder(top, nil, nil, nil, body))
 	tw.drawDigitInput()
 	tw.drawCurves()
@@ -409,9 +442,14 @@ func (tw *trainWin) begin() {
 			tw.drawCurves()
 		})
 	}
+	tw.batches = batches
+	tw.viewWatch = watch
 	watch.OnBatch = func(epoch, batch int) {
 		v := float64((epoch-1)*batches+batch) / total
-		tw.ui.post(func() { tw.prog.SetValue(v) })
+		tw.ui.post(func() {
+			tw.prog.SetValue(v)
+			tw.curEpoch, tw.curBatch = epoch, batch
+		})
 	}
 	watch.OnView = func(v sim.TrainingView) {
 		tw.ui.post(func() {
@@ -441,7 +479,14 @@ func (tw *trainWin) togglePause() {
 	}
 	tw.paused.Store(!tw.paused.Load())
 	if tw.paused.Load() {
-		tw.status.SetText(fmt.Sprintf("paused after %d epochs (Resume goes on; Cancel keeps the last finished epoch)", len(tw.stats)))
+		// The epoch under way and the finished ones, by the numbers the
+		// plots show ("paused after 5 epochs" read wrong beside a curve
+		// labelled epoch 6).
+		where := fmt.Sprintf("in epoch %d, after batch %d of %d", tw.curEpoch, tw.curBatch, tw.batches)
+		if tw.curBatch >= tw.batches {
+			where = fmt.Sprintf("at the end of epoch %d", tw.curEpoch)
+		}
+		tw.status.SetText(fmt.Sprintf("paused %s; %d finished (Resume goes on; Cancel keeps the %d finished)", where, len(tw.stats), len(tw.stats)))
 	} else {
 		tw.status.SetText("training…")
 	}
@@ -466,7 +511,17 @@ func (tw *trainWin) finish(net *sim.BSA, epochs int, err error) {
 		tw.m.refreshModels()
 		how := "trained"
 		if cancelled {
-			how = "cancelled; kept the last finished epoch:"
+			how = fmt.Sprintf("cancelled in epoch %d; kept the finished ones:", epochs+1)
+			// The digit shown was re-run with couplings from the epoch
+			// under way; show it with those kept, labelled so.
+			if w := tw.viewWatch; w.Input != nil {
+				kept := sim.CloneBSA(net)
+				go func() {
+					v := w.View(context.Background(), kept)
+					v.Epoch = epochs
+					tw.ui.post(func() { tw.drawView(v, fmt.Sprintf("kept: the end of epoch %d", epochs), true) })
+				}()
+			}
 		} else {
 			tw.prog.SetValue(1)
 		}
@@ -523,11 +578,11 @@ func (tw *trainWin) drawCurves() {
 		return
 	}
 	tw.loss.SetPlot(func() (*plot.Plot, error) {
-		return figures.LinePlot("loss per epoch (mean token energy)", "epoch", "loss", xs, false,
+		return figures.LinePlot("loss (mean token energy)", "epoch", "loss", xs, false,
 			[]figures.Series{{Values: loss}})
 	})
 	tw.val.SetPlot(func() (*plot.Plot, error) {
-		return figures.LinePlot(fmt.Sprintf("validation: masked MSE after 5 steps (%d test digits)", int(sim.ValDigits.Default)),
+		return figures.LinePlot(fmt.Sprintf("masked MSE at t = 5, %d digits", int(sim.ValDigits.Default)),
 			"epoch", "masked MSE", xs, false, []figures.Series{{Values: val, Color: figures.Palette[1]}})
 	})
 }
@@ -551,7 +606,7 @@ func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
 	}
 	input := run.MSE[0]
 	tw.digit.SetPlot(func() (*plot.Plot, error) {
-		return figures.MSEPlot("the main window's digit, re-run as training goes", series, input, run.TStar)
+		return figures.MSEPlot("this digit, re-run", series, input, run.TStar)
 	})
 	memory := "no transient memory yet (the error does not dip below the input's and rise again)"
 	if run.Transient {
@@ -584,10 +639,34 @@ func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
 		"Middle: their mean by where the key's patch lies from the query's (centre: the query itself, grey), %.3g (dark) to %.3g (yellow). Right: the mean by patch distance.", when, hi, dlo, dhi))
 	dist := r.ByDistance
 	tw.locality.SetPlot(func() (*plot.Plot, error) {
-		return figures.LinePlot("mean ‖J_ij‖ by patch distance", "distance (patches, Chebyshev)", "mean ‖J_ij‖", figures.Steps(len(dist)), false,
+		return figures.LinePlot("‖J_ij‖ by distance", "distance (patches)", "mean ‖J_ij‖", figures.Steps(len(dist)), false,
 			[]figures.Series{{Values: dist, Color: figures.Palette[2]}})
 	})
 	if tw.viewed != nil {
 		tw.viewed(r.Epoch, r.Batch)
 	}
+}
+
+// showLesson heads the window with a lesson slide's title and text (md,
+// as the lesson bar shows it); "" hides it.
+func (tw *trainWin) showLesson(title, md string) {
+	if md == "" {
+		if tw.lessonCap.Visible() {
+			tw.lessonCap.Hide()
+			tw.fields.Show()
+			tw.digitLbl.Show()
+			tw.couplingsLbl.Show()
+		}
+		return
+	}
+	tw.lessonCap.Segments = captionSegments("**" + title + "**\n" + md)
+	tw.lessonCap.Refresh()
+	tw.lessonCap.Show()
+	// The slide sets the form, and the status line says what it runs;
+	// the plots' legends carry the readouts' numbers: the form's rows and
+	// the long readouts go to the plots (at presentation size under the
+	// caption the window was taller than a 800-px screen).
+	tw.fields.Hide()
+	tw.digitLbl.Hide()
+	tw.couplingsLbl.Hide()
 }

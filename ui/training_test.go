@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -144,6 +145,17 @@ func TestTrainingWindow(t *testing.T) {
 			if !strings.Contains(tw.status.Text, "paused") || tw.pauseBtn.Text != "Resume" {
 				t.Errorf("paused: status %q, button %q", tw.status.Text, tw.pauseBtn.Text)
 			}
+			// The epoch under way and the finished ones, as the plots
+			// count them.
+			want := fmt.Sprintf("paused in epoch %d, after batch %d of %d; %d finished", tw.curEpoch, tw.curBatch, tw.batches, len(tw.stats))
+			under := tw.curEpoch == len(tw.stats)+1
+			if tw.curBatch >= tw.batches { // paused at an epoch's end
+				want = fmt.Sprintf("paused at the end of epoch %d; %d finished", tw.curEpoch, len(tw.stats))
+				under = tw.curEpoch == len(tw.stats) || tw.curEpoch == len(tw.stats)+1
+			}
+			if !strings.Contains(tw.status.Text, want) || !under {
+				t.Errorf("paused: status %q, want %q, the epoch in it beside the %d finished", tw.status.Text, want, len(tw.stats))
+			}
 		})
 		time.Sleep(100 * time.Millisecond)
 		var p, q float64
@@ -158,7 +170,7 @@ func TestTrainingWindow(t *testing.T) {
 			tw.cancelBtn.OnTapped()
 		})
 	})
-	if !strings.Contains(tw.status.Text, "cancelled") || tw.trained == nil || tw.trained.Meta["epochs_done"] != "1" {
+	if !strings.Contains(tw.status.Text, "cancelled in epoch 2; kept the finished ones: 1 epochs") || tw.trained == nil || tw.trained.Meta["epochs_done"] != "1" {
 		t.Fatalf("after cancel: status %q, epochs_done %q", tw.status.Text, tw.trained.Meta["epochs_done"])
 	}
 	do(tw.w.Close)
@@ -207,10 +219,16 @@ func TestLessonTrainsLive(t *testing.T) {
 	})
 	<-done
 	tw.ui.wait(func() {})
-	typeKey(w, fyne.KeyRight) // slide 3 asks first; its training starts at once
+	typeKey(w, fyne.KeyRight) // slide 3 asks first: its training starts on the reveal
 	tw.ui.wait(func() {
-		if !tw.running || tw.images.Selected != "100" {
-			t.Errorf("slide 3: running %v, images %q", tw.running, tw.images.Selected)
+		if tw.running {
+			t.Errorf("slide 3's question: the training it asks about is already running")
+		}
+	})
+	typeKey(w, fyne.KeyRight) // the reveal
+	tw.ui.wait(func() {
+		if !tw.running || tw.images.Selected != "100" || tw.epochs.Text != "600" || tw.halveEvery != "400" {
+			t.Errorf("slide 3 revealed: running %v, images %q, epochs %q, halve every %q", tw.running, tw.images.Selected, tw.epochs.Text, tw.halveEvery)
 		}
 		tw.cancelBtn.OnTapped()
 	})
@@ -239,4 +257,40 @@ func closeTraining(m *Main) {
 		<-done
 	}
 	tw.ui.wait(tw.w.Close)
+}
+
+// TestTrainingSlideShowsCaptionAndTakesKeys: a lesson slide that trains
+// heads the Training window with the slide's title and caption, the
+// window fits a 1280-px screen at presentation size, and → typed there
+// goes on with the lesson.
+func TestTrainingSlideShowsCaptionAndTakesKeys(t *testing.T) {
+	m, _ := newTestMain(t)
+	m.togglePresentation()
+	ls, _ := m.ShippedLessons()
+	var wl *lesson.Lesson
+	for _, l := range ls {
+		if l.Name == "watch-it-learn" {
+			wl = l
+		}
+	}
+	if wl == nil {
+		t.Fatal("no watch-it-learn lesson")
+	}
+	m.StartLesson(wl)
+	m.openSlide(1, false) // "Grow it from random couplings": trains at once
+	tw := m.train
+	if tw == nil {
+		t.Fatal("the training slide opened no Training window")
+	}
+	defer tw.w.Close()
+	if !tw.lessonCap.Visible() || !strings.Contains(tw.lessonCap.String(), wl.Slides[1].Title) || !strings.Contains(tw.lessonCap.String(), "pseudo-likelihood") {
+		t.Fatalf("the Training window's head: visible %v, %q", tw.lessonCap.Visible(), tw.lessonCap.String())
+	}
+	if w := tw.w.Content().MinSize().Width; w > 1280 {
+		t.Errorf("the Training window needs %.0f px at presentation size: wider than a 1280-px screen", w)
+	}
+	tw.w.Canvas().(interface{ OnTypedKey() func(*fyne.KeyEvent) }).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyRight})
+	if m.lesson == nil || m.lesson.slide != 2 {
+		t.Fatalf("→ in the Training window: the lesson is at %+v, want slide 3", m.lesson)
+	}
 }

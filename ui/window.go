@@ -11,6 +11,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"sync/atomic"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -141,8 +142,18 @@ func NewMain(ctx context.Context, a fyne.App, w fyne.Window, deps Deps, settings
 	a.Settings().SetTheme(newTheme(m.themeChoice, false))
 	m.usePlotFont()
 	m.build()
+	// Snapshots are coalesced: at most one waits for Fyne's goroutine,
+	// and it draws the newest. A snapshot a drawing does not keep up with
+	// is skipped, not queued: with four models and 32 pushes each drawing
+	// took long enough that the queue grew, keys and Quit waited behind it
+	// (SIGTERM took 11.7 s) and the window fell further and further behind.
+	var waiting atomic.Pointer[sim.Snapshot]
 	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue,
-		Settings: settings, OnSnap: func(sn *sim.Snapshot) { fyne.Do(func() { m.apply(sn) }) }})
+		Settings: settings, OnSnap: func(sn *sim.Snapshot) {
+			if waiting.Swap(sn) == nil {
+				fyne.Do(func() { m.apply(waiting.Swap(nil)) })
+			}
+		}})
 	go m.Engine.Run(ctx)
 	return m
 }

@@ -76,7 +76,11 @@ func check(st fs.FileInfo, path, what string, max int64) error {
 		return fmt.Errorf("%s %s: %w (%s): give a file", what, path, ErrNotRegular, Kind(st.Mode()))
 	}
 	if st.Size() > max {
-		return fmt.Errorf("%s %s: %w: %s, the limit is %s", what, path, ErrTooLarge, Bytes(st.Size()), Bytes(max))
+		size, limit := Bytes(st.Size()), Bytes(max)
+		if size == limit { // rounding hid the difference
+			size, limit = fmt.Sprintf("%d bytes", st.Size()), fmt.Sprintf("%d bytes", max)
+		}
+		return fmt.Errorf("%s %s: %w: %s, the limit is %s", what, path, ErrTooLarge, size, limit)
 	}
 	return nil
 }

@@ -105,3 +105,22 @@ func TestGrowsPastCap(t *testing.T) {
 		t.Fatalf("read %d bytes past a cap of 5", total)
 	}
 }
+
+// A file one byte over a limit of 1 MB says so in bytes: "1.0 MB, the
+// limit is 1.0 MB" told nothing.
+func TestTooLargeNeverReadsEqual(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(p, make([]byte, MB+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadAll(p, "scenario", MB)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "1048577 bytes, the limit is 1048576 bytes") {
+		t.Fatalf("one byte over: %v", err)
+	}
+	if err := os.WriteFile(p, make([]byte, 3*MB), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadAll(p, "scenario", MB); err == nil || !strings.Contains(err.Error(), "3.0 MB, the limit is 1.0 MB") {
+		t.Fatalf("three times over: %v", err)
+	}
+}
