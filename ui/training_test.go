@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2"
 
 	"attractorlab/sim"
-	"attractorlab/sim/lesson"
 	"attractorlab/sim/mnist"
 	"attractorlab/sim/sweep"
 )
@@ -183,21 +182,7 @@ func TestTrainingWindow(t *testing.T) {
 // with the slide's form and starts it on the slide's digit once the slide
 // is in place; coming back to it does not start another.
 func TestLessonTrainsLive(t *testing.T) {
-	m, w := newTestMain(t)
-	ls, err := m.ShippedLessons()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var l *lesson.Lesson
-	for _, x := range ls {
-		if x.Name == "watch-it-learn" {
-			l = x
-		}
-	}
-	if l == nil {
-		t.Fatal("no lesson watch-it-learn")
-	}
-	m.StartLesson(l)
+	m, w, l := shippedLesson(t, "watch-it-learn")
 	if m.train != nil {
 		t.Fatal("slide 1 opened the training window")
 	}
@@ -264,19 +249,8 @@ func closeTraining(m *Main) {
 // window fits a 1280-px screen at presentation size, and → typed there
 // goes on with the lesson.
 func TestTrainingSlideShowsCaptionAndTakesKeys(t *testing.T) {
-	m, _ := newTestMain(t)
+	m, _, wl := shippedLesson(t, "watch-it-learn")
 	m.togglePresentation()
-	ls, _ := m.ShippedLessons()
-	var wl *lesson.Lesson
-	for _, l := range ls {
-		if l.Name == "watch-it-learn" {
-			wl = l
-		}
-	}
-	if wl == nil {
-		t.Fatal("no watch-it-learn lesson")
-	}
-	m.StartLesson(wl)
 	m.openSlide(1, false) // "Grow it from random couplings": trains at once
 	tw := m.train
 	if tw == nil {

@@ -20,12 +20,7 @@ type vectorOnly struct{ vg.CanvasSizer }
 // The cloud painted pixel by pixel looks as it does drawn disc by disc:
 // the same discs at the same places, the same faint colours.
 func TestCloudRasterMatchesGlyphs(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	s := &sim.StateSpace{Share: [2]float64{0.1, 0.07}}
-	for range 3000 {
-		s.Points = append(s.Points, [2]float64{rng.NormFloat64() * 3, rng.NormFloat64() * 2})
-		s.Labels = append(s.Labels, uint8(rng.IntN(10)))
-	}
+	s := randomSpace(3000)
 	p, err := StateSpacePlot(s, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -69,12 +64,7 @@ func TestCloudRasterMatchesGlyphs(t *testing.T) {
 }
 
 func BenchmarkStateSpacePlot(b *testing.B) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	s := &sim.StateSpace{Share: [2]float64{0.1, 0.07}}
-	for range 10000 {
-		s.Points = append(s.Points, [2]float64{rng.NormFloat64() * 3, rng.NormFloat64() * 2})
-		s.Labels = append(s.Labels, uint8(rng.IntN(10)))
-	}
+	s := randomSpace(10000)
 	b.ReportAllocs()
 	for b.Loop() {
 		p, err := StateSpacePlot(s, nil)
@@ -86,3 +76,15 @@ func BenchmarkStateSpacePlot(b *testing.B) {
 }
 
 var sink image.Image
+
+// randomSpace is a state space of n points scattered about the origin,
+// labelled at random (seeded).
+func randomSpace(n int) *sim.StateSpace {
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := &sim.StateSpace{Share: [2]float64{0.1, 0.07}}
+	for range n {
+		s.Points = append(s.Points, [2]float64{rng.NormFloat64() * 3, rng.NormFloat64() * 2})
+		s.Labels = append(s.Labels, uint8(rng.IntN(10)))
+	}
+	return s
+}
