@@ -170,8 +170,7 @@ func (m *Main) exportSlow(win fyne.Window, it exportItem) {
 	ctx, cancel := context.WithCancel(m.ctx)
 	bar := widget.NewProgressBar()
 	note := widget.NewLabel("drawing " + it.file + "…")
-	var d dialog.Dialog
-	d = dialog.NewCustom("Exporting "+it.file, "Cancel", container.NewVBox(note, bar), win)
+	d := dialog.NewCustom("Exporting "+it.file, "Cancel", container.NewVBox(note, bar), win)
 	d.SetOnClosed(func() { cancel() })
 	d.Resize(fyne.NewSize(420, d.MinSize().Height))
 	m.showDialog(d)
