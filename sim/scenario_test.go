@@ -100,7 +100,7 @@ func TestScenarioFileInputs(t *testing.T) {
 	if err := os.WriteFile(good, scenarioWith(t, `["bsa-p2", "bsa-p4"]`, "[5]"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]string{fifo: "FIFO", "/dev/zero": "character device", big: "the limit is 1.0 MB", dir: "directory"} {
+	for path, want := range map[string]string{fifo: "FIFO", "/dev/zero": "character device", big: "the limit is 1048576 bytes", dir: "directory"} {
 		_, _, err := cat.ReadScenarioFile(path)
 		if err == nil || !strings.Contains(err.Error(), "scenario "+path) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one naming the file and saying %q", path, err, want)

@@ -190,7 +190,9 @@ func (m *Main) showTraining() {
 	}
 	tw := &trainWin{m: m, w: m.app.NewWindow("Training — Attractor Lab"), ui: newUpdater()}
 	tw.build()
-	tw.w.Resize(fyne.NewSize(1280, 800))
+	// 740 px high: the window fits a 1366×768 screen as well as 1280×800
+	// (it opened 800 high and lost its bottom row on a 768-px screen).
+	tw.w.Resize(fyne.NewSize(1280, 740))
 	// A lesson's keys (→ next, ← back, Esc leaves) work here too: a slide
 	// that trains opens this window over the main one, and → did nothing
 	// until the window manager gave the main window the keyboard.

@@ -83,7 +83,7 @@ func TestFileInputs(t *testing.T) {
 	if err := os.WriteFile(big, huge, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]string{fifo: "named pipe (FIFO)", "/dev/zero": "character device", dir: "directory", big: "the limit is 1.0 MB"} {
+	for path, want := range map[string]string{fifo: "named pipe (FIFO)", "/dev/zero": "character device", dir: "directory", big: "the limit is 1048576 bytes"} {
 		done := make(chan error, 1)
 		go func() { _, err := Load(path, lim); done <- err }()
 		select {
