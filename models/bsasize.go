@@ -33,17 +33,22 @@ func MinBSADim(p int) int { return 2 * p * p }
 //
 // MaxDataBytes is 1,073,741,824. Training needs about four times the
 // memory of J (J, its gradient and the two AdamW moments).
-func MaxBSADim(p int) int {
+func MaxBSADim(p int) int { return largestBSADim(p, bsaFits) }
+
+// largestBSADim is the largest embedding dimension d for patch side p
+// whose network fits (n tokens, np padded, spin dimension a2; fits holds
+// up to some d and not beyond), 0 for a P not in BSAPatchSides.
+func largestBSADim(p int, fits func(n, np, a2, d int64) bool) int {
 	pt, err := bsaPatches(p)
 	if err != nil {
 		return 0
 	}
-	n, np := int64(pt.N), int64(roundUp16(pt.N))
+	n, np, a2 := int64(pt.N), int64(roundUp16(pt.N)), int64(2*pt.A)
 	d := int64(math.Sqrt(float64(MaxDataBytes / 4 / (n * np))))
-	for d > 0 && !bsaFits(n, np, int64(2*pt.A), d) {
+	for d > 0 && !fits(n, np, a2, d) {
 		d--
 	}
-	for bsaFits(n, np, int64(2*pt.A), d+1) {
+	for fits(n, np, a2, d+1) {
 		d++
 	}
 	return int(d)
@@ -59,16 +64,9 @@ const MaxTrainBytes = 2 << 30
 // file up to MaxBSADim, d = 81 at P=2, still loads and runs, but training
 // it held 8.3 GB). 0 for a P not in BSAPatchSides.
 func MaxTrainBSADim(p int) int {
-	pt, err := bsaPatches(p)
-	if err != nil {
-		return 0
-	}
-	n, np := int64(pt.N), int64(roundUp16(pt.N))
-	d := int64(math.Sqrt(float64(MaxTrainBytes / 16 / (n * np))))
-	for d > 0 && 16*n*np*d*d > MaxTrainBytes {
-		d--
-	}
-	return int(min(d, int64(MaxBSADim(p))))
+	return largestBSADim(p, func(n, np, a2, d int64) bool {
+		return bsaFits(n, np, a2, d) && 16*n*np*d*d <= MaxTrainBytes
+	})
 }
 
 // CheckTrainBSADim refuses an embedding dimension training cannot take

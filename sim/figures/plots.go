@@ -327,10 +327,7 @@ func BandPlot(title string, bands []Band) (*plot.Plot, error) {
 	p.Y.Min, p.Y.Max = math.Inf(1), math.Inf(-1)
 	maxT := 1
 	for k, b := range bands {
-		c := Palette[k%len(Palette)]
-		if isModel(b.Name) {
-			c = ModelColor(b.Name)
-		}
+		c := bandColor(k, b.Name)
 		if err := shade(p, 0, b.Q25, b.Q75, c, ""); err != nil {
 			return nil, err
 		}
@@ -370,10 +367,7 @@ func BandPlot(title string, bands []Band) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Color = Palette[k%len(Palette)]
-		if isModel(b.Name) {
-			l.Color = ModelColor(b.Name)
-		}
+		l.Color = bandColor(k, b.Name)
 		l.Width = vg.Points(1)
 		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		p.Add(l)
@@ -382,6 +376,14 @@ func BandPlot(title string, bands []Band) (*plot.Plot, error) {
 	p.X.Min, p.X.Max = 0, float64(maxT)
 	p.Y.Min, p.Y.Max = fitRange(p.Y.Min, p.Y.Max, false)
 	return p, nil
+}
+
+// bandColor is band k's colour: its model's, else the palette's k-th.
+func bandColor(k int, name string) color.RGBA {
+	if isModel(name) {
+		return ModelColor(name)
+	}
+	return Palette[k%len(Palette)]
 }
 
 // TStarHistogram counts, for each model, its digits' own t* (one bin per
