@@ -75,32 +75,7 @@ func planOutputs(flag string, force bool, paths ...string) (*outputs, error) {
 		probe.Close()
 		os.Remove(probe.Name())
 	}
-	o.removeStale()
 	return o, nil
-}
-
-// removeStale removes the temporary files a killed run of a command
-// writing the same files left (SIGKILL gives no chance to clean up: a
-// killed lesson export left 127 of them, 22 MB): each output's
-// ".NAME.tmp*" beside it. A live command writing the same files at the
-// same time would collide at its commit anyway.
-func (o *outputs) removeStale() {
-	n := 0
-	for _, p := range o.paths {
-		stale, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp*"))
-		for _, f := range stale {
-			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && os.Remove(f) == nil {
-				n++
-			}
-		}
-	}
-	if n > 0 {
-		what := "files"
-		if n == 1 {
-			what = "file"
-		}
-		fmt.Fprintf(os.Stderr, "removed %d temporary %s left by an interrupted run\n", n, what)
-	}
 }
 
 // Write writes path (one of the planned ones) under a temporary name.

@@ -193,30 +193,3 @@ func TestOutputsRefuseIrregular(t *testing.T) {
 		t.Fatal("the late link was replaced")
 	}
 }
-
-// Attack 15: a run killed by SIGKILL leaves its temporary files; the next
-// run writing the same files removes them (and nothing else).
-func TestStaleTemporariesRemoved(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "slide-01.png")
-	stale := []string{filepath.Join(dir, ".slide-01.png.tmp123"), filepath.Join(dir, ".slide-01.png.tmp456")}
-	other := filepath.Join(dir, ".notes.txt.tmp1")
-	for _, p := range append(stale, other) {
-		if err := os.WriteFile(p, []byte("half"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	o, err := planOutputs("--out", false, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Abort()
-	for _, p := range stale {
-		if _, err := os.Stat(p); err == nil {
-			t.Errorf("%s left", p)
-		}
-	}
-	if _, err := os.Stat(other); err != nil {
-		t.Errorf("another output's temporary was removed: %v", err)
-	}
-}
