@@ -243,3 +243,53 @@ func TestSavedSessionChecked(t *testing.T) {
 		t.Fatalf("no session: %v %q", ok, problem)
 	}
 }
+
+// TestLessonExportKilled: SIGKILL gives the program no chance to clean
+// up, so a killed export leaves its temporary files (attack 15: 127 of
+// them, 22 MB); the next command writing the same files removes them, as
+// the kernel dropped the killed process's locks on them.
+func TestLessonExportKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the program")
+	}
+	dir := filepath.Join(t.TempDir(), "slides")
+	cmd := exec.Command(os.Args[0], "lesson", "export", "three-models", "--out", dir, "--size", "1920x1080")
+	cmd.Env = append(os.Environ(), "ATTRACTORLAB_AS_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "slide-01") {
+			break
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	left := dirNames(t, dir)
+	var finals []string
+	for _, n := range left {
+		base, _, ok := strings.Cut(strings.TrimPrefix(n, "."), ".tmp")
+		if !ok {
+			t.Fatalf("the killed export left %s (not a temporary file)", n)
+		}
+		finals = append(finals, filepath.Join(dir, base))
+	}
+	if len(finals) == 0 {
+		t.Fatal("the killed export left nothing: the test shows nothing")
+	}
+	o, err := planOutputs("--out", false, finals...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Abort()
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Fatalf("after the next command, %v are left of %v", names, left)
+	}
+}

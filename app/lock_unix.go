@@ -40,3 +40,31 @@ func lockDirs(dirs []string) (func(), error) {
 	}
 	return unlock, nil
 }
+
+// holdFile takes a shared lock on f: held as long as f is open, dropped
+// by the kernel when the process dies, however it dies.
+func holdFile(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// unheld reports whether no live process holds a lock on the file at
+// path (it takes and drops an exclusive one, without waiting).
+func unheld(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	return err == nil
+}

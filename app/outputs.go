@@ -25,6 +25,10 @@ type outputs struct {
 	paths []string
 	tmp   map[string]string // final path → temporary file
 	made  []string          // directories Write created, deepest last
+	// held are the temporary files' open descriptors, each holding a
+	// shared lock until Commit or Abort: a later command sees that they
+	// belong to a live writer and leaves them (see removeStale).
+	held []io.Closer
 
 	// beforeRename, when set (by tests), runs before the k-th file is put
 	// in place; an error it returns stops the commit there.
@@ -75,7 +79,44 @@ func planOutputs(flag string, force bool, paths ...string) (*outputs, error) {
 		probe.Close()
 		os.Remove(probe.Name())
 	}
+	o.removeStale()
 	return o, nil
+}
+
+// removeStale removes the temporary files that a killed run of a command
+// writing the same files left (SIGKILL gives no chance to clean up: a
+// killed lesson export left 127 of them, 22 MB): each output's
+// ".NAME.tmp*" beside it that no live command holds. A live writer holds
+// a lock on each of its temporary files from their creation (made under
+// the directory's lock, which this takes too) until it commits or
+// aborts; the kernel drops a killed process's locks, so a file whose lock
+// can be taken is stale. Where there is no flock(2), nothing is removed.
+func (o *outputs) removeStale() {
+	n := 0
+	for _, p := range o.paths {
+		dir := filepath.Dir(p)
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		unlock, err := lockDirs([]string{dir})
+		if err != nil {
+			continue
+		}
+		stale, _ := filepath.Glob(filepath.Join(dir, "."+filepath.Base(p)+".tmp*"))
+		for _, f := range stale {
+			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && unheld(f) && os.Remove(f) == nil {
+				n++
+			}
+		}
+		unlock()
+	}
+	if n > 0 {
+		what := "files"
+		if n == 1 {
+			what = "file"
+		}
+		fmt.Fprintf(os.Stderr, "removed %d temporary %s left by an interrupted run\n", n, what)
+	}
 }
 
 // Write writes path (one of the planned ones) under a temporary name.
@@ -83,7 +124,7 @@ func (o *outputs) Write(path string, write func(io.Writer) error) error {
 	if err := o.mkdirs(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := o.createHeld(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -96,10 +137,42 @@ func (o *outputs) Write(path string, write func(io.Writer) error) error {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
+	if err := f.Sync(); err != nil {
+		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// createHeld creates a temporary file and locks it (shared) before any
+// other command can see it unlocked: both under the directory's lock,
+// which removeStale takes while it looks. The descriptor stays open (and
+// the lock held) until Commit or Abort.
+func (o *outputs) createHeld(dir, pattern string) (*os.File, error) {
+	unlock, err := lockDirs([]string{dir})
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := holdFile(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	o.held = append(o.held, f)
+	return f, nil
+}
+
+// release closes the temporary files' descriptors (dropping their locks).
+func (o *outputs) release() {
+	for _, f := range o.held {
+		f.Close()
+	}
+	o.held = nil
 }
 
 // placed is one file Commit put in place: the backup holds what was
@@ -122,6 +195,7 @@ func (o *outputs) Commit() (err error) {
 		return err
 	}
 	defer unlock()
+	defer o.release()
 	var done []placed
 	defer func() {
 		if err != nil {
@@ -237,6 +311,7 @@ func (o *outputs) mkdirs(dir string) error {
 // Abort removes the temporary files not yet committed, and the directories
 // made for them when nothing else is in them.
 func (o *outputs) Abort() {
+	o.release()
 	for _, tmp := range o.tmp {
 		os.Remove(tmp)
 	}

@@ -193,3 +193,48 @@ func TestOutputsRefuseIrregular(t *testing.T) {
 		t.Fatal("the late link was replaced")
 	}
 }
+
+// Attack 15: a run killed by SIGKILL leaves its temporary files; the next
+// run writing the same files removes them, and nothing else: not another
+// output's, not those of a live command writing the same files.
+func TestStaleTemporariesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "slide-01.png")
+	live, err := planOutputs("--out", true, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Abort()
+	if err := live.Write(out, func(w io.Writer) error { _, err := w.Write([]byte("live")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	stale := []string{filepath.Join(dir, ".slide-01.png.tmp123"), filepath.Join(dir, ".slide-01.png.tmp456")}
+	other := filepath.Join(dir, ".notes.txt.tmp1")
+	for _, p := range append(stale, other) {
+		if err := os.WriteFile(p, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := planOutputs("--out", true, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Abort()
+	for _, p := range stale {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s left", p)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another output's temporary was removed: %v", err)
+	}
+	if _, err := os.Stat(live.tmp[out]); err != nil {
+		t.Fatalf("a live writer's temporary was removed: %v", err)
+	}
+	if err := live.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "live" {
+		t.Fatalf("%s holds %q", out, b)
+	}
+}
