@@ -112,6 +112,15 @@ func runGUI(ctx context.Context, args []string) error {
 		running.Store(true)
 		if ctx.Err() != nil {
 			quitIfRunning()
+			return
+		}
+		// A size that suits the screen, known only now (issue 31: on a
+		// 1920×1080 screen the window opened at 1280×800).
+		if area, ok := workArea(w); ok {
+			if sz := openingSize(area); sz != w.Canvas().Size() {
+				w.Resize(sz)
+				w.CenterOnScreen()
+			}
 		}
 	})
 	stopQuit := context.AfterFunc(ctx, func() { fyne.Do(quitIfRunning) })

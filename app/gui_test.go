@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fyne.io/fyne/v2"
 	"strings"
 	"testing"
 
@@ -41,5 +42,21 @@ func TestGUIFlags(t *testing.T) {
 	}
 	if _, err := parseGUIFlags([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
+	}
+}
+
+// TestOpeningSize: the window opens at 1280×800 where that fits, at nine
+// tenths of a larger screen, and within a smaller one.
+func TestOpeningSize(t *testing.T) {
+	for _, c := range []struct{ area, want fyne.Size }{
+		{fyne.NewSize(1280, 800), fyne.NewSize(1280, 760)},
+		{fyne.NewSize(1366, 768), fyne.NewSize(1280, 728)},
+		{fyne.NewSize(1440, 900), fyne.NewSize(1280, 800)},
+		{fyne.NewSize(1920, 1080), fyne.NewSize(1728, 936)},
+		{fyne.NewSize(2560, 1440), fyne.NewSize(2304, 1260)},
+	} {
+		if got := openingSize(c.area); got != c.want {
+			t.Errorf("on a %v work area the window opens at %v, want %v", c.area, got, c.want)
+		}
 	}
 }

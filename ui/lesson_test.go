@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -201,23 +202,42 @@ func TestLessonShotNumbers(t *testing.T) {
 }
 
 // TestPresentationFits: every shipped lesson's slides fit presentation
-// mode on a 1280×800 screen (the compare slides included).
+// mode on a 1280×800 screen (the compare slides included) and on a
+// 1920×1080 one, where the type is larger (issue 31: it was no larger
+// than at 1280); the type follows the window when it is resized.
 func TestPresentationFits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every shipped slide (-short; make test runs it without the race detector)")
 	}
-	m, _ := newTestMain(t)
-	m.togglePresentation()
-	ls, _ := m.ShippedLessons()
-	for _, l := range ls {
-		m.StartLesson(l)
-		for k := range l.Slides {
-			m.openSlide(k, false)
-			if need := m.Content().MinSize(); need.Width > 1280 || need.Height > 800 {
-				t.Errorf("%s slide %d needs %v in presentation mode", l.Name, k+1, need)
-			}
+	for _, c := range []struct {
+		size  fyne.Size
+		scale float32
+	}{{fyne.NewSize(1280, 800), 1.5}, {fyne.NewSize(1920, 1080), 2.025}} {
+		m, w := newTestMain(t)
+		w.Resize(c.size)
+		m.togglePresentation()
+		if got := m.app.Settings().Theme().(*appTheme).scale; got != c.scale {
+			t.Fatalf("at %v the type scale is %v, want %v", c.size, got, c.scale)
 		}
-		m.LeaveLesson()
+		ls, _ := m.ShippedLessons()
+		for _, l := range ls {
+			m.StartLesson(l)
+			for k := range l.Slides {
+				m.openSlide(k, false)
+				if need := m.Content().MinSize(); need.Width > c.size.Width || need.Height > c.size.Height {
+					t.Errorf("%v: %s slide %d needs %v in presentation mode", c.size, l.Name, k+1, need)
+				}
+			}
+			m.LeaveLesson()
+		}
+	}
+	m, w := newTestMain(t)
+	m.togglePresentation()
+	w.Resize(fyne.NewSize(1920, 1080))
+	for deadline := time.Now().Add(10 * time.Second); m.app.Settings().Theme().(*appTheme).scale != 2.025; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("resized to 1920×1080, the type scale stays %v", m.app.Settings().Theme().(*appTheme).scale)
+		}
 	}
 }
 

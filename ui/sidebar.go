@@ -327,7 +327,7 @@ func (m *Main) viewControls() fyne.CanvasObject {
 	m.side.themeSel = newKeySelect(themeChoices, func(s string) {
 		m.themeChoice = s
 		m.app.Preferences().SetString("theme", s)
-		m.setTheme(newTheme(s, m.presentation))
+		m.setTheme(newTheme(s, m.typeScale()))
 		m.lastPlotKey = ""
 		if m.snap != nil {
 			m.apply(m.snap)

@@ -56,8 +56,11 @@ func (t *appTheme) Size(n fyne.ThemeSizeName) float32 {
 // themeChoice names the theme preference values.
 var themeChoices = []string{"System", "Light", "Dark"}
 
-func newTheme(choice string, presentation bool) *appTheme {
-	t := &appTheme{Theme: theme.DefaultTheme(), scale: 1}
+// newTheme is the theme for the choice ("System", "Light", "Dark") with
+// type scale times the default size (1 outside presentation mode; see
+// presentScale).
+func newTheme(choice string, scale float32) *appTheme {
+	t := &appTheme{Theme: theme.DefaultTheme(), scale: scale}
 	switch choice {
 	case "Light":
 		v := theme.VariantLight
@@ -66,10 +69,24 @@ func newTheme(choice string, presentation bool) *appTheme {
 		v := theme.VariantDark
 		t.variant = &v
 	}
-	if presentation {
-		t.scale = 1.5
-	}
 	return t
+}
+
+// presentScale is presentation mode's type scale for a window of size s:
+// 1.5 at 1280×800 and below, growing with the window as far as both its
+// sides allow (2.0 on a 1920×1080 screen), at most 2.5, so type read from
+// the back of a room at 1280 is as readable on a larger screen.
+func presentScale(s fyne.Size) float32 {
+	g := min(s.Width/1280, s.Height/800)
+	return 1.5 * max(1, min(g, 5.0/3))
+}
+
+// typeScale is the window's type scale now.
+func (m *Main) typeScale() float32 {
+	if !m.presentation {
+		return 1
+	}
+	return presentScale(m.win.Canvas().Size())
 }
 
 func themeCaption() float32        { return theme.CaptionTextSize() }

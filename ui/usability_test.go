@@ -98,7 +98,7 @@ func missingGlyphs(t *testing.T, font fyne.Resource, s string) string {
 // checkGlyphs fails for a text the window's theme cannot draw.
 func checkGlyphs(t *testing.T, where string, texts []*canvas.Text) {
 	t.Helper()
-	th := newTheme("Light", false)
+	th := newTheme("Light", 1)
 	seen := map[string]bool{}
 	for _, tx := range texts {
 		key := tx.Text + "|" + string(rune('0'+btoi(tx.TextStyle.Bold)))
@@ -729,7 +729,7 @@ func TestEnergiesScaledApart(t *testing.T) {
 // models, with the paper demo's long status.
 func TestNothingCutAt1280(t *testing.T) {
 	m, w := newTestMain(t)
-	fyne.CurrentApp().Settings().SetTheme(newTheme("Light", false))
+	fyne.CurrentApp().Settings().SetTheme(newTheme("Light", 1))
 	m.PaperDemo()
 	m.Engine.Update(func(st *sim.Settings) {
 		st.Lanes = []string{"bsa-p2", "bsa-p4", "hopfield", "hopfield-classic"}

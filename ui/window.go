@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"math"
 	"reflect"
 	"slices"
 	"sync/atomic"
@@ -139,7 +140,7 @@ func NewMain(ctx context.Context, a fyne.App, w fyne.Window, deps Deps, settings
 	m := &Main{app: a, win: w, ctx: ctx, deps: deps, infos: deps.Catalogue.Available(), query: -1}
 	m.themeChoice = a.Preferences().StringWithFallback("theme", "System")
 	m.showGrid = a.Preferences().BoolWithFallback("grid", true)
-	a.Settings().SetTheme(newTheme(m.themeChoice, false))
+	a.Settings().SetTheme(newTheme(m.themeChoice, 1))
 	m.usePlotFont()
 	m.build()
 	// Snapshots are coalesced: at most one waits for Fyne's goroutine,
@@ -254,7 +255,7 @@ func (m *Main) build() {
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
 	m.bar = newLessonBar()
 	m.body = container.NewBorder(m.bar.box, nil, nil, nil, m.center)
-	m.root = container.NewBorder(nil, bottom, m.sidebar, nil, m.body)
+	m.root = container.New(&sizeWatch{on: m.resized}, container.NewBorder(nil, bottom, m.sidebar, nil, m.body))
 	m.win.Canvas().SetOnTypedKey(m.typedKey)
 	m.win.Canvas().SetOnTypedRune(func(r rune) {
 		if ev := runeKey(r); ev != nil { // the browser's letter keys
@@ -408,7 +409,7 @@ func (m *Main) togglePresentation() {
 			o.Show()
 		}
 	}
-	m.setTheme(newTheme(m.themeChoice, m.presentation))
+	m.setTheme(newTheme(m.themeChoice, m.typeScale()))
 	m.readout.Objects[1] = m.statusCell()
 	if m.presentation {
 		m.win.SetMainMenu(nil)
@@ -430,6 +431,58 @@ func (m *Main) togglePresentation() {
 		m.apply(m.snap)
 	}
 	m.root.Refresh()
+}
+
+// sizeWatch lays its one object over the whole space and tells on when
+// that space changes size (on Fyne's goroutine, during layout): the
+// window's content, which follows the window.
+type sizeWatch struct {
+	on   func(fyne.Size)
+	last fyne.Size
+}
+
+func (l *sizeWatch) Layout(objs []fyne.CanvasObject, s fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(s)
+	}
+	if s != l.last {
+		l.last = s
+		if l.on != nil {
+			l.on(s)
+		}
+	}
+}
+
+func (l *sizeWatch) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objs {
+		m = m.Max(o.MinSize())
+	}
+	return m
+}
+
+// resized follows the window's size: in presentation mode the type grows
+// with it (presentScale). The theme is changed after the layout that
+// told the size, not inside it.
+func (m *Main) resized(fyne.Size) {
+	if !m.presentation {
+		return
+	}
+	cur, ok := m.app.Settings().Theme().(*appTheme)
+	want := m.typeScale()
+	if !ok || math.Abs(float64(cur.scale-want)) < 0.02 {
+		return
+	}
+	go fyne.Do(func() {
+		if m.presentation && m.typeScale() == want {
+			m.setTheme(newTheme(m.themeChoice, want))
+			m.lastPlotKey = ""
+			if m.snap != nil {
+				m.apply(m.snap)
+			}
+		}
+	})
 }
 
 // setTheme makes t the window's theme. In the browser Fyne 2.7's web
