@@ -174,7 +174,7 @@ func TestReproduceShortAndForce(t *testing.T) {
 	if err := run(context.Background(), args); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"curve.csv", "tstar.csv", "mse.png", "trajectory-map.png"} {
+	for _, f := range []string{"curve.csv", "tstar.csv", "mse.png", "trajectory-map.png", "summary.csv"} {
 		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -185,8 +185,8 @@ func TestReproduceShortAndForce(t *testing.T) {
 	if err := run(context.Background(), append(args, "--force")); err != nil {
 		t.Fatal(err)
 	}
-	if ents, _ := os.ReadDir(out); len(ents) != 4 {
-		t.Fatalf("%d files after --force, want 4 (no temporary left)", len(ents))
+	if ents, _ := os.ReadDir(out); len(ents) != 5 {
+		t.Fatalf("%d files after --force, want 5 (no temporary left)", len(ents))
 	}
 }
 

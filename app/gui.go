@@ -123,8 +123,7 @@ func runGUI(ctx context.Context, args []string) error {
 			}
 		}
 	})
-	stopQuit := context.AfterFunc(ctx, func() { fyne.Do(quitIfRunning) })
-	defer stopQuit()
+	outer := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The first window opens on the phenomenon (the paper demo at t*); later
@@ -138,10 +137,15 @@ func runGUI(ctx context.Context, args []string) error {
 	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText()}
 	m := ui.NewMain(ctx, a, w, deps, settings)
 	m.OnLesson = func(s string) { fmt.Println(s) }
+	// The window stops drawing first (Halt: from here on, before Fyne's
+	// loop stops), then the loop is asked to quit.
+	stopQuit := context.AfterFunc(outer, func() { m.Halt(); fyne.Do(quitIfRunning) })
+	defer stopQuit()
 	w.SetContent(m.Content())
 	w.Resize(fyne.NewSize(1280, 800))
 	w.SetOnClosed(func() {
 		m.SavePreferences()
+		m.Halt()
 		cancel()
 	})
 	// Quit (the menu, Ctrl+Q) and SIGINT/SIGTERM (which Fyne's driver
@@ -149,6 +153,7 @@ func runGUI(ctx context.Context, args []string) error {
 	// session is saved then too, before Fyne writes the preferences.
 	a.Lifecycle().SetOnStopped(func() {
 		stopped.Store(true)
+		m.Halt()
 		m.SavePreferences()
 		cancel()
 	})

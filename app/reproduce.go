@@ -4,6 +4,7 @@ import (
 	"attractorlab/models/infile"
 	"bytes"
 	"context"
+	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
@@ -89,11 +90,35 @@ func stepProgress(w io.Writer, start time.Time) func(done, total int) {
 	}
 }
 
+// printCurve prints a model's result as every table shows it: its best
+// step beside the input's error, named t* only when it beats the input,
+// and under masking where the error is (masked and visible pixels).
 func printCurve(c *sim.Curve, elapsed time.Duration, n int) {
-	ts, best := c.Best()
-	last := c.Rows[len(c.Rows)-1]
-	fmt.Printf("%-16s t* = %3d  MSE(t*) = %.5f  MSE(0) = %.5f  MSE(%d) = %.5f  corr_mean_digit(%d) = %.4f  (%d digits × %d steps, %.1fs)\n",
-		c.Model, ts, best, c.Rows[0].MSE, last.T, last.MSE, last.T, last.CorrMean, n, len(c.Rows)-1, elapsed.Seconds())
+	s := c.Summary()
+	last := len(c.Rows) - 1
+	verdict := "improves on the input"
+	if !s.Improves {
+		verdict = "no step improves on the input"
+	}
+	fmt.Printf("%-16s t* = %-4s best t = %3d  MSE(t*) = %.5f  MSE(0) = %.5f  (%s)  MSE(%d) = %.5f  corr_mean_digit(%d) = %.4f  (%d digits × %d steps, %.1fs)\n",
+		c.Model, s.TStarText(), s.T, s.MSE, s.Input, verdict, last, s.End, last, s.CorrMeanEnd, n, last, elapsed.Seconds())
+	if c.Task == sim.Mask {
+		fmt.Printf("%-16s masked pixels %.5f → %.5f, visible pixels %.5f → %.5f (t = 0 → t = %d)\n",
+			"", s.MaskedIn, s.MaskedAt, s.VisibleIn, s.VisibleAt, s.T)
+	}
+}
+
+// writeSummary writes summary.csv: a row per curve (sim.SummaryColumns).
+func writeSummary(o *outputs, path string, curves []*sim.Curve, n int) error {
+	return o.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write(sim.SummaryColumns)
+		for _, c := range curves {
+			cw.Write(c.SummaryRecord(n))
+		}
+		cw.Flush()
+		return cw.Error()
+	})
 }
 
 // mapDigits is how many test digits trajectory-map.png draws.
@@ -169,6 +194,8 @@ func runReproduce(ctx context.Context, args []string) error {
 	attn := fs.String("attn", "softmax", "attention of the bare self-attention: "+strings.Join(sim.Attentions, " or ")+" (relu for short)")
 	knobs := knobFlags(fs, func(*sim.Knob) bool { return true })
 	async := fs.Bool("async", false, "asynchronous updates in the classical Hopfield network")
+	trainSeedsFlag := fs.String("train-seeds", "", fmt.Sprintf("with --model bsa: train the bare self-attention by the shipped recipe with each of these seeds (\"0-4\", \"0,3,7\"; at most %d; kept in the cache and reused) and report the spread over training and over corruption seeds in seeds.csv and seeds-summary.csv", sim.MaxTrainSeeds))
+	corruptSeeds := fs.Int("seeds", 1, "with --train-seeds: corruption seeds --seed … --seed+seeds−1 (1 … 20)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -234,9 +261,33 @@ func runReproduce(ctx context.Context, args []string) error {
 		}
 		return replotFig1(*out, kind, *force)
 	}
+	var trainSeeds, cseeds []uint64
+	given["train-seeds"] = given["train-seeds"] || *trainSeedsFlag != ""
+	switch {
+	case given["train-seeds"]:
+		if trainSeeds, err = sim.ParseSeedList("--train-seeds", *trainSeedsFlag, sim.MaxTrainSeeds); err != nil {
+			return fmt.Errorf("reproduce: %w", err)
+		}
+		if *model != "bsa" && *model != "bsa-p2" && *model != "bsa-p4" {
+			return fmt.Errorf("reproduce: --train-seeds trains the bare self-attention: give --model bsa (with --patch), not %s", *model)
+		}
+		if *weights != "" || *fig2 || *replot {
+			return fmt.Errorf("reproduce: --train-seeds makes its own weights: leave out --weights, --fig2 and --replot")
+		}
+		if *corruptSeeds < 1 || *corruptSeeds > 20 {
+			return fmt.Errorf("reproduce: --seeds = %d is out of range (allowed 1 … 20)", *corruptSeeds)
+		}
+		for k := range *corruptSeeds {
+			cseeds = append(cseeds, *seed+uint64(k))
+		}
+	case given["seeds"]:
+		return fmt.Errorf("reproduce: --seeds goes with --train-seeds (one run's corruption seed is --seed)")
+	}
 	// Then the outputs, before any work.
 	var paths []string
 	switch {
+	case trainSeeds != nil:
+		paths = []string{filepath.Join(*out, "seeds.csv"), filepath.Join(*out, "seeds-summary.csv")}
 	case *fig2:
 		paths = fig2Paths(*out)
 	case *model == "all":
@@ -244,9 +295,10 @@ func runReproduce(ctx context.Context, args []string) error {
 			paths = append(paths, filepath.Join(*out, name, "curve.csv"), filepath.Join(*out, name, "tstar.csv"), filepath.Join(*out, name, "mse.png"),
 				filepath.Join(*out, name, "trajectory-map.png"))
 		}
-		paths = append(paths, filepath.Join(*out, "fig1.png"))
+		paths = append(paths, filepath.Join(*out, "fig1.png"), filepath.Join(*out, "summary.csv"))
 	default:
-		paths = []string{filepath.Join(*out, "curve.csv"), filepath.Join(*out, "tstar.csv"), filepath.Join(*out, "mse.png"), filepath.Join(*out, "trajectory-map.png")}
+		paths = []string{filepath.Join(*out, "curve.csv"), filepath.Join(*out, "tstar.csv"), filepath.Join(*out, "mse.png"), filepath.Join(*out, "trajectory-map.png"),
+			filepath.Join(*out, "summary.csv")}
 	}
 	o, err := planOutputs("--out", *force, paths...)
 	if err != nil {
@@ -281,6 +333,13 @@ func runReproduce(ctx context.Context, args []string) error {
 	if *fig2 {
 		return runFig2(r, o, nd)
 	}
+	if trainSeeds != nil {
+		p := 2
+		if names[0] == "bsa-p4" {
+			p = 4
+		}
+		return runTrainSeeds(ctx, r, o, *out, p, trainSeeds, cseeds)
+	}
 	var curves []*sim.Curve
 	for _, name := range names {
 		c, paths, el, err := r.curve(name, false, true)
@@ -301,6 +360,9 @@ func runReproduce(ctx context.Context, args []string) error {
 		if err := writeFig1(o, filepath.Join(*out, "fig1.png"), curves); err != nil {
 			return err
 		}
+	}
+	if err := writeSummary(o, filepath.Join(*out, "summary.csv"), curves, nd); err != nil {
+		return err
 	}
 	if err := o.Commit(); err != nil {
 		return err

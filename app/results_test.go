@@ -3,36 +3,60 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"attractorlab/sim"
 )
 
-// TestREADMEResults re-runs the README's results table — every model, both
-// tasks, the embedded 1,000 test digits, 100 steps, seed 0, as the command
-// it names — and holds each number to what the README prints: t* exactly,
-// MSE(t*) within 0.5% (the four printed digits, and the last bits the
-// kernels' summation order may move). A model that got 20% worse, or whose
-// transient memory moved by a step, fails here.
-func TestREADMEResults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("re-runs the README's results table (about 2 minutes)")
-	}
+// readmeRow is one row of the README's results table: a model on a task,
+// its best step beside the input's error, and under masking where the
+// error is.
+type readmeRow struct {
+	input    float64
+	best     int  // the best step t ≥ 1
+	improves bool // named t* (it beats the input) or "none"
+	mse      float64
+	masked   [2]float64 // t = 0, best step (NaN under noise)
+	visible  [2]float64
+}
+
+// readmeHeader starts the README's results table.
+const readmeHeader = "| model | task | input MSE(0) | t* | MSE at t* (or the best t) | masked pixels: t = 0 → t | visible pixels: t = 0 → t |"
+
+// readmeResults reads the README's results table: model → task → row.
+func readmeResults(t *testing.T) map[string]map[string]readmeRow {
 	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	type cell struct {
-		tStar int
-		mse   float64
-	}
-	want := map[string]map[string]cell{"mask": {}, "noise": {}}
+	out := map[string]map[string]readmeRow{}
 	in := false
+	num := func(line, s string) float64 {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			t.Fatalf("README results row %q: %q is not a number", line, s)
+		}
+		return v
+	}
+	pair := func(line, s string) [2]float64 {
+		if strings.TrimSpace(s) == "—" {
+			return [2]float64{math.NaN(), math.NaN()}
+		}
+		a, b, ok := strings.Cut(s, "→")
+		if !ok {
+			t.Fatalf("README results row %q: %q is not \"a → b\"", line, s)
+		}
+		return [2]float64{num(line, a), num(line, b)}
+	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "| model | mask: t*") {
+		if line == readmeHeader {
 			in = true
 			continue
 		}
@@ -40,47 +64,90 @@ func TestREADMEResults(t *testing.T) {
 			continue
 		}
 		if !strings.HasPrefix(line, "|") {
-			if len(want["mask"]) > 0 {
-				break
-			}
-			continue
+			break
 		}
 		f := strings.Split(strings.Trim(line, "| "), "|")
-		if len(f) != 5 {
-			t.Fatalf("README results row %q: want model and four numbers", line)
+		if len(f) != 7 {
+			t.Fatalf("README results row %q: want 7 columns", line)
 		}
 		for k := range f {
 			f[k] = strings.TrimSpace(f[k])
 		}
-		for i, task := range []string{"mask", "noise"} {
-			ts, err1 := strconv.Atoi(f[1+2*i])
-			m, err2 := strconv.ParseFloat(f[2+2*i], 64)
-			if err1 != nil || err2 != nil {
-				t.Fatalf("README results row %q: %v %v", line, err1, err2)
-			}
-			want[task][f[0]] = cell{ts, m}
+		r := readmeRow{input: num(line, f[2]), mse: num(line, f[4]), masked: pair(line, f[5]), visible: pair(line, f[6])}
+		if n, err := fmt.Sscanf(f[3], "none (best t = %d)", &r.best); err == nil && n == 1 {
+			r.improves = false
+		} else if v, err := strconv.Atoi(f[3]); err == nil {
+			r.best, r.improves = v, true
+		} else {
+			t.Fatalf("README results row %q: t* %q is neither a step nor \"none (best t = N)\"", line, f[3])
 		}
+		if out[f[0]] == nil {
+			out[f[0]] = map[string]readmeRow{}
+		}
+		if _, dup := out[f[0]][f[1]]; dup {
+			t.Fatalf("README results: %s %s twice", f[0], f[1])
+		}
+		out[f[0]][f[1]] = r
 	}
-	if len(want["mask"]) != 6 {
-		t.Fatalf("README results table: %d models, want the six", len(want["mask"]))
+	if !in {
+		t.Fatalf("README.md has no results table (header %q)", readmeHeader)
+	}
+	return out
+}
+
+// TestREADMEResults re-runs the README's results table — every model of
+// the registry, both tasks, the embedded 1,000 test digits, 100 steps,
+// seed 0, as the command it names — and holds each number to what the
+// README prints: the best step and whether it beats the input exactly,
+// the errors within 0.5% (the four printed digits, and the last bits the
+// kernels' summation order may move). The rows are the registry's: a
+// model added to it needs its row. A model that got 20% worse, whose
+// transient memory moved by a step, or that stopped beating its input,
+// fails here.
+func TestREADMEResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-runs the README's results table (about 4 minutes)")
+	}
+	want := readmeResults(t)
+	var names []string
+	for name := range want {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	reg := slices.Clone(sim.ModelNames)
+	slices.Sort(reg)
+	if !slices.Equal(names, reg) {
+		t.Fatalf("the README's results table has %v, the registry %v", names, reg)
+	}
+	near := func(got, want float64) bool {
+		if math.IsNaN(want) {
+			return math.IsNaN(got)
+		}
+		return math.Abs(got-want) <= max(0.005*math.Abs(want), 6e-5)
 	}
 	for _, task := range []string{"mask", "noise"} {
 		out := filepath.Join(t.TempDir(), task)
 		if err := run(context.Background(), []string{"reproduce", "--model", "all", "--task", task, "--n", "1000", "--steps", "100", "--seed", "0", "--out", out}); err != nil {
 			t.Fatal(err)
 		}
-		for model, w := range want[task] {
-			ts, m := bestOfCurve(t, filepath.Join(out, model, "curve.csv"))
-			if ts != w.tStar || math.Abs(m-w.mse) > 0.005*w.mse {
-				t.Errorf("%s, %s: t* = %d, MSE(t*) = %.5f; the README says t* = %d, %.4f", model, task, ts, m, w.tStar, w.mse)
+		got := readSummary(t, filepath.Join(out, "summary.csv"))
+		for _, model := range sim.ModelNames {
+			w, ok := want[model][task]
+			if !ok {
+				t.Errorf("the README's results table has no row for %s, %s", model, task)
+				continue
+			}
+			g := got[model]
+			if g.best != w.best || g.improves != w.improves || !near(g.input, w.input) || !near(g.mse, w.mse) ||
+				!near(g.masked[0], w.masked[0]) || !near(g.masked[1], w.masked[1]) || !near(g.visible[0], w.visible[0]) || !near(g.visible[1], w.visible[1]) {
+				t.Errorf("%s, %s: measured %+v; the README says %+v", model, task, g, w)
 			}
 		}
 	}
 }
 
-// bestOfCurve is t* (the step t ≥ 1 of the lowest mean MSE, the first of
-// equal ones) and its MSE, read from a reproduce curve.csv.
-func bestOfCurve(t *testing.T, path string) (int, float64) {
+// readSummary reads a reproduce summary.csv: model → row.
+func readSummary(t *testing.T, path string) map[string]readmeRow {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -90,13 +157,21 @@ func bestOfCurve(t *testing.T, path string) (int, float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bt, bm := 0, math.Inf(1)
-	for _, r := range rows[2:] { // the header, then t = 0
-		ts, _ := strconv.Atoi(r[0])
-		m, _ := strconv.ParseFloat(r[1], 64)
-		if m < bm {
-			bt, bm = ts, m
-		}
+	if !slices.Equal(rows[0], sim.SummaryColumns) {
+		t.Fatalf("%s: columns %v", path, rows[0])
 	}
-	return bt, bm
+	out := map[string]readmeRow{}
+	for _, r := range rows[1:] {
+		v := func(k int) float64 {
+			x, err := strconv.ParseFloat(r[k], 64)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			return x
+		}
+		best, _ := strconv.Atoi(r[4])
+		out[r[0]] = readmeRow{best: best, improves: r[5] == "true", mse: v(6), input: v(7),
+			masked: [2]float64{v(9), v(8)}, visible: [2]float64{v(11), v(10)}}
+	}
+	return out
 }

@@ -183,14 +183,10 @@ func (s *session) seekBest() {
 	s.seek(b)
 }
 
-// best is t* = argmin over recorded t ≥ 1 of the MSE.
+// best is the recorded trajectory's best step t ≥ 1 (BestStep) and its
+// MSE; before any step is recorded, 0 and the input's MSE.
 func best(frames []*Frame) (int, float64) {
-	bt, bm := 0, math.Inf(1)
-	for _, f := range frames[1:] {
-		if f.MSE < bm {
-			bt, bm = f.T, f.MSE
-		}
-	}
+	bt, bm := BestStep(len(frames), func(t int) float64 { return frames[t].MSE })
 	if bt == 0 && len(frames) > 0 {
 		return 0, frames[0].MSE
 	}

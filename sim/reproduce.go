@@ -24,7 +24,10 @@ var CurveColumns = []string{"t", "mse", "mse_masked", "mse_unmasked", "energy", 
 var curveColumnsV1 = CurveColumns[:9]
 
 // TStarColumns are the columns of tstar.csv, a row per digit.
-var TStarColumns = []string{"index", "label", "t_star", "mse_t_star", "mse_0"}
+// improves (a later column: older files lack it, and a reader derives it
+// from the two errors) says whether the digit's best step repairs its
+// input (Improves).
+var TStarColumns = []string{"index", "label", "t_star", "mse_t_star", "mse_0", "improves"}
 
 // Row is one step of a curve: means over images (§8), and the quartiles
 // of the images' MSE.
@@ -70,7 +73,8 @@ func (c *Curve) WriteTStarCSV(w io.Writer) error {
 	cw.Write(TStarColumns)
 	for _, d := range c.Digits {
 		cw.Write([]string{strconv.Itoa(d.Index), strconv.Itoa(d.Label), strconv.Itoa(d.TStar),
-			strconv.FormatFloat(d.MSETStar, 'g', 8, 64), strconv.FormatFloat(d.MSE0, 'g', 8, 64)})
+			strconv.FormatFloat(d.MSETStar, 'g', 8, 64), strconv.FormatFloat(d.MSE0, 'g', 8, 64),
+			strconv.FormatBool(d.TStar >= 1 && Improves(d.MSETStar, d.MSE0))})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -97,7 +101,10 @@ type Curve struct {
 
 // BestStep is t* of a curve of T steps given by at: the step t ≥ 1 with
 // the lowest value, the first of equal ones, NaN values left out; 0 and
-// NaN when no step has a value.
+// NaN when no step has a value. It is the one rule for t*: the window,
+// reproduce, sweeps, ensembles, training, capacity and lessons all find
+// their best step here (TestOneTStar), and name it t* only when it
+// improves on the input (BestOf, Improves).
 func BestStep(T int, at func(t int) float64) (int, float64) {
 	bt, bv := 0, math.NaN()
 	for t := 1; t < T; t++ {
@@ -106,6 +113,59 @@ func BestStep(T int, at func(t int) float64) (int, float64) {
 		}
 	}
 	return bt, bv
+}
+
+// Best is a curve's best step beside its input, as every table shows it.
+type Best struct {
+	T        int     // the best step (BestStep); 0 when no step t ≥ 1 has a value
+	MSE      float64 // the MSE there
+	Input    float64 // the MSE at t = 0: the corrupted input's
+	Improves bool    // T ≥ 1 and MSE repairs Input (Improves): only then is T named t*
+}
+
+// BestOf is BestStep with the input's error and the verdict.
+func BestOf(T int, at func(t int) float64) Best {
+	b := Best{Input: math.NaN(), MSE: math.NaN()}
+	if T > 0 {
+		b.Input = at(0)
+	}
+	b.T, b.MSE = BestStep(T, at)
+	b.Improves = b.T >= 1 && Improves(b.MSE, b.Input)
+	return b
+}
+
+// TStarText is the t* a table prints: the step when it improves on the
+// input, else "none".
+func (b Best) TStarText() string {
+	if !b.Improves {
+		return "none"
+	}
+	return strconv.Itoa(b.T)
+}
+
+// String says the result by the window's rule: "t* = 29: 0.0690 against
+// the input's 0.1127", or "none: best t = 1, 0.0496 against the input's
+// 0.0422" when no step improves on the input.
+func (b Best) String() string {
+	switch {
+	case b.T < 1:
+		return fmt.Sprintf("none: no step after the input (input %.4f)", b.Input)
+	case !b.Improves:
+		return fmt.Sprintf("none: best t = %d, %.4f against the input's %.4f", b.T, b.MSE, b.Input)
+	}
+	return fmt.Sprintf("t* = %d: %.4f against the input's %.4f", b.T, b.MSE, b.Input)
+}
+
+// Short is String for a legend: "t* = 29, 0.0690; input 0.1127" or "no
+// t*: best t = 1, 0.0491; input 0.0422".
+func (b Best) Short() string {
+	switch {
+	case b.T < 1:
+		return fmt.Sprintf("no step; input %.4f", b.Input)
+	case !b.Improves:
+		return fmt.Sprintf("no t*: best t = %d, %.4f; input %.4f", b.T, b.MSE, b.Input)
+	}
+	return fmt.Sprintf("t* = %d, %.4f; input %.4f", b.T, b.MSE, b.Input)
 }
 
 // DigitBests are the n digits' own t* (BestStep of each digit's MSE), with
@@ -120,15 +180,54 @@ func DigitBests(n, T int, mse func(t, b int) float64, label func(b int) int) []D
 	return out
 }
 
-// Best returns t* = argmin over t ≥ 1 of the MSE and the MSE there (§8).
+// Best returns the mean curve's best step t ≥ 1 and its MSE (BestStep, §8).
 func (c *Curve) Best() (int, float64) {
-	bt, bm := 0, math.Inf(1)
-	for _, r := range c.Rows[1:] {
-		if r.MSE < bm {
-			bt, bm = r.T, r.MSE
+	return BestStep(len(c.Rows), func(t int) float64 { return c.Rows[t].MSE })
+}
+
+// Summary is the mean curve's best step beside its input (BestOf), and
+// under masking the error on the masked pixels and on the visible ones,
+// at the input and at that step (NaN under noise): where a model gains
+// and where it loses.
+type Summary struct {
+	Best
+	MaskedIn, MaskedAt   float64
+	VisibleIn, VisibleAt float64
+	End                  float64 // the MSE at the last step
+	CorrMeanEnd          float64 // the last step's correlation with the average digit
+}
+
+// Summary summarises the curve.
+func (c *Curve) Summary() Summary {
+	b := BestOf(len(c.Rows), func(t int) float64 { return c.Rows[t].MSE })
+	s := Summary{Best: b, MaskedIn: math.NaN(), MaskedAt: math.NaN(), VisibleIn: math.NaN(), VisibleAt: math.NaN(),
+		End: math.NaN(), CorrMeanEnd: math.NaN()}
+	if len(c.Rows) == 0 {
+		return s
+	}
+	last := c.Rows[len(c.Rows)-1]
+	s.End, s.CorrMeanEnd = last.MSE, last.CorrMean
+	if c.Task == Mask {
+		s.MaskedIn, s.VisibleIn = c.Rows[0].MSEMasked, c.Rows[0].MSEUnmasked
+		if b.T >= 1 {
+			s.MaskedAt, s.VisibleAt = c.Rows[b.T].MSEMasked, c.Rows[b.T].MSEUnmasked
 		}
 	}
-	return bt, bm
+	return s
+}
+
+// SummaryColumns are the columns of summary.csv (reproduce): one row per
+// model and task.
+var SummaryColumns = []string{"model", "task", "n", "steps", "t_star", "improves", "mse_t_star", "mse_0",
+	"mse_masked_t_star", "mse_masked_0", "mse_visible_t_star", "mse_visible_0", "mse_end", "corr_mean_digit_end"}
+
+// SummaryRecord is the curve's summary.csv row; n is its digits.
+func (c *Curve) SummaryRecord(n int) []string {
+	s := c.Summary()
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	return []string{c.Model, c.Task.String(), strconv.Itoa(n), strconv.Itoa(len(c.Rows) - 1), strconv.Itoa(s.T),
+		strconv.FormatBool(s.Improves), f(s.MSE), f(s.Input), f(s.MaskedAt), f(s.MaskedIn), f(s.VisibleAt), f(s.VisibleIn),
+		f(s.End), f(s.CorrMeanEnd)}
 }
 
 // WriteCSV writes the curve with a header row.

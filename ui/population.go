@@ -219,8 +219,21 @@ func (e *ensembleWin) start() {
 			return
 		}
 		e.bands, e.set = bands, set
-		e.job.status.SetText(fmt.Sprintf("%d test digits × %d models in %.1f s: %s. Click a bar of the histogram to load a digit with that t*.",
-			nd, len(names), took.Seconds(), describeCorruption(set.Corruption)))
+		// Each model's median curve by the one rule, beside the input's,
+		// and how many digits' own best step beats their input.
+		var res []string
+		for _, b := range bands {
+			best := sim.BestOf(len(b.Median), func(t int) float64 { return b.Median[t] })
+			beat := 0
+			for _, d := range b.Digits {
+				if d.TStar >= 1 && sim.Improves(d.MSETStar, d.MSE0) {
+					beat++
+				}
+			}
+			res = append(res, fmt.Sprintf("%s median %s, %d of %d digits beat their input", b.Model, best, beat, len(b.Digits)))
+		}
+		e.job.status.SetText(fmt.Sprintf("%d test digits × %d models in %.1f s: %s. %s. Click a bar of the histogram to load a digit with that t*.",
+			nd, len(names), took.Seconds(), describeCorruption(set.Corruption), strings.Join(res, "; ")))
 		e.draw()
 	})
 }
@@ -504,8 +517,9 @@ func (b *basinWin) loadCell(col, row int) {
 		if b.cfg.Param != sweep.NoParam {
 			what = fmt.Sprintf(", %s %s", b.cfg.Param.Symbol(), strconv.FormatFloat(param, 'g', 4, 64))
 		}
-		b.job.status.SetText(fmt.Sprintf("loaded %s at %s %s%s on test digit %d (cell t* %d, MSE(t*) %.4f, %s)",
-			r.Model, sweep.LevelRange(b.cfg.Task).Name, strconv.FormatFloat(level, 'g', 4, 64), what, set.Index, r.TStar, r.MSETStar, escapeText(r.Escape)))
+		cell := sim.Best{T: r.TStar, MSE: r.MSETStar, Input: r.MSE0, Improves: r.Improves}
+		b.job.status.SetText(fmt.Sprintf("loaded %s at %s %s%s on test digit %d (the cell's mean: %s; %s)",
+			r.Model, sweep.LevelRange(b.cfg.Task).Name, strconv.FormatFloat(level, 'g', 4, 64), what, set.Index, cell, escapeText(r.Escape)))
 		return
 	}
 }

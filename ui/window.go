@@ -45,6 +45,7 @@ type Main struct {
 	// ctx ends when the window closes: the window's own jobs (a slow
 	// export) stop with it.
 	ctx    context.Context
+	halted atomic.Bool // set by Halt: no snapshot is drawn any more
 	deps   Deps
 	infos  []sim.ModelInfo // the catalogue's models that loaded, in menu order
 	Engine *sim.Engine
@@ -151,6 +152,9 @@ func NewMain(ctx context.Context, a fyne.App, w fyne.Window, deps Deps, settings
 	var waiting atomic.Pointer[sim.Snapshot]
 	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue,
 		Settings: settings, OnSnap: func(sn *sim.Snapshot) {
+			if m.halted.Load() {
+				return
+			}
 			if waiting.Swap(sn) == nil {
 				fyne.Do(func() { m.apply(waiting.Swap(nil)) })
 			}
@@ -177,6 +181,14 @@ func (m *Main) usePlotFont() {
 		fyne.LogError("plots keep gonum's font", err) // the window works on
 	}
 }
+
+// Halt stops the window drawing snapshots, for good: called as the app
+// quits (the window closes, a signal, Quit), before Fyne's loop stops.
+// Once the loop has stopped, fyne.Do runs its function on the caller's
+// goroutine: a snapshot the engine published then was drawn from the
+// engine's goroutine (attack 4: 18 "Error in Fyne call thread" from the
+// sidebar, with a slow model).
+func (m *Main) Halt() { m.halted.Store(true) }
 
 // Content is the window's root object.
 func (m *Main) Content() fyne.CanvasObject { return m.root }
@@ -528,7 +540,7 @@ func plotKey(sn *sim.Snapshot) string {
 
 // apply draws a snapshot. It runs on the Fyne goroutine.
 func (m *Main) apply(sn *sim.Snapshot) {
-	if sn == nil {
+	if sn == nil || m.halted.Load() {
 		return
 	}
 	if m.OnApplied != nil {

@@ -602,3 +602,17 @@ func TestSidebarHasEveryKnob(t *testing.T) {
 		}
 	}
 }
+
+// TestHaltStopsDrawing: after Halt (the app quitting) no snapshot is
+// drawn: once Fyne's loop has stopped, fyne.Do runs on the caller's
+// goroutine, and a slow model's late snapshot was drawn from the engine's
+// (attack 4: "Error in Fyne call thread" from the sidebar).
+func TestHaltStopsDrawing(t *testing.T) {
+	m, _ := newTestMain(t)
+	before := m.snap
+	m.Halt()
+	m.Engine.Step()
+	if m.snap != before {
+		t.Fatal("a snapshot was drawn after Halt")
+	}
+}

@@ -56,8 +56,7 @@ func Fig1Plot(curves []*sim.Curve, fixedDepth map[string]bool) (*plot.Plot, erro
 					xy = append(xy, plotter.XY{X: float64(r.T), Y: r.MSE})
 				}
 			}
-			ts, best := c.Best()
-			name = fmt.Sprintf("%s (t* = %d, %.4f)", c.Model, ts, best)
+			name = fmt.Sprintf("%s (%s)", c.Model, c.Summary().Short())
 		}
 		if len(xy) == 0 || !(xy[0].Y > 0) {
 			// A log MSE axis cannot show a curve of zeros.

@@ -245,8 +245,17 @@ func CurvePlot(c *sim.Curve) (*plot.Plot, error) {
 			Series{Name: "MSE (masked pixels)", Values: col(func(r sim.Row) float64 { return r.MSEMasked }), Dashed: true},
 			Series{Name: "MSE (unmasked pixels)", Values: col(func(r sim.Row) float64 { return r.MSEUnmasked }), Dashed: true})
 	}
-	ts, _ := c.Best()
+	// t* is marked only where it beats the input; otherwise the legend
+	// says which step came closest.
+	b := c.Summary().Best
+	ts := -1
+	if b.Improves {
+		ts = b.T
+	}
 	p, err := MSEPlot(fmt.Sprintf("%s, %s task: MSE vs iteration", c.Model, c.Task), series, c.Rows[0].MSE, ts)
+	if err == nil && !b.Improves {
+		p.Legend.Add(b.Short() + ": no step beats the input")
+	}
 	if err == nil {
 		// The curves start low on the left and end high on the right:
 		// the left middle is free for the legend.

@@ -328,7 +328,7 @@ type Result struct {
 	TStar    int
 	MSETStar float64
 	MSE0     float64
-	Improves bool // MSE(t*) < MSE(0)
+	Improves bool // t* repairs the input (sim.Improves)
 	MSEEnd   float64
 	Escape   int
 	Curve    []float64
@@ -360,8 +360,8 @@ func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error)
 	}
 	r.MSE0 = r.Curve[0]
 	r.MSEEnd = r.Curve[T-1]
-	r.TStar, r.MSETStar = sim.BestStep(T, func(t int) float64 { return r.Curve[t] })
-	r.Improves = r.MSETStar < r.MSE0
+	b := sim.BestOf(T, func(t int) float64 { return r.Curve[t] })
+	r.TStar, r.MSETStar, r.Improves = b.T, b.MSE, b.Improves
 	if r.TStar > 0 {
 		for t := r.TStar + 1; t < T; t++ {
 			if r.Curve[t] > r.MSE0 {

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"attractorlab/models"
+	"attractorlab/sim"
+	"attractorlab/sim/mnist"
+)
+
+// seedRun is one (training seed, corruption seed) run of reproduce
+// --train-seeds.
+type seedRun struct {
+	train, corrupt uint64
+	s              sim.Summary
+}
+
+// seedColumns are seeds.csv's columns: a row per run.
+var seedColumns = []string{"model", "task", "train_seed", "corruption_seed", "n", "steps", "t_star", "improves", "mse_t_star", "mse_0", "mse_end", "corr_mean_digit_end", "weights"}
+
+// seedSummaryColumns are seeds-summary.csv's: a row per measure and
+// source of spread.
+var seedSummaryColumns = []string{"model", "task", "measure", "over", "count", "mean", "sd"}
+
+// runTrainSeeds is reproduce --train-seeds: the bare self-attention of
+// patch side p trained by the shipped recipe with each training seed
+// (kept in the seed cache, reused by later runs), each run on the same
+// digits with each corruption seed; the spread over training seeds and
+// over corruption seeds reported apart.
+func runTrainSeeds(ctx context.Context, r *reproduceRun, o *outputs, dir string, p int, trainSeeds, corruptSeeds []uint64) error {
+	train, test, err := mnist.Sample()
+	if err != nil {
+		return err
+	}
+	cache, err := sim.SeedCache()
+	if err != nil {
+		cache = ""
+		fmt.Fprintf(os.Stderr, "warning: no cache directory (%v): the trained seeds are not kept\n", err)
+	}
+	var runs []seedRun
+	weights := map[uint64]string{}
+	for _, ts := range trainSeeds {
+		recipe := sim.ShippedRecipe(p, ts)
+		start := time.Now()
+		fmt.Fprintf(os.Stderr, "training seed %d: bsa-p%d by the shipped recipe (%d epochs)…\n", ts, p, recipe.Config.Epochs)
+		got, err := sim.TrainSeed(ctx, train, test, recipe, cache, func(st models.EpochStats) {
+			fmt.Fprintf(os.Stderr, "\r  epoch %d/%d, %.0f s", st.Epoch, recipe.Config.Epochs, time.Since(start).Seconds())
+		})
+		if err != nil {
+			return fmt.Errorf("reproduce: --train-seeds: %w", err)
+		}
+		if got.Warning != "" {
+			fmt.Fprintln(os.Stderr, "\nwarning:", got.Warning)
+		}
+		if got.Cached {
+			fmt.Fprintf(os.Stderr, "training seed %d: kept in %s\n", ts, got.Path)
+		} else {
+			fmt.Fprintf(os.Stderr, "\ntraining seed %d: trained in %.1f s, kept in %s\n", ts, time.Since(start).Seconds(), got.Path)
+		}
+		weights[ts] = got.Path
+		name := r.cat.SetTrained(got.Model)
+		for _, cs := range corruptSeeds {
+			r.settings.Corruption.Seed = cs
+			c, _, el, err := r.curve(name, false, false)
+			if err != nil {
+				return err
+			}
+			c.Model = fmt.Sprintf("bsa-p%d (training seed %d, corruption seed %d)", p, ts, cs)
+			printCurve(c, el, min(r.n, r.data.Test.Len()))
+			runs = append(runs, seedRun{train: ts, corrupt: cs, s: c.Summary()})
+		}
+	}
+	model, task, n := fmt.Sprintf("bsa-p%d", p), r.settings.Corruption.Kind.String(), min(r.n, r.data.Test.Len())
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	if err := o.Write(filepath.Join(dir, "seeds.csv"), func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write(seedColumns)
+		for _, x := range runs {
+			cw.Write([]string{model, task, strconv.FormatUint(x.train, 10), strconv.FormatUint(x.corrupt, 10), strconv.Itoa(n), strconv.Itoa(r.steps),
+				strconv.Itoa(x.s.T), strconv.FormatBool(x.s.Improves), f(x.s.MSE), f(x.s.Input), f(x.s.End), f(x.s.CorrMeanEnd), weights[x.train]})
+		}
+		cw.Flush()
+		return cw.Error()
+	}); err != nil {
+		return err
+	}
+	rows := seedSpread(runs, trainSeeds, corruptSeeds)
+	fmt.Printf("\n%s, %s, %d digits × %d steps: mean ± sd over %d training seeds (each averaged over the %d corruption seeds) and over %d corruption seeds (each averaged over the training seeds)\n",
+		model, task, n, r.steps, len(trainSeeds), len(corruptSeeds), len(corruptSeeds))
+	for _, x := range rows {
+		fmt.Printf("  %-22s over %-16s %.5g ± %.2g\n", x.measure, x.over, x.mean, x.sd)
+	}
+	if err := o.Write(filepath.Join(dir, "seeds-summary.csv"), func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write(seedSummaryColumns)
+		for _, x := range rows {
+			cw.Write([]string{model, task, x.measure, x.over, strconv.Itoa(x.count), f(x.mean), f(x.sd)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}); err != nil {
+		return err
+	}
+	return o.Commit()
+}
+
+// spreadRow is one measure's mean ± sd over one source of spread.
+type spreadRow struct {
+	measure, over string
+	count         int
+	mean, sd      float64
+}
+
+// seedSpread is each measure's mean ± sd over the training seeds (each
+// seed's value averaged over the corruption seeds first) and over the
+// corruption seeds (averaged over the training seeds first), and the
+// share of runs whose best step beats the input.
+func seedSpread(runs []seedRun, trainSeeds, corruptSeeds []uint64) []spreadRow {
+	measures := []struct {
+		name string
+		get  func(sim.Summary) float64
+	}{
+		{"t_star", func(s sim.Summary) float64 { return float64(s.T) }},
+		{"mse_t_star", func(s sim.Summary) float64 { return s.MSE }},
+		{"mse_0", func(s sim.Summary) float64 { return s.Input }},
+		{"mse_end", func(s sim.Summary) float64 { return s.End }},
+		{"corr_mean_digit_end", func(s sim.Summary) float64 { return s.CorrMeanEnd }},
+		{"improves", func(s sim.Summary) float64 {
+			if s.Improves {
+				return 1
+			}
+			return 0
+		}},
+	}
+	var out []spreadRow
+	for _, m := range measures {
+		for _, over := range []string{"training seeds", "corruption seeds"} {
+			keys := trainSeeds
+			if over == "corruption seeds" {
+				keys = corruptSeeds
+			}
+			var vals []float64
+			for _, k := range keys {
+				var sum float64
+				var cnt int
+				for _, x := range runs {
+					if (over == "training seeds" && x.train == k) || (over == "corruption seeds" && x.corrupt == k) {
+						if v := m.get(x.s); !math.IsNaN(v) {
+							sum += v
+							cnt++
+						}
+					}
+				}
+				if cnt > 0 {
+					vals = append(vals, sum/float64(cnt))
+				}
+			}
+			mean, sd := sim.MeanSD(vals)
+			out = append(out, spreadRow{measure: m.name, over: over, count: len(vals), mean: mean, sd: sd})
+		}
+	}
+	return out
+}
