@@ -225,8 +225,10 @@ type Manifest struct {
 	CSV       string             `json:"csv"` // Checksum of the directory's sweep.csv
 }
 
-// ManifestVersion is the version this code writes and reads (2 added the
-// table's checksum, 3 keeps every knob's value under settings).
+// ManifestVersion is the version this code writes (2 added the table's
+// checksum, 3 keeps every knob's value under settings). It reads version
+// 2 too (manifestV2); version 1 parts, without a checksum, were refused
+// by version 2 already and still are.
 const ManifestVersion = 3
 
 // MaxManifestBytes caps a sweep.json: a grid of MaxCells cells fits many
@@ -318,16 +320,24 @@ func ReadManifest(dir string) (Manifest, error) {
 // and fingerprints of printable text.
 func ParseManifest(b []byte, path string) (Manifest, error) {
 	var m Manifest
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return Manifest{}, fmt.Errorf("%s: %w", path, err)
+	var peek struct {
+		Version int `json:"version"`
 	}
-	if dec.More() {
-		return Manifest{}, fmt.Errorf("%s: more than one JSON value", path)
-	}
-	if m.Version != ManifestVersion {
-		return Manifest{}, fmt.Errorf("%s: version %d, this program reads version %d (run the sweep again with this version)", path, m.Version, ManifestVersion)
+	json.Unmarshal(b, &peek) // a bad file is refused by the strict decode below
+	if peek.Version == 2 {
+		old, err := decodeStrict[manifestV2](b, path)
+		if err != nil {
+			return Manifest{}, fmt.Errorf("%w (read as a version 2 manifest)", err)
+		}
+		m = old.upgrade()
+	} else {
+		var err error
+		if m, err = decodeStrict[Manifest](b, path); err != nil {
+			return Manifest{}, err
+		}
+		if m.Version != ManifestVersion {
+			return Manifest{}, fmt.Errorf("%s: version %d, this program reads versions 2 and %d (run the sweep again with this version)", path, m.Version, ManifestVersion)
+		}
 	}
 	if !(m.Shards >= 1 && m.Shards <= MaxCells && m.Shard >= 0 && m.Shard < m.Shards) {
 		return Manifest{}, fmt.Errorf("%s: shard %d of shards %d is not a shard (allowed shards 1 … %d, shard 0 … shards−1)", path, m.Shard, m.Shards, MaxCells)
@@ -353,6 +363,63 @@ func ParseManifest(b []byte, path string) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("%s: shards = %d for %d cells (at most one shard per cell)", path, m.Shards, m.Cells)
 	}
 	return m, nil
+}
+
+// decodeStrict decodes one JSON value of type T, refusing unknown fields.
+func decodeStrict[T any](b []byte, path string) (T, error) {
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, fmt.Errorf("%s: %w", path, err)
+	}
+	if dec.More() {
+		return v, fmt.Errorf("%s: more than one JSON value", path)
+	}
+	return v, nil
+}
+
+// manifestV2 is sweep.json as version 2 wrote it: the bare model's γ and
+// λ, the Hopfield networks' β and K as fields of their own; every other
+// setting was the default (sweeps before version 3 had no flag for
+// them). Parts written by it keep merging (TestManifestV2Merges).
+type manifestV2 struct {
+	Version   int       `json:"version"`
+	Models    []string  `json:"models"`
+	Task      string    `json:"task"`
+	Levels    []float64 `json:"levels"`
+	Param     string    `json:"param"`
+	Values    []float64 `json:"values"`
+	N         int       `json:"n"`
+	Steps     int       `json:"steps"`
+	Seeds     int       `json:"seeds"`
+	Gamma     float32   `json:"gamma"`
+	Attention string    `json:"attention"`
+	Lambda    float32   `json:"lambda"`
+	Beta      float32   `json:"beta"`
+	K         int       `json:"k"`
+	Async     bool      `json:"async"`
+	Data      string    `json:"data"`
+	Weights   string    `json:"weights"`
+	Cells     int       `json:"cells"`
+	Shard     int       `json:"shard"`
+	Shards    int       `json:"shards"`
+	CSV       string    `json:"csv"`
+}
+
+// upgrade is the version-3 manifest with the same meaning: the four
+// settings under their fields, every other knob at its default.
+func (o manifestV2) upgrade() Manifest {
+	set := sim.DefaultSettings()
+	set.Dyn.Gamma, set.Dyn.Lambda = o.Gamma, o.Lambda
+	set.Hop.Beta, set.Hop.K = o.Beta, o.K
+	settings := make(map[string]float64, len(sim.Knobs))
+	for _, k := range sim.Knobs {
+		settings[k.Field] = k.Get(set)
+	}
+	return Manifest{Version: ManifestVersion, Models: o.Models, Task: o.Task, Levels: o.Levels, Param: o.Param, Values: o.Values,
+		N: o.N, Steps: o.Steps, Seeds: o.Seeds, Settings: settings, Attention: o.Attention, Async: o.Async,
+		Data: o.Data, Weights: o.Weights, Cells: o.Cells, Shard: o.Shard, Shards: o.Shards, CSV: o.CSV}
 }
 
 // differs names the first field in which two manifests differ, ignoring

@@ -175,6 +175,8 @@ func TestManifestRefuses(t *testing.T) {
 		{`"shards": 2`, `"shards": 9`, "shards"},
 		{`"shard": 0`, `"shard": -1`, "shard"},
 		{`"version": 3`, `"version": 2`, "version"},
+		{`"version": 3`, `"version": 1`, "version"},
+		{`"version": 3`, `"version": 4`, "version"},
 		{`"gamma": 0.5`, `"gamma": 7`, "field gamma = 7 is out of range"},
 		{`"gamma": 0.5`, `"gamma": 0.5, "delta": 1`, `"delta" is not a setting`},
 		{`"gamma": 0.5,`, ``, "gamma is missing"},
@@ -293,5 +295,34 @@ func TestManifestKeepsEveryKnob(t *testing.T) {
 		if p.Knob().Get(s) != p.Knob().Max || sim.MaskFraction.Get(s) != 0.5 {
 			t.Errorf("%s: the cell runs %s = %v and mask %v, want %v and 0.5", name, p, p.Knob().Get(s), sim.MaskFraction.Get(s), p.Knob().Max)
 		}
+	}
+}
+
+// TestManifestV2Merges: parts written by manifest version 2 (the build
+// before version 3, testdata/compat/v2: two shards and the same sweep in
+// one process, 3 digits × 3 steps) still merge, to the very table the
+// one-process run wrote, with the settings they recorded.
+func TestManifestV2Merges(t *testing.T) {
+	dir := filepath.Join("testdata", "compat", "v2")
+	cfg, whole, rs, err := Merge(context.Background(), []string{filepath.Join(dir, "shard-1-of-2"), filepath.Join(dir, "shard-0-of-2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Version != ManifestVersion || whole.Shards != 1 || cfg.Param.String() != "lambda" || cfg.Base.Dyn.Gamma != 0.5 || len(rs) != 8 {
+		t.Fatalf("merged: version %d, shards %d, param %s, γ %v, %d rows", whole.Version, whole.Shards, cfg.Param, cfg.Base.Dyn.Gamma, len(rs))
+	}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, cfg.Task, rs); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "whole", CSVName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Fatalf("the merged version-2 parts:\n%s\nthe one-process table:\n%s", b.Bytes(), want)
+	}
+	if _, err := ReadManifest(filepath.Join(dir, "whole")); err != nil {
+		t.Fatal(err)
 	}
 }
