@@ -162,6 +162,21 @@ func (m *Main) openSlide(k int, back bool) {
 		lr.ticket = m.Engine.Cue(&set, from, to, s.Run.Speed)
 	}
 	m.pendingTrain = nil // a slide left before its training started starts none
+	if s.Train != nil && m.train != nil {
+		// A slide about a training of its own: the run under way (a
+		// previous slide's) stops, and its form shows the slide's.
+		m.train.queued = nil
+		note := ""
+		if s.Question != "" && !lr.revealed {
+			note = "this slide's training starts when the answer is revealed (→)"
+		}
+		if m.train.running {
+			m.train.note = note
+			m.train.stopRun()
+		} else if note != "" {
+			m.train.status.SetText(note)
+		}
+	}
 	if s.Train != nil && !back && s.Question == "" {
 		// Trained once the slide's scenario is in place (its digit is the
 		// one re-run): apply starts it when the cue has been taken. A

@@ -128,6 +128,12 @@ type trainWin struct {
 	ref      *sim.DigitRun
 	shipName string
 	began    time.Time
+	// queued is a lesson slide's training that waits for the run under
+	// way (a previous slide's, cancelled) to end; finish starts it.
+	queued *sim.TrainingForm
+	// note, when set, is what the status says once the run under way has
+	// ended (a lesson's slide stopped it), instead of its own report.
+	note string
 	// after, in tests, is told on the Fyne goroutine once a run ended.
 	after func()
 	// viewed, in tests, is told on the Fyne goroutine after each re-run of
@@ -144,7 +150,10 @@ type pendingTrain struct {
 
 // startPendingTrain starts the waiting training once the snapshot shows
 // its slide's cue: the Training window opens with the slide's form and
-// starts (unless a run is under way, which is left alone).
+// starts. A run under way (a previous slide's) is cancelled first and the
+// slide's starts when it has ended (issue 31: slide 3's 100-image run
+// never started while slide 2's was still training, and its answer was
+// read off slide 2's curve).
 func (m *Main) startPendingTrain() {
 	pt := m.pendingTrain
 	if pt == nil || m.snap == nil || m.snap.Cue < pt.ticket {
@@ -154,10 +163,21 @@ func (m *Main) startPendingTrain() {
 	m.showTraining()
 	tw := m.train
 	if tw.running {
+		f := pt.form
+		tw.queued = &f
+		tw.stopRun()
 		return
 	}
 	tw.setForm(pt.form)
 	tw.begin()
+}
+
+// stopRun cancels the run under way (finish reports it).
+func (tw *trainWin) stopRun() {
+	if tw.running && tw.stop != nil {
+		tw.paused.Store(false)
+		tw.stop()
+	}
 }
 
 // setForm fills the form's fields.
@@ -307,7 +327,16 @@ func (tw *trainWin) build() {
 	// plot's axes piled up and its curve vanished), the couplings cut off.
 	left := container.NewGridWithRows(2, tw.loss, tw.val)
 	digit := container.NewGridWithRows(2, tw.digit, container.NewBorder(tw.digitLbl, nil, nil, nil, images))
-	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithRows(2, container.NewGridWithColumns(2, tw.couplings, tw.displacement), tw.locality))
+	// Each map keeps a short title, also under a lesson's caption (where
+	// the long label below is hidden and they were two unnamed squares).
+	titled := func(title string, img fyne.CanvasObject) fyne.CanvasObject {
+		l := widget.NewLabel(title)
+		l.Alignment = fyne.TextAlignCenter
+		l.Truncation = fyne.TextTruncateEllipsis
+		return container.NewBorder(l, nil, nil, nil, img)
+	}
+	maps := container.NewGridWithColumns(2, titled("‖J_ij‖: i ↓, j →", tw.couplings), titled("by key offset", tw.displacement))
+	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithRows(2, maps, tw.locality))
 	body := container.NewGridWithColumns(3, left, digit, coup)
 	tw.w.SetContent(container.NewBorder(top, nil, nil, nil, body))
 	tw.drawDigitInput()
@@ -531,8 +560,17 @@ func (tw *trainWin) finish(net *sim.BSA, epochs int, err error) {
 			how, epochs, took, tw.name))
 	}
 	tw.setButtons()
+	if tw.note != "" {
+		tw.status.SetText(tw.note)
+		tw.note = ""
+	}
 	if tw.after != nil {
 		tw.after()
+	}
+	if f := tw.queued; f != nil {
+		tw.queued = nil
+		tw.setForm(*f)
+		tw.begin()
 	}
 }
 
@@ -607,8 +645,14 @@ func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
 		series = append(series, figures.Series{Name: "shipped " + tw.shipName, Values: tw.ref.MSE, Dashed: true, Color: figures.ModelColor(tw.shipName)})
 	}
 	input := run.MSE[0]
+	// t* is marked, and the picture named for it, only where it beats
+	// the input (the one rule; at epoch 1 the "t* = 1" marked the input).
+	mark, starLbl := -1, fmt.Sprintf("best t = %d", run.TStar)
+	if sim.Improves(run.MSEStar, input) {
+		mark, starLbl = run.TStar, fmt.Sprintf("at t* = %d", run.TStar)
+	}
 	tw.digit.SetPlot(func() (*plot.Plot, error) {
-		return figures.MSEPlot("this digit, re-run", series, input, run.TStar)
+		return figures.MSEPlot("this digit, re-run", series, input, mark)
 	})
 	memory := "no transient memory yet (the error does not dip below the input's and rise again)"
 	if run.Transient {
@@ -624,7 +668,7 @@ func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
 	}
 	tw.digitLbl.SetText(when + ": " + memory + near)
 	tw.atStar.Pixels, tw.last.Pixels = run.AtStar, run.Last
-	tw.atStarLbl.SetText(fmt.Sprintf("at t* = %d", run.TStar))
+	tw.atStarLbl.SetText(starLbl)
 	tw.atStar.Refresh()
 	tw.last.Refresh()
 	side := r.Side

@@ -268,3 +268,45 @@ func TestTrainingSlideShowsCaptionAndTakesKeys(t *testing.T) {
 		t.Fatalf("→ in the Training window: the lesson is at %+v, want slide 3", m.lesson)
 	}
 }
+
+// TestLessonSlideTakesOverTraining: → from a training slide whose run is
+// still under way stops that run; the next slide's question says its own
+// training starts on the reveal, and the reveal starts it (issue 31: slide
+// 3's run never started while slide 2's trained on, and the answer was
+// read off slide 2's curve).
+func TestLessonSlideTakesOverTraining(t *testing.T) {
+	m, w, _ := shippedLesson(t, "watch-it-learn")
+	typeKey(w, fyne.KeyRight) // slide 2 trains 10,000 images
+	tw := m.train
+	if tw == nil {
+		t.Fatal("slide 2 did not open the training window")
+	}
+	tw.ui.wait(func() {
+		if !tw.running {
+			t.Fatal("slide 2 is not training")
+		}
+	})
+	typeKey(w, fyne.KeyRight) // slide 3's question, slide 2 still training
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			var done bool
+			tw.ui.wait(func() { done = ok() })
+			if done {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+		}
+	}
+	until("slide 2's run did not stop on slide 3", func() bool { return !tw.running })
+	tw.ui.wait(func() {
+		if !strings.Contains(tw.status.Text, "starts when the answer is revealed") {
+			t.Errorf("slide 3's question: the status says %q", tw.status.Text)
+		}
+	})
+	typeKey(w, fyne.KeyRight) // the reveal
+	until("the reveal did not start slide 3's 100-image run", func() bool { return tw.running && tw.images.Selected == "100" })
+	closeTraining(m)
+}
