@@ -25,6 +25,7 @@ func init() {
 	standardizeTo, dotQ, dots1x4, dots4x6 = standardizeAVX512, dotQAVX512, dots1x4AVX512, dots4x6AVX512
 	argmax, above, dist = argmaxAVX512, aboveAVX512, distAVX512
 	quantBound = quantBoundAVX512
+	adamChunk = adamAVX512
 	if archsimd.X86.AVX512VNNI() {
 		quantDots, quantAllPreds = quantDotsVNNI, true
 	}
@@ -398,4 +399,45 @@ func standardizeAVX512(out, x []float32) []float32 {
 		out[k] = float32((float64(x[k]) - m) * inv)
 	}
 	return out
+}
+
+// adamAVX512 is adamGo 16 couplings at a time: each operation of the
+// scalar loop in its order, none fused (float32(√float64(v)) is √v
+// correctly rounded, as VSQRTPS gives), so J, m and v get the same bits;
+// the squares are added to s one by one in index order, as adamGo adds
+// them (the RMS rescale reads s, and training must not depend on the
+// build).
+func adamAVX512(a adamStep, J, g, m, v []float32) float64 {
+	n := len(J)
+	_, _, _ = g[n-1:], m[n-1:], v[n-1:]
+	gs, b1, c1 := archsimd.BroadcastFloat32x16(a.gs), archsimd.BroadcastFloat32x16(a.b1), archsimd.BroadcastFloat32x16(1-a.b1)
+	b2, c2 := archsimd.BroadcastFloat32x16(a.b2), archsimd.BroadcastFloat32x16(1-a.b2)
+	decay, step := archsimd.BroadcastFloat32x16(a.decay), archsimd.BroadcastFloat32x16(a.stepSize)
+	sq2, eps := archsimd.BroadcastFloat32x16(a.sq2), archsimd.BroadcastFloat32x16(a.eps)
+	var s float64
+	var out [Lanes]float32
+	k := 0
+	for ; k+Lanes <= n; k += Lanes {
+		gk := vec(g, k).Mul(gs)
+		mk := b1.Mul(vec(m, k)).Add(c1.Mul(gk))
+		vk := b2.Mul(vec(v, k)).Add(c2.Mul(gk).Mul(gk))
+		store(mk, m, k)
+		store(vk, v, k)
+		j := vec(J, k).Mul(decay).Sub(step.Mul(mk).Div(vk.Sqrt().Div(sq2).Add(eps)))
+		store(j, J, k)
+		j.Store(&out)
+		for _, x := range out {
+			s += float64(x) * float64(x)
+		}
+	}
+	for ; k < n; k++ { // the tail, as adamGo steps it, continuing s
+		gk := g[k] * a.gs
+		mk := a.b1*m[k] + (1-a.b1)*gk
+		vk := a.b2*v[k] + (1-a.b2)*gk*gk
+		m[k], v[k] = mk, vk
+		j := J[k]*a.decay - a.stepSize*mk/(float32(math.Sqrt(float64(vk)))/a.sq2+a.eps)
+		J[k] = j
+		s += float64(j) * float64(j)
+	}
+	return s
 }

@@ -108,6 +108,9 @@ var standardizeTo = standardizeGo
 // argmax is the index of ub's first maximum; above appends to dst the k
 // with ub[k] ≥ thr in increasing order and reports false once more than
 // limit would be appended.
+// adamChunk is the AdamW step of a chunk of couplings (adamStep.apply).
+var adamChunk = adamGo
+
 var (
 	dotQ    = dotQGo
 	dots1x4 = dots1x4Go

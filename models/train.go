@@ -368,8 +368,14 @@ type adamStep struct {
 }
 
 // apply steps the couplings J with gradient g and moments m, v (one chunk)
-// and returns the sum of the new couplings' squares.
-func (a adamStep) apply(J, g, m, v []float32) float64 {
+// and returns the sum of the new couplings' squares, through the kernel
+// this build and CPU run (adamChunk: adamGo, or its AVX-512 twin, which
+// gives the same bits: the same operations in the same order, none
+// fused, and the squares added one by one in index order).
+func (a adamStep) apply(J, g, m, v []float32) float64 { return adamChunk(a, J, g, m, v) }
+
+// adamGo is the portable AdamW step of a chunk (the naive twin).
+func adamGo(a adamStep, J, g, m, v []float32) float64 {
 	var s float64
 	for k := range J {
 		gk := g[k] * a.gs
