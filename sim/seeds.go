@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -217,4 +219,35 @@ func MeanSD(v []float64) (mean, sd float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(ss / float64(len(v)-1))
+}
+
+// KeptSeed is a training seed of the shipped recipe kept in the cache.
+type KeptSeed struct {
+	Seed uint64
+	Path string
+}
+
+// KeptSeeds are the shipped recipe's training seeds of patch side p kept
+// in dir (SeedCache) for the training digits train, in seed order: the
+// files whose name the recipe and seed give (their content is checked
+// when they are read).
+func KeptSeeds(dir string, p int, train *mnist.Set) []KeptSeed {
+	var out []KeptSeed
+	if dir == "" {
+		return nil
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("bsa-p%d-seed*-*.safetensors", p)))
+	for _, name := range names {
+		rest := strings.TrimPrefix(filepath.Base(name), fmt.Sprintf("bsa-p%d-seed", p))
+		num, _, ok := strings.Cut(rest, "-")
+		seed, err := strconv.ParseUint(num, 10, 64)
+		if !ok || err != nil || seed > 999 {
+			continue
+		}
+		if SeedPath(dir, ShippedRecipe(p, seed), train) == name {
+			out = append(out, KeptSeed{Seed: seed, Path: name})
+		}
+	}
+	slices.SortFunc(out, func(a, b KeptSeed) int { return cmp.Compare(a.Seed, b.Seed) })
+	return out
 }

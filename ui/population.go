@@ -132,6 +132,7 @@ type ensembleWin struct {
 	m     *Main
 	w     fyne.Window
 	n     *widget.Select
+	over  *widget.Select // the band's spread: over the digits, or over kept training seeds
 	job   *job
 	band  *PlotView
 	hist  *PlotView
@@ -159,12 +160,15 @@ func (m *Main) showEnsemble() {
 	e.hist = NewPlotView()
 	e.hist.HideT = true
 	e.hist.OnSeek = e.loadDigit
-	e.job.status.SetText("Runs the main window's models and corruption on the first N test digits for 100 steps.")
+	e.over = widget.NewSelect([]string{overDigits, overSeeds}, nil)
+	e.over.SetSelected(overDigits)
+	e.job.status.SetText("Runs the main window's models and corruption on the first N test digits for 100 steps. " +
+		"The band shows the spread over the digits, or (for the bare self-attention) over the training seeds kept by reproduce --train-seeds.")
 	// The data decide how many digits there are: the embedded sample has
 	// 1,000 test digits, the full MNIST 10,000.
 	export := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.exportFrom(e.w, e.exports()) })
 	top := container.NewVBox(container.NewBorder(nil, nil,
-		container.NewHBox(widget.NewLabel(fmt.Sprintf("test digits (of %d loaded)", have)), e.n), export, e.job.bar()), e.job.status)
+		container.NewHBox(widget.NewLabel(fmt.Sprintf("test digits (of %d loaded)", have)), e.n, widget.NewLabel("band over"), e.over), export, e.job.bar()), e.job.status)
 	e.w.SetContent(container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)))
 	e.w.Resize(fyne.NewSize(1100, 520))
 	e.w.Canvas().SetOnTypedKey(m.escCloses)
@@ -198,11 +202,45 @@ func (e *ensembleWin) start() {
 		}
 		total += int64(nd * (steps + 1))
 	}
+	// Over training seeds: each bare model runs once per kept seed.
+	seeds := map[string][]sim.KeptSeed{}
+	if e.over.Selected == overSeeds {
+		dir, _ := sim.SeedCache()
+		var none []string
+		for _, name := range names {
+			p, bare := bareSide(name)
+			if !bare {
+				continue
+			}
+			if seeds[name] = sim.KeptSeeds(dir, p, e.m.deps.Data.Train); len(seeds[name]) == 0 {
+				none = append(none, name)
+			} else {
+				total += int64(len(seeds[name])-1) * int64(nd*(ensembleSteps+1))
+			}
+		}
+		if len(none) > 0 || len(seeds) == 0 {
+			why := "none of the chosen models is the bare self-attention, the one model trained with seeds here"
+			if len(none) > 0 {
+				why = fmt.Sprintf("no training seeds of %s are kept: attractorlab reproduce --model bsa --patch P --train-seeds 0-4 trains and keeps them (about 3 minutes a seed)", strings.Join(none, ", "))
+			}
+			e.job.status.SetText("cannot band over training seeds: " + why)
+			return
+		}
+	}
 	e.job.status.SetText(fmt.Sprintf("running %s on %d test digits…", strings.Join(names, ", "), nd))
 	var bands []sweep.Band
 	e.job.begin(total, func(ctx context.Context) error {
 		for _, name := range names {
-			b, err := sweep.Ensemble(ctx, env, set, name, nd, ensembleSteps, func() { e.job.done.Add(1) })
+			step := func() { e.job.done.Add(1) }
+			if ks := seeds[name]; len(ks) > 0 {
+				b, err := sweep.SeedBand(ctx, env, set, name, ks, nd, ensembleSteps, step)
+				if err != nil {
+					return err
+				}
+				bands = append(bands, b)
+				continue
+			}
+			b, err := sweep.Ensemble(ctx, env, set, name, nd, ensembleSteps, step)
 			if err != nil {
 				return err
 			}
@@ -230,12 +268,34 @@ func (e *ensembleWin) start() {
 					beat++
 				}
 			}
-			res = append(res, fmt.Sprintf("%s median %s, %d of %d digits beat their input", b.Model, best, beat, len(b.Digits)))
+			what := "digits"
+			if b.Seeds > 0 {
+				what = fmt.Sprintf("runs (%d digits × %d seeds)", b.N, b.Seeds)
+			}
+			res = append(res, fmt.Sprintf("%s median %s, %d of %d %s beat their input", b.Model, best, beat, len(b.Digits), what))
 		}
 		e.job.status.SetText(fmt.Sprintf("%d test digits × %d models in %.1f s: %s. %s. Click a bar of the histogram to load a digit with that t*.",
 			nd, len(names), took.Seconds(), describeCorruption(set.Corruption), strings.Join(res, "; ")))
 		e.draw()
 	})
+}
+
+// The ensemble's band choices.
+const (
+	overDigits = "digits"
+	overSeeds  = "training seeds"
+)
+
+// bareSide is the patch side of a bare self-attention's name (the shipped
+// bsa-p2 or bsa-p4), and whether it is one.
+func bareSide(name string) (int, bool) {
+	switch name {
+	case "bsa-p2":
+		return 2, true
+	case "bsa-p4":
+		return 4, true
+	}
+	return 0, false
 }
 
 func describeCorruption(c sim.Corruption) string {
@@ -264,8 +324,14 @@ func (e *ensembleWin) draw() {
 	if len(e.bands) > 0 {
 		n = e.bands[0].N
 	}
+	title := fmt.Sprintf("MSE over %d test digits: median, middle half shaded", n)
+	for _, b := range e.bands {
+		if b.Seeds > 0 {
+			title = fmt.Sprintf("MSE over %d test digits: median; shaded: the middle half of the digits, or (training seeds) the lowest to highest seed", n)
+		}
+	}
 	e.bandPlot = func() (*plot.Plot, error) {
-		return figures.BandPlot(fmt.Sprintf("MSE over %d test digits", n), fb)
+		return figures.BandPlot(title, fb)
 	}
 	e.histPlot = func() (*plot.Plot, error) {
 		return figures.TStarHistogram("each digit's own t*", names, ts, maxT)

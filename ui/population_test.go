@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +107,58 @@ func TestBasinWindow(t *testing.T) {
 	}
 	if mk := b.view.basin.Mark; mk == nil || *mk != [2]int{1, 1} {
 		t.Fatalf("the loaded cell is marked at %v, want (1, 1)", mk)
+	}
+}
+
+// TestEnsembleOverTrainingSeeds: the ensemble bands the bare model over
+// the training seeds kept in the cache (the median over seeds of each
+// seed's median over the digits, from the lowest seed's to the highest);
+// without kept seeds it says how to make them.
+func TestEnsembleOverTrainingSeeds(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	m, _ := newTestMain(t)
+	m.Engine.Update(func(s *sim.Settings) { s.Corruption = sim.DefaultNoise })
+	m.showEnsemble()
+	e := m.ens
+	e.n.SetSelected("50")
+	e.over.SetSelected(overSeeds)
+	e.start()
+	if !strings.Contains(e.job.status.Text, "no training seeds of bsa-p2 are kept") || !strings.Contains(e.job.status.Text, "--train-seeds") {
+		t.Fatalf("without kept seeds: %q", e.job.status.Text)
+	}
+	// Two seeds kept (trained briefly: the band reads whatever the files hold).
+	dir, _ := sim.SeedCache()
+	train := m.deps.Data.Train
+	for _, seed := range []uint64{0, 3} {
+		s := sim.ShippedRecipe(2, seed)
+		s.Images, s.Config.Epochs, s.Config.Batch = 100, 1, 50
+		got, err := sim.TrainSeed(context.Background(), train, m.deps.Data.Test, s, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := sim.SeedPath(dir, sim.ShippedRecipe(2, seed), train)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Model.WriteBSA(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	waitJob(t, e.job, e.start)
+	if len(e.bands) != 1 || e.bands[0].Seeds != 2 || !strings.Contains(e.bands[0].Model, "2 training seeds") || len(e.bands[0].Digits) != 100 {
+		t.Fatalf("bands %+v, status %q", len(e.bands), e.job.status.Text)
+	}
+	b := e.bands[0]
+	for tt := range b.Median {
+		if !(b.Q25[tt] <= b.Median[tt] && b.Median[tt] <= b.Q75[tt]) {
+			t.Fatalf("t=%d: lowest %g, median %g, highest %g", tt, b.Q25[tt], b.Median[tt], b.Q75[tt])
+		}
+	}
+	if b.Q25[50] == b.Q75[50] {
+		t.Fatal("two seeds, no spread: the band is not over the seeds")
 	}
 }

@@ -424,6 +424,9 @@ type Band struct {
 	N                int
 	Q25, Median, Q75 []float64
 	Digits           []sim.DigitBest
+	// Seeds, when not 0, says the band is over that many training seeds
+	// (SeedBand: Q25 and Q75 are the lowest and highest seed's median).
+	Seeds int
 }
 
 // Ensemble runs model under s (its corruption, seed and parameters) on the
@@ -502,4 +505,40 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// SeedBand runs model (a bare self-attention) under s with each kept
+// training seed's couplings (sim.KeptSeeds) on the first n test digits:
+// its Median is, at every t, the median over the seeds of each seed's
+// median over the digits, and Q25 and Q75 hold the lowest and the highest
+// of them (the spread over training seeds, not over digits); its Digits
+// are every seed's digits (their own t*, for the histogram).
+func SeedBand(ctx context.Context, env Env, s sim.Settings, model string, seeds []sim.KeptSeed, n, steps int, step func()) (Band, error) {
+	if len(seeds) == 0 {
+		return Band{}, fmt.Errorf("%s: no kept training seeds (reproduce --train-seeds 0-4 trains and keeps them)", model)
+	}
+	var per []Band
+	for _, ks := range seeds {
+		cat := sim.NewCatalogue(env.Data.Train, sim.WeightFiles{model: ks.Path})
+		b, err := Ensemble(ctx, Env{Data: env.Data, Cat: cat, Workers: env.Workers}, s, model, n, steps, step)
+		if err != nil {
+			return Band{}, fmt.Errorf("training seed %d (%s): %w", ks.Seed, ks.Path, err)
+		}
+		per = append(per, b)
+	}
+	T := len(per[0].Median)
+	out := Band{Model: fmt.Sprintf("%s, %d training seeds", model, len(seeds)), N: per[0].N, Seeds: len(seeds),
+		Q25: make([]float64, T), Median: make([]float64, T), Q75: make([]float64, T)}
+	col := make([]float64, len(per))
+	for t := range T {
+		for k, b := range per {
+			col[k] = b.Median[t]
+		}
+		slices.Sort(col)
+		out.Q25[t], out.Median[t], out.Q75[t] = col[0], sim.Quantile(col, 0.5), col[len(col)-1]
+	}
+	for _, b := range per {
+		out.Digits = append(out.Digits, b.Digits...)
+	}
+	return out, nil
 }
