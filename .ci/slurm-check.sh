@@ -128,3 +128,25 @@ eval "$cmd" >/dev/null 2>"$work/whole.log" || fail "the sweep in one process fai
 cmp results/sweep-all/sweep.csv whole/sweep.csv || fail "the merged table differs from the sweep run in one process"
 rows=$(($(wc -l <whole/sweep.csv) - 1))
 echo "slurm check: passed: 10 array tasks and the merge job ran; the merged sweep.csv ($rows cells) is byte-equal to one process's"
+
+# The phase diagram's job script (docs/sweeps.md), its grid made tiny.
+awk '/^```bash$/{inb=1; buf=""; next} /^```$/{if (inb && buf ~ /attractorlab phase/) {printf "%s", buf; exit} inb=0; next} inb{buf=buf $0 "\n"}' "$DOC" >"$work/run/phase.sbatch"
+grep -q '^#SBATCH --array=0-15' "$work/run/phase.sbatch" || fail "$DOC has no phase job script with --array=0-15"
+sed -i -e 's/--array=0-15/--array=0-3/' -e 's/--images [^ ]*/--images 100,1000/' -e 's/--lambda [^ ]*/--lambda 1,5/' \
+  -e 's/--seeds [^ ]*/--seeds 0/' -e 's/--updates 2000/--updates 2/' -e 's/--n 200/--n 4/' -e 's/--steps 100/--steps 3/' "$work/run/phase.sbatch"
+grep -q -- '--updates 2 --n 4 --steps 3' "$work/run/phase.sbatch" || fail "the phase script's --updates 2000 --n 200 --steps 100 changed: update this check"
+array=$(sbatch --parsable phase.sbatch) || fail "sbatch refused the phase job script"
+merge=$(sbatch --parsable --dependency=afterok:"$array" --wrap "attractorlab phase merge results/phase/shard-*-of-4 --out results/phase-all") ||
+  fail "sbatch refused the phase merge job"
+echo "slurm check: phase array job $array (4 shards), merge job $merge after it"
+for i in $(seq 1 300); do
+  left=$(squeue -h -j "$array,$merge" 2>/dev/null | wc -l)
+  [ "$left" = 0 ] && break
+  sleep 1
+done
+[ "$left" = 0 ] || fail "phase jobs still queued or running after 300 s: $(squeue -h)"
+[ -f results/phase-all/phase.csv ] || fail "the phase merge job wrote no results/phase-all/phase.csv"
+cmd=$(sed -n '/^attractorlab phase/,/--out/p' phase.sbatch | tr -d '\\\n' | sed -e 's/--workers "\$SLURM_CPUS_PER_TASK"//' -e 's#--out results/phase#--out phase-whole#')
+eval "$cmd" >/dev/null 2>"$work/phase-whole.log" || fail "the phase grid in one process failed: $cmd"
+cmp results/phase-all/phase.csv phase-whole/phase.csv || fail "the merged phase table differs from the grid run in one process"
+echo "slurm check: passed: the phase grid's 4 array tasks and merge ran; the merged phase.csv is byte-equal to one process's"

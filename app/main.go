@@ -37,6 +37,9 @@ commands:
                 --model block|vit by backprop
   capacity      train the bare self-attention on 100, 1,000 and 10,000 images
                 with the same updates and compare their transient memories
+  phase         the training phase diagram: training images × λ × seeds,
+                memorisation against generalisation; sharded like sweep,
+                'phase merge' joins the parts
   lesson        list: the shipped lessons; check FILE: check a lesson file;
                 export NAME|FILE --out DIR: its slides as PNG and a handout
   version       print the version
@@ -116,6 +119,8 @@ func run(ctx context.Context, args []string) error {
 		return runLesson(ctx, args)
 	case "sweep":
 		return runSweep(ctx, args)
+	case "phase":
+		return runPhase(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

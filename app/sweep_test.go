@@ -322,3 +322,33 @@ func TestSweepMergeRefusesBadParts(t *testing.T) {
 		t.Fatalf("the mended parts: %v", err)
 	}
 }
+
+// TestPhaseRefusesBadInput: every bad flag of phase is refused by name,
+// with the allowed range, before any work; so are more shards than cells.
+func TestPhaseRefusesBadInput(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ph")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--images", "50"}, "--images"},
+		{[]string{"--images", "100,100"}, "twice"},
+		{[]string{"--images", "x"}, "not a whole number"},
+		{[]string{"--lambda", "20"}, "--lambda = 20 is out of range"},
+		{[]string{"--seeds", "3-1"}, "reversed"},
+		{[]string{"--seeds", ""}, "is empty"},
+		{[]string{"--updates", "0"}, "--updates"},
+		{[]string{"--n", "0"}, "--n"},
+		{[]string{"--sigma2", "9"}, "--sigma2 = 9 is out of range"},
+		{[]string{"--images", "100", "--lambda", "1", "--seeds", "0", "--shard", "0/2"}, "at most one shard per cell"},
+	} {
+		args := append([]string{"phase", "--out", out}, c.args...)
+		err := run(context.Background(), args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error with %q", c.args, err, c.want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a refused run wrote --out")
+	}
+}
