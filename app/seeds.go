@@ -13,6 +13,7 @@ import (
 
 	"attractorlab/models"
 	"attractorlab/sim"
+	"attractorlab/sim/figures"
 	"attractorlab/sim/mnist"
 )
 
@@ -21,10 +22,13 @@ import (
 type seedRun struct {
 	train, corrupt uint64
 	s              sim.Summary
+	// pv is Fig. 2's measure under masking: the mean within-patch
+	// variance of the masked patches at the best step (NaN under noise).
+	pv float64
 }
 
 // seedColumns are seeds.csv's columns: a row per run.
-var seedColumns = []string{"model", "task", "train_seed", "corruption_seed", "n", "steps", "t_star", "improves", "mse_t_star", "mse_0", "mse_end", "corr_mean_digit_end", "weights"}
+var seedColumns = []string{"model", "task", "train_seed", "corruption_seed", "n", "steps", "t_star", "improves", "mse_t_star", "mse_0", "mse_end", "corr_mean_digit_end", "patch_variance_best", "weights"}
 
 // seedSummaryColumns are seeds-summary.csv's: a row per measure and
 // source of spread.
@@ -47,6 +51,8 @@ func runTrainSeeds(ctx context.Context, r *reproduceRun, o *outputs, dir string,
 	}
 	var runs []seedRun
 	weights := map[uint64]string{}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	clean := "" // the clean digits' own within-patch variance (masking)
 	for _, ts := range trainSeeds {
 		recipe := sim.ShippedRecipe(p, ts)
 		start := time.Now()
@@ -69,23 +75,36 @@ func runTrainSeeds(ctx context.Context, r *reproduceRun, o *outputs, dir string,
 		name := r.cat.SetTrained(got.Model)
 		for _, cs := range corruptSeeds {
 			r.settings.Corruption.Seed = cs
-			c, _, el, err := r.curve(name, false, false)
+			masked := r.settings.Corruption.Kind == sim.Mask
+			c, _, el, err := r.curve(name, masked, false)
 			if err != nil {
 				return err
 			}
 			c.Model = fmt.Sprintf("bsa-p%d (training seed %d, corruption seed %d)", p, ts, cs)
 			printCurve(c, el, min(r.n, r.data.Test.Len()))
-			runs = append(runs, seedRun{train: ts, corrupt: cs, s: c.Summary()})
+			x := seedRun{train: ts, corrupt: cs, s: c.Summary(), pv: math.NaN()}
+			if masked && x.s.T >= 1 && x.s.T < len(c.PatchVar) && len(c.PatchVar[x.s.T]) > 0 {
+				x.pv = figures.Fig2Set{Values: c.PatchVar[x.s.T]}.Mean()
+				if clean == "" {
+					clean = f(figures.Fig2Set{Values: c.CleanVar}.Mean())
+				}
+			}
+			runs = append(runs, x)
 		}
 	}
 	model, task, n := fmt.Sprintf("bsa-p%d", p), r.settings.Corruption.Kind.String(), min(r.n, r.data.Test.Len())
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return f(v)
+	}
 	if err := o.Write(filepath.Join(dir, "seeds.csv"), func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write(seedColumns)
 		for _, x := range runs {
 			cw.Write([]string{model, task, strconv.FormatUint(x.train, 10), strconv.FormatUint(x.corrupt, 10), strconv.Itoa(n), strconv.Itoa(r.steps),
-				strconv.Itoa(x.s.T), strconv.FormatBool(x.s.Improves), f(x.s.MSE), f(x.s.Input), f(x.s.End), f(x.s.CorrMeanEnd), weights[x.train]})
+				strconv.Itoa(x.s.T), strconv.FormatBool(x.s.Improves), f(x.s.MSE), f(x.s.Input), f(x.s.End), f(x.s.CorrMeanEnd), num(x.pv), weights[x.train]})
 		}
 		cw.Flush()
 		return cw.Error()
@@ -97,6 +116,9 @@ func runTrainSeeds(ctx context.Context, r *reproduceRun, o *outputs, dir string,
 		model, task, n, r.steps, len(trainSeeds), len(corruptSeeds), len(corruptSeeds))
 	for _, x := range rows {
 		fmt.Printf("  %-22s over %-16s %.5g ± %.2g\n", x.measure, x.over, x.mean, x.sd)
+	}
+	if clean != "" {
+		fmt.Printf("  the clean digits' own within-patch variance of the same patches: %s\n", clean)
 	}
 	if err := o.Write(filepath.Join(dir, "seeds-summary.csv"), func(w io.Writer) error {
 		cw := csv.NewWriter(w)
@@ -126,19 +148,20 @@ type spreadRow struct {
 func seedSpread(runs []seedRun, trainSeeds, corruptSeeds []uint64) []spreadRow {
 	measures := []struct {
 		name string
-		get  func(sim.Summary) float64
+		get  func(seedRun) float64
 	}{
-		{"t_star", func(s sim.Summary) float64 { return float64(s.T) }},
-		{"mse_t_star", func(s sim.Summary) float64 { return s.MSE }},
-		{"mse_0", func(s sim.Summary) float64 { return s.Input }},
-		{"mse_end", func(s sim.Summary) float64 { return s.End }},
-		{"corr_mean_digit_end", func(s sim.Summary) float64 { return s.CorrMeanEnd }},
-		{"improves", func(s sim.Summary) float64 {
-			if s.Improves {
+		{"t_star", func(x seedRun) float64 { return float64(x.s.T) }},
+		{"mse_t_star", func(x seedRun) float64 { return x.s.MSE }},
+		{"mse_0", func(x seedRun) float64 { return x.s.Input }},
+		{"mse_end", func(x seedRun) float64 { return x.s.End }},
+		{"corr_mean_digit_end", func(x seedRun) float64 { return x.s.CorrMeanEnd }},
+		{"improves", func(x seedRun) float64 {
+			if x.s.Improves {
 				return 1
 			}
 			return 0
 		}},
+		{"patch_variance_best", func(x seedRun) float64 { return x.pv }},
 	}
 	var out []spreadRow
 	for _, m := range measures {
@@ -153,7 +176,7 @@ func seedSpread(runs []seedRun, trainSeeds, corruptSeeds []uint64) []spreadRow {
 				var cnt int
 				for _, x := range runs {
 					if (over == "training seeds" && x.train == k) || (over == "corruption seeds" && x.corrupt == k) {
-						if v := m.get(x.s); !math.IsNaN(v) {
+						if v := m.get(x); !math.IsNaN(v) {
 							sum += v
 							cnt++
 						}
@@ -162,6 +185,9 @@ func seedSpread(runs []seedRun, trainSeeds, corruptSeeds []uint64) []spreadRow {
 				if cnt > 0 {
 					vals = append(vals, sum/float64(cnt))
 				}
+			}
+			if len(vals) == 0 {
+				continue // a measure the task has not (Fig. 2's under noise)
 			}
 			mean, sd := sim.MeanSD(vals)
 			out = append(out, spreadRow{measure: m.name, over: over, count: len(vals), mean: mean, sd: sd})
