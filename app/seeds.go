@@ -54,7 +54,7 @@ func runTrainSeeds(ctx context.Context, r *reproduceRun, o *outputs, dir string,
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
 	clean := "" // the clean digits' own within-patch variance (masking)
 	for _, ts := range trainSeeds {
-		recipe := sim.ShippedRecipe(p, ts)
+		recipe := seedRecipe(p, ts)
 		start := time.Now()
 		fmt.Fprintf(os.Stderr, "training seed %d: bsa-p%d by the shipped recipe (%d epochs)…\n", ts, p, recipe.Config.Epochs)
 		got, err := sim.TrainSeed(ctx, train, test, recipe, cache, func(st models.EpochStats) {
@@ -133,6 +133,10 @@ func runTrainSeeds(ctx context.Context, r *reproduceRun, o *outputs, dir string,
 	}
 	return o.Commit()
 }
+
+// seedRecipe is the training of a training seed: the shipped recipe (tests
+// shorten it).
+var seedRecipe = sim.ShippedRecipe
 
 // spreadRow is one measure's mean ± sd over one source of spread.
 type spreadRow struct {
