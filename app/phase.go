@@ -119,8 +119,8 @@ func runPhase(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("phase: %w", err)
 		}
-		fmt.Fprintf(os.Stderr, "  cell %d/%d: %5d images, λ %g, seed %d: %s; transient %.0f%%; r(train) %.3f, r(clean) %.3f (%.1f s)\n",
-			k+1, len(mine), cell.Images, cell.Lambda, cell.Seed, r.Best, 100*r.Transient, r.CorrTrain, r.CorrClean, time.Since(t0).Seconds())
+		fmt.Fprintf(os.Stderr, "  cell %d/%d: %5d images, λ %g, seed %d: %s; transient %.0f%%; at t*: r(nearest training image) %.3f, r(clean digit) %.3f; the clean digit's r(nearest training image) %.3f (%.1f s)\n",
+			k+1, len(mine), cell.Images, cell.Lambda, cell.Seed, r.Best, 100*r.Transient, r.CorrTrain, r.CorrClean, r.CleanTrain, time.Since(t0).Seconds())
 		rs = append(rs, r)
 	}
 	man := phase.Manifest{Version: phase.Version, Config: c, Data: dataFingerprint(test, c.N) + " · " + dataFingerprint(train, train.Len()),

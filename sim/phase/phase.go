@@ -146,13 +146,17 @@ type Result struct {
 	Transient float64
 	// CorrTrain and CorrClean are the means over digits of the state at
 	// the digit's own best step correlated with its nearest training
-	// image (of the cell's set) and with its clean digit.
-	CorrTrain, CorrClean float64
+	// image (of the cell's set) and with its clean digit; CleanTrain is
+	// the baseline: the clean digit itself correlated with its nearest
+	// training image (the nearest of more images is nearer by chance).
+	CorrTrain, CorrClean, CleanTrain float64
 }
 
-// Memorisation is CorrTrain − CorrClean: above 0, the best states sit
-// nearer a training image than the digit they started from.
-func (r Result) Memorisation() float64 { return r.CorrTrain - r.CorrClean }
+// Memorisation is CorrTrain − CleanTrain: above 0, the best states sit
+// nearer a stored training image than the clean digit itself does (the
+// dynamics pulled them toward what was stored); the larger set's nearer
+// nearest image is taken out.
+func (r Result) Memorisation() float64 { return r.CorrTrain - r.CleanTrain }
 
 // Env is what RunCell runs on.
 type Env struct {
@@ -233,6 +237,7 @@ func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error)
 		}
 		r.CorrClean += sim.Pearson(bestAt[b], inputs[b].Clean) / float64(n)
 		r.CorrTrain += nearestCorr(standardized([][]float32{bestAt[b]})[0], train) / float64(n)
+		r.CleanTrain += nearestCorr(standardized([][]float32{inputs[b].Clean})[0], train) / float64(n)
 	}
 	r.Transient = float64(transient) / float64(n)
 	return r, nil
@@ -282,7 +287,7 @@ func nearestCorr(z []float32, train [][]float32) float64 {
 
 // Columns are phase.csv's columns, a row per cell in cell order.
 var Columns = []string{"images", "lambda_train", "seed", "n", "updates", "t_star", "improves", "mse_t_star", "mse_0",
-	"transient_share", "corr_train_at_tstar", "corr_clean_at_tstar"}
+	"transient_share", "corr_train_at_tstar", "corr_clean_at_tstar", "corr_clean_digit_to_train"}
 
 func num(v float64) string {
 	if math.IsNaN(v) {
@@ -299,7 +304,7 @@ func WriteCSV(w io.Writer, rs []Result) error {
 	for _, r := range rs {
 		cw.Write([]string{strconv.Itoa(r.Images), num(r.Lambda), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.N), strconv.Itoa(r.Updates),
 			strconv.Itoa(r.Best.T), strconv.FormatBool(r.Best.Improves), num(r.Best.MSE), num(r.Best.Input),
-			num(r.Transient), num(r.CorrTrain), num(r.CorrClean)})
+			num(r.Transient), num(r.CorrTrain), num(r.CorrClean), num(r.CleanTrain)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -330,7 +335,7 @@ func ReadCSV(b []byte, path string) ([]Result, error) {
 		}
 		var r Result
 		vals := make([]float64, len(Columns))
-		ranges := [][2]float64{{100, 10000}, {0.1, 10}, {0, 999}, {1, 10000}, {1, 1e7}, {0, 1000}, {0, 0}, {0, 1}, {0, 1}, {0, 1}, {-1, 1}, {-1, 1}}
+		ranges := [][2]float64{{100, 10000}, {0.1, 10}, {0, 999}, {1, 10000}, {1, 1e7}, {0, 1000}, {0, 0}, {0, 1}, {0, 1}, {0, 1}, {-1, 1}, {-1, 1}, {-1, 1}}
 		for col := range Columns {
 			if col == 6 {
 				if rec[col] != "true" && rec[col] != "false" {
@@ -344,7 +349,7 @@ func ReadCSV(b []byte, path string) ([]Result, error) {
 		}
 		r.Images, r.Lambda, r.Seed, r.N, r.Updates = int(vals[0]), vals[1], uint64(vals[2]), int(vals[3]), int(vals[4])
 		r.Best = sim.Best{T: int(vals[5]), Improves: rec[6] == "true", MSE: vals[7], Input: vals[8]}
-		r.Transient, r.CorrTrain, r.CorrClean = vals[9], vals[10], vals[11]
+		r.Transient, r.CorrTrain, r.CorrClean, r.CleanTrain = vals[9], vals[10], vals[11], vals[12]
 		if r.Best.Improves != (r.Best.T >= 1 && sim.Improves(r.Best.MSE, r.Best.Input)) {
 			return nil, bad(6, "does not agree with mse_t_star against mse_0")
 		}
@@ -477,8 +482,8 @@ func Merge(parts []Part) (Manifest, []Result, error) {
 // Diagram is the phase diagram: for each training set size (columns) and
 // training λ (rows), the means over seeds of MSE(t*)/MSE(0) (below 1: the
 // best step repairs the input), the share of digits with a transient
-// memory, and r(train) − r(clean) at the digits' best steps (above 0:
-// memorisation, below: generalisation).
+// memory, and Memorisation at the digits' best steps (above 0: the
+// states were pulled toward stored images; near or below 0: not).
 func Diagram(c Config, rs []Result) figures.Basin {
 	nx, ny := len(c.Images), len(c.Lambdas)
 	grid := func() [][]float64 {
@@ -528,7 +533,7 @@ func Diagram(c Config, rs []Result) figures.Basin {
 		Panels: []figures.Heat{
 			{Title: "MSE(t*) / MSE(0)", Z: ratio},
 			{Title: "share with a transient memory", Z: trans},
-			{Title: "r(nearest training image) − r(clean digit) at t*", Z: memo},
+			{Title: "r(state at t*, nearest training image) − r(clean digit, its nearest)", Z: memo},
 		},
 	}
 }
