@@ -127,7 +127,7 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab sweep merge DIR… --out DIR":         {{"sweep", "merge", p("parts/shard-0-of-2"), p("parts/shard-1-of-2"), "--out", p("merged2")}},
 		"attractorlab phase --images 100,1000,10000 --lambda 1,5 --seeds 0-1 [--updates 2000 --halve-every 400 --n 200 --steps 100 --sigma2 0.7 --patch 2 --shard i/n] --out DIR [--force]": {
 			{"phase", "--images", "100,200", "--lambda", "1,5", "--seeds", "0", "--updates", "2", "--halve-every", "1", "--n", "3", "--steps", "3", "--sigma2", "0.7", "--patch", "2", "--shard", "0/2", "--out", p("ph")},
-			{"phase", "--images", "100,200", "--lambda", "1,5", "--seeds", "0", "--updates", "2", "--n", "3", "--steps", "3", "--shard", "1/2", "--out", p("ph")},
+			{"phase", "--images", "100,200", "--lambda", "1,5", "--seeds", "0", "--updates", "2", "--halve-every", "1", "--n", "3", "--steps", "3", "--shard", "1/2", "--out", p("ph")},
 		},
 		"attractorlab phase": {{"phase", "--images", "100", "--lambda", "1", "--seeds", "0-1", "--updates", "2", "--n", "3", "--steps", "3", "--out", p("ph1")}},
 		"attractorlab phase merge DIR/shard-* --out DIR2": {{"phase", "merge", p("ph/shard-0-of-2"), p("ph/shard-1-of-2"), "--out", p("ph-all")}},
