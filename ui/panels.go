@@ -670,11 +670,12 @@ func (m *Main) setLegend(sn *sim.Snapshot) {
 	m.mseLegend.Refresh()
 }
 
-// answerColumns head the compare table.
-var answerColumns = []string{"model", "t*", "MSE(t*)", "MSE now", "nearest, r"}
+// answerColumns head the compare table: each model's best step, its MSE
+// there beside the input's MSE (its baseline) and the MSE now.
+var answerColumns = []string{"model", "t*", "at t*", "input", "now", "nearest, r"}
 
 // answerWeights share the compare table's width among its columns.
-var answerWeights = []float32{3, 1.25, 1.9, 2.15, 3.4}
+var answerWeights = []float32{3.15, 1.15, 1.5, 1.5, 1.5, 3.15}
 
 // answerLayout lays the table's cells out row by row, the columns
 // dividing the width by answerWeights; a cell too narrow for its text
@@ -803,6 +804,7 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		cell(l.Info.Name, false)
 		cell(best, false)
 		cell(bestMSE, false)
+		cell(fmt.Sprintf("%.4f", l.Frames[0].MSE), false)
 		cell(fmt.Sprintf("%.4f", f.MSE), false)
 		cell(fmt.Sprintf("#%d: %d, %.2f", f.NearIdx, f.NearLbl, f.NearCorr), false)
 		if len(l.Branch) == 0 {
@@ -822,6 +824,7 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 			cell(strconv.Itoa(bt), false)
 			cell(fmt.Sprintf("%.4f", bm), false)
 		}
+		cell(fmt.Sprintf("%.4f", l.Frames[0].MSE), false)
 		if b := l.BranchAt(sn.T); b != nil {
 			cell(fmt.Sprintf("%.4f", b.MSE), false)
 			cell(fmt.Sprintf("#%d: %d, %.2f", b.NearIdx, b.NearLbl, b.NearCorr), false)

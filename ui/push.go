@@ -73,13 +73,16 @@ func branchColumn(l sim.Lane, f func(*sim.Frame) float64) []float64 {
 // branchBest is the pushed run's lowest error after the first push (its
 // step, or −1 when no step after it is recorded).
 func branchBest(l sim.Lane) (int, float64) {
-	bt, bm := -1, 0.0
-	for _, f := range l.Branch[1:] {
-		if bt < 0 || f.MSE < bm {
-			bt, bm = f.T, f.MSE
-		}
+	if len(l.Branch) < 2 {
+		return -1, 0
 	}
-	return bt, bm
+	// The one rule (sim.BestStep) over the pushed run's steps after the
+	// push: its k-th step is Branch[k].
+	k, bm := sim.BestStep(len(l.Branch), func(k int) float64 { return l.Branch[k].MSE })
+	if k < 1 {
+		return -1, 0
+	}
+	return l.Branch[k].T, bm
 }
 
 // pushedText is the title of a single model's pushed-run panel.
