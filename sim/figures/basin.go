@@ -23,6 +23,9 @@ type Heat struct {
 	Z       [][]float64
 	NaN     string // what a grey cell means, e.g. "never escapes"
 	Integer bool   // the colour bar counts whole steps
+	// Range, when set (lo < hi), is the colour range instead of the
+	// values' own: a share on [0, 1], a difference centred on 0.
+	Range [2]float64
 }
 
 // Basin is a set of heatmaps over one grid (corruption level × a
@@ -102,7 +105,7 @@ func (v valueTicks) Ticks(lo, hi float64) []plot.Tick {
 	for k, x := range v {
 		t := plot.Tick{Value: float64(k)}
 		if k%step == 0 {
-			t.Label = strconv.FormatFloat(x, 'g', 4, 64)
+			t.Label = strconv.FormatFloat(x, 'g', 6, 64)
 		}
 		ts = append(ts, t)
 	}
@@ -126,6 +129,9 @@ func (b Basin) Plots() ([]*plot.Plot, error) {
 			}
 		}
 		g := newGrid(h.Z, len(b.X), len(b.Y))
+		if h.Range[0] < h.Range[1] {
+			g.lo, g.hi = h.Range[0], h.Range[1]
+		}
 		hm := plotter.NewHeatMap(g, viridisPalette{})
 		hm.NaN = NaNColor
 		p := plot.New()

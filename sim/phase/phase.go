@@ -523,6 +523,20 @@ func Diagram(c Config, rs []Result) figures.Basin {
 	if len(c.Seeds) != 1 {
 		seeds = "seeds"
 	}
+	// Colour ranges that mean something: the ratio from 0 to at least 1
+	// (the input's error), the share on [0, 1], the difference centred
+	// on 0.
+	hiRatio, absMemo := 1.0, 0.05
+	for r := range ratio {
+		for k := range ratio[r] {
+			if v := ratio[r][k]; !math.IsNaN(v) {
+				hiRatio = max(hiRatio, v)
+			}
+			if v := memo[r][k]; !math.IsNaN(v) {
+				absMemo = max(absMemo, math.Abs(v))
+			}
+		}
+	}
 	return figures.Basin{
 		Title: fmt.Sprintf("bsa-p%d trained %d updates from random couplings · noise σ² %g · %d test digits · mean of %d %s",
 			c.Patch, c.Updates, c.Sigma2, c.N, len(c.Seeds), seeds),
@@ -531,9 +545,9 @@ func Diagram(c Config, rs []Result) figures.Basin {
 		X:      xs,
 		Y:      ys,
 		Panels: []figures.Heat{
-			{Title: "MSE(t*) / MSE(0)", Z: ratio},
-			{Title: "share with a transient memory", Z: trans},
-			{Title: "r(state at t*, nearest training image) − r(clean digit, its nearest)", Z: memo},
+			{Title: "MSE(t*) / MSE(0)", Z: ratio, Range: [2]float64{0, hiRatio}},
+			{Title: "share with a transient memory", Z: trans, Range: [2]float64{0, 1}},
+			{Title: "r(state at t*, nearest training image) − r(clean digit, its nearest)", Z: memo, Range: [2]float64{-absMemo, absMemo}},
 		},
 	}
 }
