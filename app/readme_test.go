@@ -129,6 +129,9 @@ func TestREADMECommands(t *testing.T) {
 			{"phase", "--images", "100,200", "--lambda", "1,5", "--seeds", "0", "--updates", "2", "--halve-every", "1", "--n", "3", "--steps", "3", "--sigma2", "0.7", "--patch", "2", "--shard", "0/2", "--out", p("ph")},
 			{"phase", "--images", "100,200", "--lambda", "1,5", "--seeds", "0", "--updates", "2", "--halve-every", "1", "--n", "3", "--steps", "3", "--shard", "1/2", "--out", p("ph")},
 		},
+		"attractorlab phase --images 100,1000,10000 --lambda 1,5 --seeds 0-1 --updates 2000": {
+			{"phase", "--images", "100,1000", "--lambda", "1,5", "--seeds", "0-1", "--updates", "2", "--n", "3", "--steps", "3", "--out", p("ph2")},
+		},
 		"attractorlab phase":                              {{"phase", "--images", "100", "--lambda", "1", "--seeds", "0-1", "--updates", "2", "--n", "3", "--steps", "3", "--out", p("ph1")}},
 		"attractorlab phase merge DIR/shard-* --out DIR2": {{"phase", "merge", p("ph/shard-0-of-2"), p("ph/shard-1-of-2"), "--out", p("ph-all")}},
 		"attractorlab train --patch 2\\|4 --out FILE [--epochs 200 --seed 0 --batch 256 --lr 5e-4 --d D --lambda 5 --images 10000 --attn softmax\\|relu/seqlen --from shipped\\|FILE --force]": {
