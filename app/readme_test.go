@@ -1,6 +1,7 @@
 package main
 
 import (
+	"attractorlab/sim"
 	"context"
 	"os"
 	"path/filepath"
@@ -70,6 +71,15 @@ func TestREADMECommands(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	p := func(s string) string { return filepath.Join(tmp, s) }
+	// --train-seeds trains by a shortened recipe here (the shipped one
+	// takes minutes a seed; TestReproduceTrainSeeds does the same).
+	oldRecipe := seedRecipe
+	seedRecipe = func(p int, seed uint64) sim.BSATraining {
+		s := oldRecipe(p, seed)
+		s.Images, s.Config.Epochs, s.Config.Batch = 100, 1, 50
+		return s
+	}
+	defer func() { seedRecipe = oldRecipe }()
 	small := []string{"--n", "3", "--steps", "3"}
 	fast := []string{"--epochs", "1", "--images", "100", "--val", "10", "--batch", "50"}
 	with := func(args []string, extra ...[]string) []string {
@@ -128,6 +138,9 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab phase --images 100,1000,10000 --lambda 1,5 --seeds 0-1 [--updates 2000 --halve-every 400 --n 200 --steps 100 --sigma2 0.7 --patch 2 --shard i/n] --out DIR [--force]": {
 			{"phase", "--images", "100,200", "--lambda", "1,5", "--seeds", "0", "--updates", "2", "--halve-every", "1", "--n", "3", "--steps", "3", "--sigma2", "0.7", "--patch", "2", "--shard", "0/2", "--out", p("ph")},
 			{"phase", "--images", "100,200", "--lambda", "1,5", "--seeds", "0", "--updates", "2", "--halve-every", "1", "--n", "3", "--steps", "3", "--shard", "1/2", "--out", p("ph")},
+		},
+		"attractorlab reproduce --model bsa --patch 2 --task noise --train-seeds 0-4 --seeds 3": {
+			{"reproduce", "--model", "bsa", "--patch", "2", "--task", "noise", "--train-seeds", "0-1", "--seeds", "2", "--n", "3", "--steps", "3", "--out", p("ts")},
 		},
 		"attractorlab phase --images 100,1000,10000 --lambda 1,5 --seeds 0-1 --updates 2000": {
 			{"phase", "--images", "100,1000", "--lambda", "1,5", "--seeds", "0-1", "--updates", "2", "--n", "3", "--steps", "3", "--out", p("ph2")},
