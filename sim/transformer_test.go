@@ -231,7 +231,7 @@ func TestReproduceDigits(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := c.WriteTStarCSV(&buf); err != nil || strings.Count(buf.String(), "\n") != n+1 || !strings.HasPrefix(buf.String(), "index,label,t_star,mse_t_star,mse_0\n") {
+	if err := c.WriteTStarCSV(&buf); err != nil || strings.Count(buf.String(), "\n") != n+1 || !strings.HasPrefix(buf.String(), "index,label,t_star,mse_t_star,mse_0,improves\n") {
 		t.Fatalf("tstar.csv:\n%s (%v)", buf.String(), err)
 	}
 }

@@ -289,11 +289,10 @@ const (
 // bareSide is the patch side of a bare self-attention's name (the shipped
 // bsa-p2 or bsa-p4), and whether it is one.
 func bareSide(name string) (int, bool) {
-	switch name {
-	case "bsa-p2":
-		return 2, true
-	case "bsa-p4":
-		return 4, true
+	for _, p := range []int{2, 4} {
+		if name == sim.ShippedName(p) {
+			return p, true
+		}
 	}
 	return 0, false
 }
