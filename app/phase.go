@@ -174,25 +174,9 @@ func writePhase(o *outputs, dir string, man phase.Manifest, rs []phase.Result, w
 
 // runPhaseMerge is `phase merge PART_DIR… --out DIR`.
 func runPhaseMerge(args []string) error {
-	fs := newFlags("phase merge", "phase merge PART_DIR… --out DIR [--force]")
-	out := fs.String("out", "", "output directory of the whole grid (created)")
-	force := fs.Bool("force", false, "replace files already in --out")
-	var dirs []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		dirs = append(dirs, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if *out == "" {
-		return fmt.Errorf("phase merge: --out DIR is required")
-	}
-	if len(dirs) == 0 {
-		return fmt.Errorf("phase merge: name the part directories (DIR/shard-*-of-N)")
+	dirs, out, force, err := mergeArgs("phase", "grid", args)
+	if err != nil {
+		return err
 	}
 	var parts []phase.Part
 	for _, d := range dirs {

@@ -322,25 +322,9 @@ func writeSweep(o *outputs, dir string, cfg sweep.Config, man sweep.Manifest, rs
 }
 
 func runSweepMerge(ctx context.Context, args []string) error {
-	fs := newFlags("sweep merge", "sweep merge PART_DIR… --out DIR [--force]")
-	out := fs.String("out", "", "output directory of the whole sweep (created)")
-	force := fs.Bool("force", false, "replace files already in --out")
-	var dirs []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		dirs = append(dirs, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if *out == "" {
-		return fmt.Errorf("sweep merge: --out DIR is required")
-	}
-	if len(dirs) == 0 {
-		return fmt.Errorf("sweep merge: name the part directories (DIR/shard-*-of-N)")
+	dirs, out, force, err := mergeArgs("sweep", "sweep", args)
+	if err != nil {
+		return err
 	}
 	for _, d := range dirs {
 		if err := outsidePart(*out, d); err != nil {
@@ -369,6 +353,32 @@ func runSweepMerge(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("merged %d %s (%d cells): wrote %s\n", len(dirs), parts, len(rs), strings.Join(paths, ", "))
 	return nil
+}
+
+// mergeArgs reads `CMD merge PART_DIR… --out DIR [--force]` (flags and
+// directories in any order), shared by sweep merge and phase merge;
+// whole names what the parts make up.
+func mergeArgs(cmd, whole string, args []string) (dirs []string, out *string, force *bool, err error) {
+	fs := newFlags(cmd+" merge", cmd+" merge PART_DIR… --out DIR [--force]")
+	out = fs.String("out", "", "output directory of the whole "+whole+" (created)")
+	force = fs.Bool("force", false, "replace files already in --out")
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, nil, nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		dirs = append(dirs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if *out == "" {
+		return nil, nil, nil, fmt.Errorf("%s merge: --out DIR is required", cmd)
+	}
+	if len(dirs) == 0 {
+		return nil, nil, nil, fmt.Errorf("%s merge: name the part directories (DIR/shard-*-of-N)", cmd)
+	}
+	return dirs, out, force, nil
 }
 
 // thousands writes n with a comma every three digits (1,000).
