@@ -430,14 +430,5 @@ func adamAVX512(a adamStep, J, g, m, v []float32) float64 {
 			s += float64(x) * float64(x)
 		}
 	}
-	for ; k < n; k++ { // the tail, as adamGo steps it, continuing s
-		gk := g[k] * a.gs
-		mk := a.b1*m[k] + (1-a.b1)*gk
-		vk := a.b2*v[k] + (1-a.b2)*gk*gk
-		m[k], v[k] = mk, vk
-		j := J[k]*a.decay - a.stepSize*mk/(float32(math.Sqrt(float64(vk)))/a.sq2+a.eps)
-		J[k] = j
-		s += float64(j) * float64(j)
-	}
-	return s
+	return a.tail(s, k, J, g, m, v) // the last few, as adamGo steps them
 }

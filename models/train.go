@@ -376,8 +376,13 @@ func (a adamStep) apply(J, g, m, v []float32) float64 { return adamChunk(a, J, g
 
 // adamGo is the portable AdamW step of a chunk (the naive twin).
 func adamGo(a adamStep, J, g, m, v []float32) float64 {
-	var s float64
-	for k := range J {
+	return a.tail(0, 0, J, g, m, v)
+}
+
+// tail steps couplings k0 … len(J)−1 one by one, adding their squares to
+// s in index order (adamGo's whole loop; the AVX-512 kernel's last few).
+func (a adamStep) tail(s float64, k0 int, J, g, m, v []float32) float64 {
+	for k := k0; k < len(J); k++ {
 		gk := g[k] * a.gs
 		mk := a.b1*m[k] + (1-a.b1)*gk
 		vk := a.b2*v[k] + (1-a.b2)*gk*gk
