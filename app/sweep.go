@@ -298,7 +298,7 @@ func sweepPaths(dir string, cfg sweep.Config, whole bool) []string {
 
 func writeSweep(o *outputs, dir string, cfg sweep.Config, man sweep.Manifest, rs []sweep.Result, whole bool) error {
 	var table bytes.Buffer
-	if err := sweep.WriteCSV(&table, cfg.Task, rs); err != nil {
+	if err := sweep.WriteCSVVersion(&table, man.Version, cfg.Task, rs); err != nil {
 		return err
 	}
 	man.CSV = sweep.Checksum(table.Bytes()) // merge checks the table against it

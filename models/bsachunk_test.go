@@ -170,6 +170,29 @@ func BenchmarkChunkScoresStream(b *testing.B) {
 	b.ReportMetric(float64(b.N)*float64(n*(d*d+d)*Lanes)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 }
 
+// BenchmarkChunkScoresStreamBoth is BenchmarkChunkScoresStream on every
+// core at once, each goroutine streaming the couplings as a crew worker
+// does: the rate of the score products the whole machine sustains, which
+// `make bench-commands` turns into the floor of a bare-model run (its
+// N²(d²+d) multiply-adds per image and step at this rate).
+func BenchmarkChunkScoresStreamBoth(b *testing.B) {
+	n, d := 196, 8
+	rng := rand.New(rand.NewPCG(1, 1))
+	jb := randn(rng, n*n*d*d)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(2, 2))
+		xh, xi := randn(rng, n*d*Lanes), randn(rng, d*Lanes)
+		v, s := make([]float32, n*d*Lanes), make([]float32, n*Lanes)
+		i := 0
+		for pb.Next() {
+			chunkScores(jb[i*n*d*d:(i+1)*n*d*d], xh, xi, v, s, n, d)
+			i = (i + 1) % n
+		}
+	})
+	b.ReportMetric(float64(b.N)*float64(n*(d*d+d)*Lanes)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+}
+
 // TestChunkLaneKernelsMatchGo: the lane kernels of the normalisation, the
 // residual update and the renormalisation this CPU runs give the portable
 // ones' bits (same operations in the same order, none fused), with masked

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -583,10 +584,22 @@ func (b *basinWin) loadCell(col, row int) {
 			what = fmt.Sprintf(", %s %s", b.cfg.Param.Symbol(), strconv.FormatFloat(param, 'g', 4, 64))
 		}
 		cell := sim.Best{T: r.TStar, MSE: r.MSETStar, Input: r.MSE0, Improves: r.Improves}
-		b.job.status.SetText(fmt.Sprintf("loaded %s at %s %s%s on test digit %d (the cell's mean: %s; %s)",
-			r.Model, sweep.LevelRange(b.cfg.Task).Name, strconv.FormatFloat(level, 'g', 4, 64), what, set.Index, cell, escapeText(r.Escape)))
+		b.job.status.SetText(fmt.Sprintf("loaded %s at %s %s%s on test digit %d (the cell's mean: %s%s; %s)",
+			r.Model, sweep.LevelRange(b.cfg.Task).Name, strconv.FormatFloat(level, 'g', 4, 64), what, set.Index, cell, maskedText(r), escapeText(r.Escape)))
 		return
 	}
+}
+
+// maskedText is, under masking, a cell's mean error on the masked pixels
+// and on the visible ones at t* beside the input's ("" without them).
+func maskedText(r sweep.Result) string {
+	if math.IsNaN(r.Masked0) {
+		return ""
+	}
+	if math.IsNaN(r.MaskedTStar) {
+		return fmt.Sprintf("; masked pixels: input %.4f", r.Masked0)
+	}
+	return fmt.Sprintf("; masked pixels %.4f against the input's %.4f, visible %.4f against 0", r.MaskedTStar, r.Masked0, r.VisibleTStar)
 }
 
 // escapeText says when a cell's mean error became worse than the input's

@@ -331,8 +331,13 @@ type Result struct {
 	Improves bool // t* repairs the input (sim.Improves)
 	MSEEnd   float64
 	Escape   int
-	Curve    []float64
-	Digits   []sim.DigitBest // per digit (the window's representative digit)
+	// Under masking, the mean over digits of the error on the masked
+	// pixels at t* and at the input, and on the visible ones at t* (the
+	// input's visible pixels are the clean ones: error 0). NaN under
+	// noise, without a t*, or read from a table written before version 4.
+	MaskedTStar, VisibleTStar, Masked0 float64
+	Curve                              []float64
+	Digits                             []sim.DigitBest // per digit (the window's representative digit)
 }
 
 // Env is what cells run on.
@@ -345,23 +350,35 @@ type Env struct {
 // RunCell runs cell's model on the first N test digits corrupted at the
 // cell's level and seed, and summarises the mean MSE curve.
 func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error) {
-	mse, n, err := runMSE(ctx, env, c.Settings(cell), cell.Model, c.N, c.Steps, nil)
+	e, n, err := runMSE(ctx, env, c.Settings(cell), cell.Model, c.N, c.Steps, nil)
 	if err != nil {
 		return Result{}, err
 	}
+	mse := e.all
 	T := len(mse) / n
-	r := Result{Cell: cell, N: n, Curve: make([]float64, T), Escape: -1}
-	for t := range r.Curve {
+	r := Result{Cell: cell, N: n, Curve: make([]float64, T), Escape: -1,
+		MaskedTStar: math.NaN(), VisibleTStar: math.NaN(), Masked0: math.NaN()}
+	// mean is the mean over the digits at step t, summed in digit order.
+	mean := func(v []float64, t int) float64 {
 		var s float64
-		for _, v := range mse[t*n : (t+1)*n] {
-			s += v
+		for _, x := range v[t*n : (t+1)*n] {
+			s += x
 		}
-		r.Curve[t] = s / float64(n)
+		return s / float64(n)
+	}
+	for t := range r.Curve {
+		r.Curve[t] = mean(mse, t)
 	}
 	r.MSE0 = r.Curve[0]
 	r.MSEEnd = r.Curve[T-1]
 	b := sim.BestOf(T, func(t int) float64 { return r.Curve[t] })
 	r.TStar, r.MSETStar, r.Improves = b.T, b.MSE, b.Improves
+	if e.masked != nil {
+		r.Masked0 = mean(e.masked, 0)
+		if r.TStar > 0 {
+			r.MaskedTStar, r.VisibleTStar = mean(e.masked, r.TStar), mean(e.visible, r.TStar)
+		}
+	}
 	if r.TStar > 0 {
 		for t := r.TStar + 1; t < T; t++ {
 			if r.Curve[t] > r.MSE0 {
@@ -374,14 +391,19 @@ func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error)
 	return r, nil
 }
 
+// digitErrors are every digit's MSE at every step, [t][b]; under masking
+// also the MSE on its masked pixels and on its visible ones (nil under
+// noise).
+type digitErrors struct{ all, masked, visible []float64 }
+
 // runMSE runs model under s on the first n test digits for steps steps
-// (fewer for the ViT) and returns every digit's MSE at every step, [t][b],
+// (fewer for the ViT) and returns every digit's errors at every step
 // and the digits run. step, when not nil, is told of each image-step done
 // (from the workers).
-func runMSE(ctx context.Context, env Env, s sim.Settings, model string, n, steps int, step func()) ([]float64, int, error) {
+func runMSE(ctx context.Context, env Env, s sim.Settings, model string, n, steps int, step func()) (digitErrors, int, error) {
 	m, err := env.Cat.Model(model, s)
 	if err != nil {
-		return nil, 0, err
+		return digitErrors{}, 0, err
 	}
 	info := m.Info()
 	if info.MaxSteps > 0 {
@@ -389,25 +411,33 @@ func runMSE(ctx context.Context, env Env, s sim.Settings, model string, n, steps
 	}
 	pt, err := models.NewPatches(info.MaskGrid())
 	if err != nil {
-		return nil, 0, err
+		return digitErrors{}, 0, err
 	}
 	n = min(n, env.Data.Test.Len())
 	inputs := make([]*sim.Corrupted, n)
 	for k := range inputs {
 		inputs[k] = s.Corruption.Apply(env.Data.Test.Clean(k, mnist.PixelGain), pt, k)
 	}
-	mse := make([]float64, (steps+1)*n) // [t][b]: summed in a fixed order by callers
+	// [t][b]: summed in a fixed order by callers.
+	e := digitErrors{all: make([]float64, (steps+1)*n)}
+	if s.Corruption.Kind == sim.Mask {
+		e.masked, e.visible = make([]float64, (steps+1)*n), make([]float64, (steps+1)*n)
+	}
 	err = sim.Run(ctx, m, inputs, steps, models.NewCrew(env.Workers), func(t, b int, pred []float32, _ float64) {
 		in := inputs[b]
-		mse[t*n+b], _, _ = sim.MSE(pred, in.Clean, in.Pixel)
+		all, masked, visible := sim.MSE(pred, in.Clean, in.Pixel)
+		e.all[t*n+b] = all
+		if e.masked != nil {
+			e.masked[t*n+b], e.visible[t*n+b] = masked, visible
+		}
 		if step != nil {
 			step()
 		}
 	})
 	if err != nil {
-		return nil, 0, err
+		return digitErrors{}, 0, err
 	}
-	return mse, n, nil
+	return e, n, nil
 }
 
 // digitBests are each digit's own t* ≥ 1, from mse [t][b].
@@ -433,7 +463,8 @@ type Band struct {
 // first n test digits for steps steps. step, when not nil, is told of each
 // image-step done, from the workers.
 func Ensemble(ctx context.Context, env Env, s sim.Settings, model string, n, steps int, step func()) (Band, error) {
-	mse, n, err := runMSE(ctx, env, s, model, n, steps, step)
+	e, n, err := runMSE(ctx, env, s, model, n, steps, step)
+	mse := e.all
 	if err != nil {
 		return Band{}, err
 	}

@@ -194,10 +194,41 @@ func TestCSVRoundTrip(t *testing.T) {
 	if a.String() != b.String() {
 		t.Fatalf("round trip:\n%s\n%s", a.String(), b.String())
 	}
-	if !strings.Contains(a.String(), "block,noise,0.1,,3,5,1,1e-300,0.2,true,0.2,\n") {
+	if !strings.Contains(a.String(), "block,noise,0.1,,3,5,1,1e-300,0.2,true,0.2,,,,\n") {
 		t.Fatalf("missing values are not empty fields:\n%s", a.String())
 	}
-	if _, err := ReadCSV(strings.NewReader(strings.Join(Columns, ",")+"\nbsa-p2,noise,x,1,0,1,1,1,1,true,1,\n"), "bad.csv"); err == nil || !strings.Contains(err.Error(), "bad.csv line 2: level") {
+	// Under masking, the masked and visible errors: at t* only where
+	// there is one; masked and visible errors under noise are refused.
+	rs[0].MaskedTStar, rs[0].VisibleTStar, rs[0].Masked0 = 0.21, 0.003, 0.3
+	rs[1].TStar, rs[1].MSETStar, rs[1].Improves, rs[1].Masked0 = 0, math.NaN(), false, 0.25
+	a.Reset()
+	WriteCSV(&a, sim.Mask, rs)
+	if !strings.Contains(a.String(), ",47,0.21,0.003,0.3\n") || !strings.Contains(a.String(), ",0,,0.2,false,0.2,,,,0.25\n") {
+		t.Fatalf("masked and visible errors:\n%s", a.String())
+	}
+	back, err = ReadCSV(bytes.NewReader(a.Bytes()), "m.csv")
+	if err != nil || back[0].MaskedTStar != 0.21 || back[0].VisibleTStar != 0.003 || back[0].Masked0 != 0.3 || !math.IsNaN(back[1].MaskedTStar) {
+		t.Fatalf("read back: %v %+v", err, back)
+	}
+	head := strings.Join(Columns, ",") + "\n"
+	for _, c := range []struct{ row, want string }{
+		{"bsa-p2,noise,0.7,1,0,200,29,0.05,0.11,true,0.16,47,0.2,0.01,0.3", "task = \"noise\" has masked and visible errors"},
+		{"bsa-p2,mask,0.7,1,0,200,29,0.05,0.11,true,0.16,47,0.2,0.01,", "mse_masked_0 = \"\" is missing"},
+		{"bsa-p2,mask,0.7,1,0,200,29,0.05,0.11,true,0.16,47,,0.01,0.3", "mse_masked_t_star = \"\" is missing"},
+		{"bsa-p2,mask,0.7,1,0,200,29,0.05,0.11,true,0.16,47,0.2,,0.3", "mse_visible_t_star = \"\" is missing"},
+		{"bsa-p2,mask,0.7,1,0,200,0,,0.11,false,0.16,,0.2,0.01,0.3", "is given without a t*"},
+		{"bsa-p2,mask,0.7,1,0,200,29,0.05,0.11,true,0.16,47,1.5,0.01,0.3", "mse_masked_t_star = \"1.5\" is out of range"},
+	} {
+		if _, err := ReadCSV(strings.NewReader(head+c.row+"\n"), "bad.csv"); err == nil || !strings.Contains(err.Error(), "bad.csv line 2") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %s", c.row, err, c.want)
+		}
+	}
+	// A table of version 3 (without them) still reads.
+	old := strings.Join(columnsV3, ",") + "\nbsa-p2,mask,0.7,1,0,200,29,0.05,0.11,true,0.16,47\n"
+	if rs, err := ReadCSV(strings.NewReader(old), "v3.csv"); err != nil || len(rs) != 1 || !math.IsNaN(rs[0].Masked0) {
+		t.Fatalf("a version 3 table: %v %+v", err, rs)
+	}
+	if _, err := ReadCSV(strings.NewReader(strings.Join(Columns, ",")+"\nbsa-p2,noise,x,1,0,1,1,1,1,true,1,,,,\n"), "bad.csv"); err == nil || !strings.Contains(err.Error(), "bad.csv line 2: level") {
 		t.Fatalf("a bad level: %v", err)
 	}
 }
@@ -314,5 +345,40 @@ func TestMapAndPNG(t *testing.T) {
 	}
 	if len(found) != 3*2*2 {
 		t.Fatalf("pixels map to %d cells, want 12", len(found))
+	}
+}
+
+// TestCellMaskedErrors: under masking a cell's errors on the masked and
+// the visible pixels are the parts of its MSE: every digit loses the same
+// number of pixels at a level, so MSE = f·masked + (1 − f)·visible with f
+// the masked share, at t* and at the input (whose visible pixels are
+// exact); under noise there are none.
+func TestCellMaskedErrors(t *testing.T) {
+	env := testEnv(t)
+	cfg := smallConfig()
+	cfg.Task, cfg.Levels, cfg.Values, cfg.Seeds = sim.Mask, []float64{0.3, 0.7}, []float64{1}, 1
+	cfg.Models = []string{"bsa-p2", "bsa-p4"}
+	rs, err := cfg.Run(context.Background(), env, cfg.Cells(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.TStar < 1 || math.IsNaN(r.MaskedTStar+r.VisibleTStar+r.Masked0) {
+			t.Fatalf("%s level %v: t* %d, masked %v visible %v masked(0) %v", r.Model, r.Level, r.TStar, r.MaskedTStar, r.VisibleTStar, r.Masked0)
+		}
+		f := r.MSE0 / r.Masked0 // the input's visible pixels are exact
+		if !(f > 0 && f < 1) {
+			t.Fatalf("%s level %v: masked share %v", r.Model, r.Level, f)
+		}
+		if got := f*r.MaskedTStar + (1-f)*r.VisibleTStar; math.Abs(got-r.MSETStar) > 1e-9 {
+			t.Errorf("%s level %v: f·masked + (1−f)·visible = %v at t* = %d, MSE(t*) %v", r.Model, r.Level, got, r.TStar, r.MSETStar)
+		}
+	}
+	noise, err := smallConfig().RunCell(context.Background(), env, smallConfig().Cells()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(noise.MaskedTStar) || !math.IsNaN(noise.Masked0) {
+		t.Fatalf("noise: masked errors %v, %v", noise.MaskedTStar, noise.Masked0)
 	}
 }

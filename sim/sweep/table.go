@@ -21,8 +21,23 @@ import (
 	"attractorlab/sim"
 )
 
-// Columns are sweep.csv's columns, in order.
-var Columns = []string{"model", "task", "level", "param", "seed", "n", "t_star", "mse_t_star", "mse_0", "improves", "mse_end", "escape_step"}
+// Columns are sweep.csv's columns, in order: those of columnsV3 and, under
+// masking, the mean error on the masked pixels at t*, on the visible ones
+// at t* and on the masked ones at the input (empty under noise and
+// without a t*).
+var Columns = append(columnsV3[:len(columnsV3):len(columnsV3)], "mse_masked_t_star", "mse_visible_t_star", "mse_masked_0")
+
+// columnsV3 are the columns of a table written with a manifest of version
+// 2 or 3, still read and, when such parts merge, written.
+var columnsV3 = []string{"model", "task", "level", "param", "seed", "n", "t_star", "mse_t_star", "mse_0", "improves", "mse_end", "escape_step"}
+
+// columnsOf are the columns of a table of manifest version v.
+func columnsOf(v int) []string {
+	if v < 4 {
+		return columnsV3
+	}
+	return Columns
+}
 
 // CSVName and ManifestName are a sweep directory's table and manifest.
 const (
@@ -41,8 +56,15 @@ func num(v float64) string {
 // exist (a model without a parameter, a cell that never escapes) is an
 // empty field; numbers carry every digit, so equal runs write equal bytes.
 func WriteCSV(w io.Writer, task sim.Kind, rs []Result) error {
+	return WriteCSVVersion(w, ManifestVersion, task, rs)
+}
+
+// WriteCSVVersion writes the table as manifest version v has it: parts
+// written before version 4 merge to the table their version wrote.
+func WriteCSVVersion(w io.Writer, v int, task sim.Kind, rs []Result) error {
+	cols := columnsOf(v)
 	cw := csv.NewWriter(w)
-	if err := cw.Write(Columns); err != nil {
+	if err := cw.Write(cols); err != nil {
 		return err
 	}
 	for _, r := range rs {
@@ -52,6 +74,18 @@ func WriteCSV(w io.Writer, task sim.Kind, rs []Result) error {
 		}
 		rec := []string{r.Model, task.String(), num(r.Level), num(r.Param), strconv.Itoa(r.Seed), strconv.Itoa(r.N),
 			strconv.Itoa(r.TStar), num(r.MSETStar), num(r.MSE0), strconv.FormatBool(r.Improves), num(r.MSEEnd), esc}
+		if len(cols) > len(columnsV3) {
+			// Only a mask task has them, and the errors at t* only a
+			// run with a t*.
+			var m, v, m0 string
+			if task == sim.Mask {
+				m0 = num(r.Masked0)
+				if r.TStar > 0 {
+					m, v = num(r.MaskedTStar), num(r.VisibleTStar)
+				}
+			}
+			rec = append(rec, m, v, m0)
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -76,19 +110,29 @@ var MSERange = sim.Range{Name: "MSE", Min: 0, Max: 1}
 // field, where the sweep writes one), a model or task that does not exist,
 // n outside 1 … 10000, t_star outside 0 … 1000, an MSE outside [0, 1],
 // t_star 0 with an MSE(t*) or t_star ≥ 1 without one, improves that is not
-// MSE(t*) < MSE(0), and an escape step not after t*. With a manifest, the
-// task, n and the steps must be the manifest's too.
+// MSE(t*) < MSE(0), an escape step not after t*, and masked and visible
+// errors given where there are none (under noise, at no t*) or missing
+// where there are. With a manifest, the task, n and the steps must be the
+// manifest's too, and the header its version's; without one, the header
+// of version 4 or of versions 2 and 3 (no masked and visible errors).
 func readCSV(ctx context.Context, r io.Reader, file string, man *Manifest) ([]Result, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(Columns)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	if !reflect.DeepEqual(head, Columns) {
-		return nil, fmt.Errorf("%s: header %q, want %q", file, strings.Join(head, ","), strings.Join(Columns, ","))
+	cols := Columns
+	switch {
+	case man != nil:
+		cols = columnsOf(man.Version)
+	case reflect.DeepEqual(head, columnsV3):
+		cols = columnsV3
 	}
+	if !reflect.DeepEqual(head, cols) {
+		return nil, fmt.Errorf("%s: header %q, want %q", file, strings.Join(head, ","), strings.Join(cols, ","))
+	}
+	cr.FieldsPerRecord = len(cols)
 	maxSteps := int(sim.Steps.Max)
 	if man != nil {
 		maxSteps = man.Steps
@@ -105,7 +149,7 @@ func readCSV(ctx context.Context, r io.Reader, file string, man *Manifest) ([]Re
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		var res Result
+		res := Result{MaskedTStar: math.NaN(), VisibleTStar: math.NaN(), Masked0: math.NaN()}
 		var perr error
 		bad := func(col int, format string, a ...any) {
 			if perr == nil {
@@ -168,6 +212,24 @@ func readCSV(ctx context.Context, r io.Reader, file string, man *Manifest) ([]Re
 			bad(9, "is not true or false")
 		}
 		res.Escape = i(11, sim.Range{Min: 2, Max: float64(maxSteps)}, true)
+		if len(cols) > len(columnsV3) {
+			res.MaskedTStar, res.VisibleTStar, res.Masked0 = mse(12, true), mse(13, true), mse(14, true)
+			if perr == nil {
+				mask := rec[1] == sim.Mask.String()
+				switch {
+				case !mask && !(math.IsNaN(res.MaskedTStar) && math.IsNaN(res.VisibleTStar) && math.IsNaN(res.Masked0)):
+					bad(1, "has masked and visible errors (only a mask task has them)")
+				case mask && math.IsNaN(res.Masked0):
+					bad(14, "is missing (task mask)")
+				case mask && res.TStar > 0 && math.IsNaN(res.MaskedTStar):
+					bad(12, "is missing (t_star = %d)", res.TStar)
+				case mask && res.TStar > 0 && math.IsNaN(res.VisibleTStar):
+					bad(13, "is missing (t_star = %d)", res.TStar)
+				case mask && res.TStar == 0 && !(math.IsNaN(res.MaskedTStar) && math.IsNaN(res.VisibleTStar)):
+					bad(12, "is given without a t* (t_star = 0)")
+				}
+			}
+		}
 		if perr == nil {
 			switch {
 			case res.TStar == 0 && !math.IsNaN(res.MSETStar):
@@ -226,16 +288,18 @@ type Manifest struct {
 }
 
 // ManifestVersion is the version this code writes (2 added the table's
-// checksum, 3 keeps every knob's value under settings). It reads version
-// 2 too (manifestV2); version 1 parts, without a checksum, were refused
+// checksum, 3 keeps every knob's value under settings, 4 adds the masked
+// and visible errors to the table). It reads versions 3 and 2 too
+// (manifestV2, read as the version 3 it means), whose tables keep their
+// columns (columnsV3); version 1 parts, without a checksum, were refused
 // by version 2 already and still are.
-const ManifestVersion = 3
+const ManifestVersion = 4
 
 // MaxManifestBytes caps a sweep.json: a grid of MaxCells cells fits many
 // times over.
 const MaxManifestBytes = 16 * infile.MB
 
-// maxRowBytes bounds one line of sweep.csv (its longest is under 250
+// maxRowBytes bounds one line of sweep.csv (its longest is under 330
 // bytes), so a part's table is capped by its count of cells.
 const maxRowBytes = 512
 
@@ -335,8 +399,8 @@ func ParseManifest(b []byte, path string) (Manifest, error) {
 		if m, err = decodeStrict[Manifest](b, path); err != nil {
 			return Manifest{}, err
 		}
-		if m.Version != ManifestVersion {
-			return Manifest{}, fmt.Errorf("%s: version %d, this program reads versions 2 and %d (run the sweep again with this version)", path, m.Version, ManifestVersion)
+		if m.Version != 3 && m.Version != ManifestVersion {
+			return Manifest{}, fmt.Errorf("%s: version %d, this program reads versions 2 … %d (run the sweep again with this version)", path, m.Version, ManifestVersion)
 		}
 	}
 	if !(m.Shards >= 1 && m.Shards <= MaxCells && m.Shard >= 0 && m.Shard < m.Shards) {
@@ -417,7 +481,7 @@ func (o manifestV2) upgrade() Manifest {
 	for _, k := range sim.Knobs {
 		settings[k.Field] = k.Get(set)
 	}
-	return Manifest{Version: ManifestVersion, Models: o.Models, Task: o.Task, Levels: o.Levels, Param: o.Param, Values: o.Values,
+	return Manifest{Version: 3, Models: o.Models, Task: o.Task, Levels: o.Levels, Param: o.Param, Values: o.Values,
 		N: o.N, Steps: o.Steps, Seeds: o.Seeds, Settings: settings, Attention: o.Attention, Async: o.Async,
 		Data: o.Data, Weights: o.Weights, Cells: o.Cells, Shard: o.Shard, Shards: o.Shards, CSV: o.CSV}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,9 +175,9 @@ func TestManifestRefuses(t *testing.T) {
 		{`"shards": 2`, `"shards": 1000000000000`, "shards"},
 		{`"shards": 2`, `"shards": 9`, "shards"},
 		{`"shard": 0`, `"shard": -1`, "shard"},
-		{`"version": 3`, `"version": 2`, "version"},
-		{`"version": 3`, `"version": 1`, "version"},
-		{`"version": 3`, `"version": 4`, "version"},
+		{`"version": 4`, `"version": 2`, "version"},
+		{`"version": 4`, `"version": 1`, "version"},
+		{`"version": 4`, `"version": 5`, "version"},
 		{`"gamma": 0.5`, `"gamma": 7`, "field gamma = 7 is out of range"},
 		{`"gamma": 0.5`, `"gamma": 0.5, "delta": 1`, `"delta" is not a setting`},
 		{`"gamma": 0.5,`, ``, "gamma is missing"},
@@ -308,11 +309,11 @@ func TestManifestV2Merges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if whole.Version != ManifestVersion || whole.Shards != 1 || cfg.Param.String() != "lambda" || cfg.Base.Dyn.Gamma != 0.5 || len(rs) != 8 {
+	if whole.Version != 3 || whole.Shards != 1 || cfg.Param.String() != "lambda" || cfg.Base.Dyn.Gamma != 0.5 || len(rs) != 8 {
 		t.Fatalf("merged: version %d, shards %d, param %s, γ %v, %d rows", whole.Version, whole.Shards, cfg.Param, cfg.Base.Dyn.Gamma, len(rs))
 	}
 	var b bytes.Buffer
-	if err := WriteCSV(&b, cfg.Task, rs); err != nil {
+	if err := WriteCSVVersion(&b, whole.Version, cfg.Task, rs); err != nil {
 		t.Fatal(err)
 	}
 	want, err := os.ReadFile(filepath.Join(dir, "whole", CSVName))
@@ -324,5 +325,54 @@ func TestManifestV2Merges(t *testing.T) {
 	}
 	if _, err := ReadManifest(filepath.Join(dir, "whole")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestManifestV3Merges: parts written by manifest version 3 (the build
+// before version 4, testdata/compat/v3: two shards and the same sweep in
+// one process, a mask task, 3 digits × 3 steps) still merge, to the very
+// table and manifest the one-process run wrote: version 3, without the
+// masked and visible errors it did not record.
+func TestManifestV3Merges(t *testing.T) {
+	dir := filepath.Join("testdata", "compat", "v3")
+	cfg, whole, rs, err := Merge(context.Background(), []string{filepath.Join(dir, "shard-0-of-2"), filepath.Join(dir, "shard-1-of-2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Version != 3 || cfg.Task != sim.Mask || len(rs) != 8 {
+		t.Fatalf("merged: version %d, task %s, %d rows", whole.Version, cfg.Task, len(rs))
+	}
+	for _, r := range rs {
+		if !math.IsNaN(r.MaskedTStar) || !math.IsNaN(r.Masked0) {
+			t.Fatalf("%s level %v: masked errors %v, %v read from a table without them", r.Model, r.Level, r.MaskedTStar, r.Masked0)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteCSVVersion(&b, whole.Version, cfg.Task, rs); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "whole", CSVName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Fatalf("the merged version-3 parts:\n%s\nthe one-process table:\n%s", b.Bytes(), want)
+	}
+	one, err := ReadManifest(filepath.Join(dir, "whole"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole.CSV = Checksum(want)
+	var got, wantM bytes.Buffer
+	WriteManifest(&got, whole)
+	WriteManifest(&wantM, one)
+	if got.String() != wantM.String() {
+		t.Fatalf("the merged manifest:\n%s\nthe one-process one:\n%s", got.String(), wantM.String())
+	}
+	// A version-3 part does not merge with a version-4 one.
+	m4 := one
+	m4.Version = ManifestVersion
+	if d := differs(one, m4); !strings.HasPrefix(d, "version") {
+		t.Fatalf("a version 3 and a version 4 manifest: differs says %q", d)
 	}
 }
