@@ -1,0 +1,204 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// jacModel is a bare model with couplings strong enough for a peaked
+// attention (scores of several units, some at the clamp with scale big).
+func jacModel(t testing.TB, p, d int, scale float32) *BSA {
+	t.Helper()
+	m, err := NewBSA(p, d, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range m.J {
+		m.J[k] *= scale
+	}
+	return m
+}
+
+// jacState is a state after the first step: random tokens of mean norm 1.
+func jacState(rng *rand.Rand, n, d int) []float64 {
+	x := make([]float64, n*d)
+	var mean float64
+	for i := 0; i < n; i++ {
+		var ss float64
+		for r := 0; r < d; r++ {
+			v := rng.NormFloat64() + 0.3*float64(r%3)
+			x[i*d+r] = v
+			ss += v * v
+		}
+		mean += math.Sqrt(ss)
+	}
+	mean /= float64(n)
+	for k := range x {
+		x[k] /= mean
+	}
+	return x
+}
+
+func unit(rng *rand.Rand, k int) []float64 {
+	v := make([]float64, k)
+	var ss float64
+	for i := range v {
+		v[i] = rng.NormFloat64()
+		ss += v[i] * v[i]
+	}
+	for i := range v {
+		v[i] /= math.Sqrt(ss)
+	}
+	return v
+}
+
+func norm64(a []float64) float64 { return math.Sqrt(dot64(a, a)) }
+
+// TestMap64MatchesStep: the float64 map is the engine's ordinary step (a
+// state at t ≥ 1, softmax and relu/seqlen), to float32's rounding.
+func TestMap64MatchesStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, c := range []struct {
+		p, d  int
+		scale float32
+		attn  AttnKind
+	}{{2, 8, 40, Softmax}, {4, 32, 400, Softmax}, {2, 8, 40, ReluSeqlen}} {
+		m := jacModel(t, c.p, c.d, c.scale)
+		dy := DefaultDynamics()
+		dy.Attn = c.attn
+		x := jacState(rng, m.N, m.D)
+		st := &State{X: make([]float32, len(x)), T: 1}
+		x32 := make([]float64, len(x))
+		for k, v := range x {
+			st.X[k] = float32(v)
+			x32[k] = float64(st.X[k])
+		}
+		f := m.Map64(dy).At(x32)
+		m.Step(m.NewWorkspace(1), []*State{st}, dy, nil, nil)
+		var worst float64
+		for k, v := range f.Out {
+			worst = max(worst, math.Abs(v-float64(st.X[k])))
+		}
+		if worst > 2e-5 {
+			t.Errorf("P=%d %v: float64 map and the engine's step differ by %g", c.p, c.attn, worst)
+		}
+	}
+}
+
+// TestJVPFiniteDifferences: the Jacobian-vector product agrees with float64
+// central differences (F(X+hv) − F(X−hv))/2h on random directions at random
+// states, relative error ≤ 1e-6. h = 1e-5 (‖v‖ = 1, tokens of norm ≈ 1):
+// the truncation error is h²/6 times F's third derivative (≈ 1e-10 here)
+// and the rounding error ε·‖F‖/h ≈ 1e-11, both far below the bound. The
+// states are checked to keep every score away from the clamp's kink.
+func TestJVPFiniteDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	const h = 1e-5
+	for _, c := range []struct {
+		p, d  int
+		scale float32
+		attn  AttnKind
+	}{{2, 8, 40, Softmax}, {4, 32, 400, Softmax}, {2, 8, 40, ReluSeqlen}, {2, 8, 300, Softmax}} {
+		m := jacModel(t, c.p, c.d, c.scale)
+		dy := DefaultDynamics()
+		dy.Attn = c.attn
+		f := m.Map64(dy)
+		for trial := 0; trial < 3; trial++ {
+			x := jacState(rng, m.N, m.D)
+			l := f.At(x)
+			clamped := 0
+			for _, o := range l.open {
+				if !o {
+					clamped++
+				}
+			}
+			for k := 0; k < 2; k++ {
+				v := unit(rng, f.Size())
+				jv := make([]float64, f.Size())
+				l.JVP(v, jv)
+				xp, xm := make([]float64, len(x)), make([]float64, len(x))
+				for q := range x {
+					xp[q], xm[q] = x[q]+h*v[q], x[q]-h*v[q]
+				}
+				fp, fm := f.At(xp), f.At(xm)
+				for q := range fp.open {
+					if fp.open[q] != fm.open[q] {
+						t.Fatalf("a score crosses the clamp (or relu's 0) within h: pick another state")
+					}
+				}
+				diff := make([]float64, len(jv))
+				for q := range jv {
+					diff[q] = (fp.Out[q]-fm.Out[q])/(2*h) - jv[q]
+				}
+				if rel := norm64(diff) / norm64(jv); !(rel <= 1e-6) {
+					t.Errorf("P=%d %v scale %v: JVP against central differences: relative error %g", c.p, c.attn, c.scale, rel)
+				}
+			}
+			if c.scale == 300 && clamped == 0 {
+				t.Errorf("P=%d scale 300: no score at the clamp: the clamp's derivative goes untested", c.p)
+			}
+		}
+	}
+}
+
+// TestVJPIsTranspose: ⟨g, DF·v⟩ = ⟨DFᵀ·g, v⟩ on random vectors, and the
+// transposed product agrees with central differences of ⟨g, F⟩.
+func TestVJPIsTranspose(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const h = 1e-5
+	for _, c := range []struct {
+		p, d  int
+		scale float32
+		attn  AttnKind
+	}{{2, 8, 40, Softmax}, {4, 32, 400, Softmax}, {2, 8, 40, ReluSeqlen}, {2, 8, 300, Softmax}} {
+		m := jacModel(t, c.p, c.d, c.scale)
+		dy := DefaultDynamics()
+		dy.Attn = c.attn
+		f := m.Map64(dy)
+		x := jacState(rng, m.N, m.D)
+		l := f.At(x)
+		v, g := unit(rng, f.Size()), unit(rng, f.Size())
+		jv, jg := make([]float64, f.Size()), make([]float64, f.Size())
+		l.JVP(v, jv)
+		l.VJP(g, jg)
+		a, b := dot64(g, jv), dot64(jg, v)
+		if math.Abs(a-b) > 1e-10*(norm64(jv)+norm64(jg)) {
+			t.Errorf("P=%d %v: ⟨g, DF v⟩ = %.15g, ⟨DFᵀ g, v⟩ = %.15g", c.p, c.attn, a, b)
+		}
+		// Central differences of φ(X) = ⟨g, F(X)⟩ along v are ⟨DFᵀg, v⟩.
+		xp, xm := make([]float64, len(x)), make([]float64, len(x))
+		for q := range x {
+			xp[q], xm[q] = x[q]+h*v[q], x[q]-h*v[q]
+		}
+		fd := (dot64(g, f.At(xp).Out) - dot64(g, f.At(xm).Out)) / (2 * h)
+		if rel := math.Abs(fd-b) / math.Abs(b); !(rel <= 1e-6) {
+			t.Errorf("P=%d %v: DFᵀg·v = %.12g, central differences %.12g (relative %g)", c.p, c.attn, b, fd, rel)
+		}
+	}
+}
+
+// TestJacobianScaleDirection: every F(X) has mean token norm 1, so the
+// Jacobian maps every direction into that surface's tangent: the normal
+// n_i = y_i/‖y_i‖ at F(X) (the mean norm's gradient) is a left null vector,
+// which gives the spectrum one eigenvalue 0 and no spurious 1.
+func TestJacobianScaleDirection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	m := jacModel(t, 2, 8, 40)
+	f := m.Map64(DefaultDynamics())
+	l := f.At(jacState(rng, m.N, m.D))
+	nrm := make([]float64, f.Size())
+	d := f.D
+	for i := 0; i < f.N; i++ {
+		o := l.Out[i*d : (i+1)*d]
+		s := norm64(o)
+		for r := range o {
+			nrm[i*d+r] = o[r] / s
+		}
+	}
+	out := make([]float64, f.Size())
+	l.VJP(nrm, out)
+	if r := norm64(out) / norm64(nrm); r > 1e-9 {
+		t.Fatalf("‖DFᵀ n‖/‖n‖ = %g, want 0", r)
+	}
+}
