@@ -40,6 +40,10 @@ commands:
   phase         the training phase diagram: training images × λ × seeds,
                 memorisation against generalisation; sharded like sweep,
                 'phase merge' joins the parts
+  dynamics      why a memory is transient: the leading eigenvalues of the
+                step's Jacobian at chosen steps and the growth of the escape
+                direction from t*, per digit; sharded like sweep,
+                'dynamics merge' joins the parts
   lesson        list: the shipped lessons; check FILE: check a lesson file;
                 export NAME|FILE --out DIR: its slides as PNG and a handout
   version       print the version
@@ -121,6 +125,8 @@ func run(ctx context.Context, args []string) error {
 		return runSweep(ctx, args)
 	case "phase":
 		return runPhase(ctx, args)
+	case "dynamics":
+		return runDynamics(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -2,6 +2,9 @@ package models
 
 import (
 	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // Map64 is the bare model's ordinary step X(t) → X(t+1) (§4 for t ≥ 1:
@@ -12,7 +15,7 @@ import (
 // not this map: the analysis starts at t = 1.
 type Map64 struct {
 	N, D                 int
-	J                    []float64 // [i][j][r][e]: J_ij as a d×d block, row r
+	J                    []float64 // [i][r][j][e]: for each query i a d × N·d matrix (row r: J[i,j,r,e] over j, e)
 	Lambda, Gamma, Clamp float64
 	Relu                 bool // the relu/seqlen attention (α = max(λs, 0)/N)
 }
@@ -26,7 +29,7 @@ func (m *BSA) Map64(dy Dynamics) *Map64 {
 		for j := 0; j < n; j++ {
 			for r := 0; r < d; r++ {
 				for e := 0; e < d; e++ {
-					f.J[((i*n+j)*d+r)*d+e] = float64(m.J[m.jidx(i, j, r, e)])
+					f.J[((i*d+r)*n+j)*d+e] = float64(m.J[m.jidx(i, j, r, e)])
 				}
 			}
 		}
@@ -84,23 +87,28 @@ func (f *Map64) At(x []float64) *Lin {
 		}
 	}
 	s := make([]float64, n)
+	nd := n * d
 	for i := 0; i < n; i++ {
 		xi := l.xh[i*d : (i+1)*d]
+		ji := f.J[i*d*nd : (i+1)*d*nd]
+		vi, wi := l.v[i*nd:(i+1)*nd], l.w[i*nd:(i+1)*nd]
+		// w_ij = J_ijᵀ x̂_i for every j at once: the d × N·d matrix's
+		// transposed product.
+		blas64.Gemv(blas.Trans, 1, blas64.General{Rows: d, Cols: nd, Stride: nd, Data: ji},
+			blas64.Vector{N: d, Inc: 1, Data: xi}, 0, blas64.Vector{N: nd, Inc: 1, Data: wi})
 		for j := 0; j < n; j++ {
 			if j == i {
+				clear(wi[j*d : (j+1)*d])
 				continue
 			}
-			blk := f.J[(i*n+j)*d*d : (i*n+j+1)*d*d]
 			xj := l.xh[j*d : (j+1)*d]
-			v := l.v[(i*n+j)*d : (i*n+j+1)*d]
-			w := l.w[(i*n+j)*d : (i*n+j+1)*d]
+			v := vi[j*d : (j+1)*d]
 			var sc float64
 			for r := 0; r < d; r++ {
-				row := blk[r*d : (r+1)*d]
+				row := ji[r*nd+j*d : r*nd+(j+1)*d]
 				var acc float64
 				for e, je := range row {
 					acc += je * xj[e]
-					w[e] += xi[r] * je
 				}
 				v[r] = acc
 				sc += xi[r] * acc
@@ -184,18 +192,19 @@ func (l *Lin) JVP(dx, out []float64) {
 		}
 	}
 	ds := make([]float64, n)
-	dv := make([]float64, d)
+	nd := n * d
+	z := make([]float64, nd)
 	var mdot float64
 	for i := 0; i < n; i++ {
 		a := l.a[i*n : (i+1)*n]
 		dxi := dxh[i*d : (i+1)*d]
-		xi := l.xh[i*d : (i+1)*d]
 		du := out[i*d : (i+1)*d]
-		clear(du)
-		// ṡ_ij = x̂̇_i·v_ij + w_ij·x̂̇_j; the α-weighted J_ij x̂̇_j into du.
+		// ṡ_ij = x̂̇_i·v_ij + w_ij·x̂̇_j; z_j = α_ij x̂̇_j.
 		for j := 0; j < n; j++ {
 			ds[j] = 0
+			zj := z[j*d : (j+1)*d]
 			if j == i {
+				clear(zj)
 				continue
 			}
 			v := l.v[(i*n+j)*d : (i*n+j+1)*d]
@@ -208,22 +217,13 @@ func (l *Lin) JVP(dx, out []float64) {
 			if l.open[i*n+j] {
 				ds[j] = sdot
 			}
-			if aj := a[j]; aj != 0 {
-				blk := f.J[(i*n+j)*d*d : (i*n+j+1)*d*d]
-				for r := 0; r < d; r++ {
-					row := blk[r*d : (r+1)*d]
-					var acc float64
-					for e, je := range row {
-						acc += je * dxj[e]
-					}
-					dv[r] = acc
-				}
-				for r := range du {
-					du[r] += aj * dv[r]
-				}
+			for e := range zj {
+				zj[e] = a[j] * dxj[e]
 			}
 		}
-		_ = xi
+		// Σ_j α_ij J_ij x̂̇_j: the d × N·d matrix times z.
+		blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: d, Cols: nd, Stride: nd, Data: f.J[i*d*nd : (i+1)*d*nd]},
+			blas64.Vector{N: nd, Inc: 1, Data: z}, 0, blas64.Vector{N: d, Inc: 1, Data: du})
 		// α̇: softmax λ α (ṡ − Σ α ṡ); relu λ ṡ/N where open.
 		var mean float64
 		if !f.Relu {
@@ -290,6 +290,8 @@ func (l *Lin) VJP(g, out []float64) {
 	}
 	// y = x + γ u: x̄ = ȳ, ū = γ ȳ.
 	xhbar := make([]float64, n*d)
+	nd := n * d
+	tb := make([]float64, nd)
 	abar := make([]float64, n)
 	sbar := make([]float64, n)
 	for i := 0; i < n; i++ {
@@ -325,7 +327,10 @@ func (l *Lin) VJP(g, out []float64) {
 			}
 		}
 		// s_ij = x̂_i·v_ij, v_ij = J_ij x̂_j, u_i = Σ α_ij v_ij:
-		// x̂̄_i += s̄_ij v_ij; x̂̄_j += J_ijᵀ(γ α_ij ȳ_i) + s̄_ij w_ij.
+		// x̂̄_i += s̄_ij v_ij; x̂̄_j += α_ij (J_ijᵀ γȳ_i) + s̄_ij w_ij, the
+		// products J_ijᵀ γȳ_i for every j at once.
+		blas64.Gemv(blas.Trans, f.Gamma, blas64.General{Rows: d, Cols: nd, Stride: nd, Data: f.J[i*d*nd : (i+1)*d*nd]},
+			blas64.Vector{N: d, Inc: 1, Data: ub}, 0, blas64.Vector{N: nd, Inc: 1, Data: tb})
 		xbi := xhbar[i*d : (i+1)*d]
 		for j := 0; j < n; j++ {
 			if j == i {
@@ -334,20 +339,11 @@ func (l *Lin) VJP(g, out []float64) {
 			v := l.v[(i*n+j)*d : (i*n+j+1)*d]
 			w := l.w[(i*n+j)*d : (i*n+j+1)*d]
 			xbj := xhbar[j*d : (j+1)*d]
-			sb := sbar[j]
+			tj := tb[j*d : (j+1)*d]
+			sb, aj := sbar[j], a[j]
 			for r := range xbi {
 				xbi[r] += sb * v[r]
-				xbj[r] += sb * w[r]
-			}
-			if ga := f.Gamma * a[j]; ga != 0 {
-				blk := f.J[(i*n+j)*d*d : (i*n+j+1)*d*d]
-				for r := 0; r < d; r++ {
-					c := ga * ub[r]
-					row := blk[r*d : (r+1)*d]
-					for e, je := range row {
-						xbj[e] += c * je
-					}
-				}
+				xbj[r] += sb*w[r] + aj*tj[r]
 			}
 		}
 	}
@@ -372,6 +368,62 @@ func (l *Lin) VJP(g, out []float64) {
 		mu /= float64(n)
 		for i := 0; i < n; i++ {
 			out[i*d+r] = ybar[i*d+r] + cb[i] - mu
+		}
+	}
+}
+
+// DecodeJVP writes into img (784 pixels) the decoder's derivative at the
+// tokens x along dx (§3, in float64): with c = Fᵀx_i clamped to [0, 1],
+// p = c₀/(c₀+c₁) moves by (ċ₀c₁ − c₀ċ₁)/(c₀+c₁)², a clamped c not at all,
+// a black pixel (c₀+c₁ = 0) neither. It shows what a direction in the
+// state space does to the picture.
+func (e *Embedding) DecodeJVP(img []float64, x, dx []float64) {
+	a := 2 * e.A
+	for i := 0; i < e.N; i++ {
+		xi := x[i*e.D : (i+1)*e.D]
+		di := dx[i*e.D : (i+1)*e.D]
+		for k := 0; k < e.A; k++ {
+			var c0, c1, d0, d1 float64
+			for r := 0; r < e.D; r++ {
+				f0, f1 := float64(e.F[r*a+2*k]), float64(e.F[r*a+2*k+1])
+				c0 += f0 * xi[r]
+				c1 += f1 * xi[r]
+				d0 += f0 * di[r]
+				d1 += f1 * di[r]
+			}
+			if c0 <= 0 || c0 >= 1 {
+				d0 = 0
+			}
+			if c1 <= 0 || c1 >= 1 {
+				d1 = 0
+			}
+			c0, c1 = min(max(c0, 0), 1), min(max(c1, 0), 1)
+			var p float64
+			if s := c0 + c1; s > 0 {
+				p = (d0*c1 - c0*d1) / (s * s)
+			}
+			img[e.Index[i*e.A+k]] = p
+		}
+	}
+}
+
+// Decode64 is Decode in float64.
+func (e *Embedding) Decode64(img []float64, x []float64) {
+	a := 2 * e.A
+	for i := 0; i < e.N; i++ {
+		xi := x[i*e.D : (i+1)*e.D]
+		for k := 0; k < e.A; k++ {
+			var c0, c1 float64
+			for r := 0; r < e.D; r++ {
+				c0 += float64(e.F[r*a+2*k]) * xi[r]
+				c1 += float64(e.F[r*a+2*k+1]) * xi[r]
+			}
+			c0, c1 = min(max(c0, 0), 1), min(max(c1, 0), 1)
+			var p float64
+			if c0+c1 > 0 {
+				p = c0 / (c0 + c1)
+			}
+			img[e.Index[i*e.A+k]] = p
 		}
 	}
 }

@@ -23,6 +23,16 @@ type StepVisit func(t, b int, pred []float32, energy float64)
 // not run on one core. The results do not depend on the crew. It returns
 // ctx.Err() if cancelled.
 func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Corrupted, steps int, crew *models.Crew, visit StepVisit) error {
+	return RunBSAStates(ctx, m, dy, inputs, steps, crew, visit, nil, nil)
+}
+
+// StateVisit is handed image b's state X(t) ([N][d], the run's buffer:
+// copy what is kept).
+type StateVisit func(t, b int, x []float32)
+
+// RunBSAStates is RunBSA that also hands states to kept at the steps
+// keep asks for (no states when either is nil).
+func RunBSAStates(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Corrupted, steps int, crew *models.Crew, visit StepVisit, keep func(t int) bool, kept StateVisit) error {
 	var first *models.Chunker
 	return handOut(ctx, len(inputs), Chunk, crew, func() func(c0, c1 int) {
 		var c *models.Chunker
@@ -45,6 +55,12 @@ func RunBSA(ctx context.Context, m *models.BSA, dy models.Dynamics, inputs []*Co
 			}
 			c.Load(states)
 			for t := 0; t <= steps && ctx.Err() == nil; t++ {
+				if keep != nil && kept != nil && keep(t) {
+					c.Store(states)
+					for b, st := range states {
+						kept(t, c0+b, st.X)
+					}
+				}
 				c.Decode(preds)
 				// The energy of state t comes from the step that leaves it.
 				if t < steps {

@@ -1,0 +1,316 @@
+// Package dynamics studies why a memory is transient: the local dynamics
+// of a model's step near its trajectory (docs/maths.md §11). At a state
+// X(t) it gives the leading eigenvalues of the one-step Jacobian
+// ∂X(t+1)/∂X(t) (the spectral radius, the unstable directions), the step's
+// size, and from t the k-step Jacobian's leading singular vectors: the
+// perturbations that grow most by t + k (the escape direction), with the
+// linear prediction of a push along them.
+package dynamics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"attractorlab/models"
+	"attractorlab/sim"
+)
+
+// Eigs is how many leading eigenvalues a spectrum holds.
+const Eigs = 10
+
+// MaxK bounds the escape's horizon k: its chain keeps k linearisations
+// (5 MB each for the bare model).
+const MaxK = 200
+
+// KRange is the horizon's allowed range.
+var KRange = sim.Range{Name: "the escape's horizon k", Flag: "k", Min: 1, Max: MaxK, Default: 10, Integer: true}
+
+// EpsRange is a push's size ε, relative to the state's norm √N·(mean
+// token norm = 1): from the linear regime to far outside it.
+var EpsRange = sim.Range{Name: "the push's size ε", Flag: "eps", Min: 1e-6, Max: 1, Default: 1e-3}
+
+// ErrNoMap says a model has no map for this analysis.
+var ErrNoMap = errors.New("no map to linearise")
+
+// Map returns the bare model behind m, or an error naming why m has no
+// map this analysis linearises: the ViT runs five different layers (no
+// map to iterate), the classical Hopfield network flips ±1 spins (a
+// discrete map has no Jacobian), and the recycled block and the modern
+// Hopfield network are not linearised by this version.
+func Map(m sim.Model) (*sim.BSAModel, error) {
+	if b, ok := m.(*sim.BSAModel); ok {
+		return b, nil
+	}
+	info := m.Info()
+	switch {
+	case info.MaxSteps > 0:
+		return nil, fmt.Errorf("%s: %w: its %d layers are different maps, applied once each", info.Name, ErrNoMap, info.MaxSteps)
+	case info.Patch == 0 && info.Patterns == 0:
+		return nil, fmt.Errorf("%s: %w: its state is ±1 spins and its step a discrete flip, which has no Jacobian", info.Name, ErrNoMap)
+	default:
+		return nil, fmt.Errorf("%s: %w in this version (the bare self-attention models are)", info.Name, ErrNoMap)
+	}
+}
+
+// Step is an asked step: a number, or the digit's own t* (TStar).
+type Step struct {
+	T     int
+	TStar bool
+}
+
+func (s Step) String() string {
+	if s.TStar {
+		return "t*"
+	}
+	return strconv.Itoa(s.T)
+}
+
+// ParseSteps reads --at: comma-separated steps 1 … maxT, or t*. Step 0 is
+// refused: the first step of a masking run follows other rules (masked
+// keys left out, the statistics over the visible tokens), so the map
+// starts at t = 1.
+func ParseSteps(s string, maxT int) ([]Step, error) {
+	var out []Step
+	seen := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		var st Step
+		if f == "t*" {
+			st.TStar = true
+		} else {
+			v, err := strconv.Atoi(f)
+			if err != nil {
+				return nil, fmt.Errorf("--at: %q is not a step (whole numbers 1 … %d, or t*)", f, maxT)
+			}
+			if v < 1 || v > maxT {
+				return nil, fmt.Errorf("--at: %d is out of range (allowed 1 … %d: the map starts at t = 1, after the first step, and a step must be within the run's --steps)", v, maxT)
+			}
+			st.T = v
+		}
+		if seen[st.String()] {
+			return nil, fmt.Errorf("--at: %s is given twice", st)
+		}
+		seen[st.String()] = true
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Spectrum is the one-step Jacobian's local picture at a state.
+type Spectrum struct {
+	T         int
+	Eigs      []models.Eig // the leading Eigs, largest modulus first
+	Radius    float64      // |λ₁|
+	Unstable  int          // eigenvalues among Eigs with |λ| > 1 (Eigs means "at least")
+	Converged bool         // every residual within the tolerance
+	StepSize  float64      // ‖F(X) − X‖ / ‖X‖
+}
+
+// EigOptions are the Arnoldi iteration's bounds for a spectrum.
+var EigOptions = models.EigOptions{Tol: 1e-8, Step: 20, Max: 400, Seed: 1}
+
+// Widen is a float32 state in float64.
+func Widen(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for k, v := range x {
+		out[k] = float64(v)
+	}
+	return out
+}
+
+// SpectrumAt computes the spectrum of f's Jacobian at x (state t).
+func SpectrumAt(ctx context.Context, f *models.Map64, x []float64, t int, progress func(done int)) (Spectrum, error) {
+	l := f.At(x)
+	eigs, err := models.LeadingEigs(ctx, models.Operator{N: f.Size(), Apply: l.JVP}, Eigs, EigOptions, progress)
+	conv := true
+	if errors.Is(err, models.ErrNotConverged) {
+		conv, err = false, nil
+	}
+	if err != nil {
+		return Spectrum{}, err
+	}
+	s := Spectrum{T: t, Eigs: eigs, Radius: cmplx.Abs(eigs[0].Value), Converged: conv, StepSize: dist(l.Out, x) / nrm(x)}
+	for _, e := range eigs {
+		if cmplx.Abs(e.Value) > 1 {
+			s.Unstable++
+		}
+	}
+	return s, nil
+}
+
+// Chain is the map's linearisations along k steps from a state: the
+// k-step Jacobian DF(X_{k−1})⋯DF(X_0) given by its products.
+type Chain struct {
+	f    *models.Map64
+	lins []*models.Lin
+	tmp  [2][]float64
+}
+
+// NewChain steps f k times from x in float64, keeping each linearisation.
+func NewChain(ctx context.Context, f *models.Map64, x []float64, k int) (*Chain, error) {
+	if err := KRange.CheckInt(k, sim.ViaFlag); err != nil {
+		return nil, err
+	}
+	c := &Chain{f: f, tmp: [2][]float64{make([]float64, f.Size()), make([]float64, f.Size())}}
+	for s := 0; s < k; s++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		l := f.At(x)
+		c.lins = append(c.lins, l)
+		x = l.Out
+	}
+	return c, nil
+}
+
+// K is the chain's length.
+func (c *Chain) K() int { return len(c.lins) }
+
+// State is X_s, s = 0 … k.
+func (c *Chain) State(s int) []float64 {
+	if s == len(c.lins) {
+		return c.lins[s-1].Out
+	}
+	return c.lins[s].X
+}
+
+// Apply writes the k-step Jacobian's product with v into out.
+func (c *Chain) Apply(v, out []float64) {
+	cur := v
+	for s, l := range c.lins {
+		dst := c.tmp[s%2]
+		if s == len(c.lins)-1 {
+			dst = out
+		}
+		l.JVP(cur, dst)
+		cur = dst
+	}
+}
+
+// ApplyT writes the transposed k-step Jacobian's product with g into out.
+func (c *Chain) ApplyT(g, out []float64) {
+	cur := g
+	for s := len(c.lins) - 1; s >= 0; s-- {
+		dst := c.tmp[s%2]
+		if s == 0 {
+			dst = out
+		}
+		c.lins[s].VJP(cur, dst)
+		cur = dst
+	}
+}
+
+// Escape is the k-step Jacobian's leading singular triplets: Dirs[0] the
+// escape direction (unit, in the state space), Growth[0] its growth
+// factor ‖DF_k v‖/‖v‖.
+type Escape struct {
+	T, K      int
+	Growth    []float64
+	Dirs      [][]float64
+	Converged bool
+}
+
+// SingularOptions are the Lanczos iteration's bounds for an escape.
+var SingularOptions = models.EigOptions{Tol: 1e-8, Step: 10, Max: 200, Seed: 2}
+
+// EscapeFrom computes the r leading singular triplets of chain's k-step
+// Jacobian.
+func EscapeFrom(ctx context.Context, c *Chain, t, r int, progress func(done int)) (Escape, error) {
+	n := c.f.Size()
+	sv, err := models.LeadingSingular(ctx, models.Operator{N: n, Apply: c.Apply}, models.Operator{N: n, Apply: c.ApplyT}, r, SingularOptions, progress)
+	conv := true
+	if errors.Is(err, models.ErrNotConverged) {
+		conv, err = false, nil
+	}
+	if err != nil {
+		return Escape{}, err
+	}
+	e := Escape{T: t, K: c.K(), Converged: conv}
+	for _, s := range sv {
+		e.Growth = append(e.Growth, s.Value)
+		e.Dirs = append(e.Dirs, s.V)
+	}
+	return e, nil
+}
+
+// PushTest is a push of size ε along a unit direction v at X_0 (the
+// chain's start): Predicted[s] = ε‖DF_s v‖ is the linear prediction of the
+// pushed run's distance from the run s steps later, Real[s] the distance
+// the map's pushed run (float64) keeps.
+type PushTest struct {
+	Eps             float64
+	Predicted, Real []float64 // s = 0 … k
+}
+
+// Push runs the test along v (unit) with size eps·‖X_0‖.
+func Push(ctx context.Context, c *Chain, v []float64, eps float64) (PushTest, error) {
+	if !(eps >= EpsRange.Min && eps <= EpsRange.Max) {
+		return PushTest{}, fmt.Errorf("ε = %g is out of range (allowed %s, relative to the state's norm)", eps, EpsRange.Allowed())
+	}
+	x0 := c.State(0)
+	size := eps * nrm(x0)
+	k := c.K()
+	p := PushTest{Eps: eps, Predicted: make([]float64, k+1), Real: make([]float64, k+1)}
+	lin := append([]float64(nil), v...)
+	scale(lin, size/nrm(v))
+	y := make([]float64, len(x0))
+	for q := range y {
+		y[q] = x0[q] + lin[q]
+	}
+	next := make([]float64, len(lin))
+	for s := 0; s <= k; s++ {
+		if err := ctx.Err(); err != nil {
+			return PushTest{}, err
+		}
+		p.Predicted[s] = nrm(lin)
+		p.Real[s] = dist(y, c.State(s))
+		if s == k {
+			break
+		}
+		c.lins[s].JVP(lin, next)
+		lin, next = next, lin
+		y = c.f.At(y).Out
+	}
+	return p, nil
+}
+
+// RandomDirection is a unit direction drawn from seed (a push to compare
+// the escape direction with).
+func RandomDirection(n int, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 0xd1))
+	v := make([]float64, n)
+	for k := range v {
+		v[k] = rng.NormFloat64()
+	}
+	scale(v, 1/nrm(v))
+	return v
+}
+
+func nrm(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return math.Sqrt(s)
+}
+
+func dist(a, b []float64) float64 {
+	var s float64
+	for k := range a {
+		d := a[k] - b[k]
+		s += d * d
+	}
+	return math.Sqrt(s)
+}
+
+func scale(x []float64, c float64) {
+	for k := range x {
+		x[k] *= c
+	}
+}

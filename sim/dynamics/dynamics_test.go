@@ -1,0 +1,295 @@
+package dynamics
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/cmplx"
+	"sort"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"attractorlab/models"
+	"attractorlab/sim"
+	"attractorlab/sim/mnist"
+)
+
+func testEnv(t testing.TB) Env {
+	t.Helper()
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Env{Data: data, Cat: sim.NewCatalogue(data.Train, sim.WeightFiles{})}
+}
+
+// realState is the shipped P = 2 model's state at step t on test digit 0
+// under the default noise, and its float64 map.
+func realState(t testing.TB, env Env, t0 int) (*models.Map64, []float64) {
+	t.Helper()
+	s := sim.DefaultSettings()
+	s.Corruption.Kind = sim.Noise
+	m, err := env.Cat.Model(sim.ShippedName(2), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm, err := Map(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, _ := models.NewPatches(2)
+	in := s.Corruption.Apply(env.Data.Test.Clean(0, mnist.PixelGain), pt, 0)
+	var x []float32
+	err = sim.RunBSAStates(context.Background(), bm.M, bm.Dyn, []*sim.Corrupted{in}, t0, nil, func(int, int, []float32, float64) {},
+		func(t int) bool { return t == t0 }, func(_, _ int, st []float32) { x = append([]float32(nil), st...) })
+	if err != nil || x == nil {
+		t.Fatalf("run: %v", err)
+	}
+	return bm.M.Map64(bm.Dyn), Widen(x)
+}
+
+// TestSpectrumMatchesDense: at a real state (the shipped P = 2 model,
+// digit 0 under noise, t = 26 near its t*), the Arnoldi iteration's 10
+// leading eigenvalues agree with gonum's dense eigendecomposition of the
+// whole 1,568 × 1,568 Jacobian (built column by column from JVPs) to 1e-6.
+func TestSpectrumMatchesDense(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the dense 1,568 × 1,568 eigendecomposition takes 10 s")
+	}
+	env := testEnv(t)
+	f, x := realState(t, env, 26)
+	sp, err := SpectrumAt(context.Background(), f, x, 26, nil)
+	if err != nil || !sp.Converged {
+		t.Fatalf("spectrum: %v (converged %v)", err, sp.Converged)
+	}
+	n := f.Size()
+	l := f.At(x)
+	jac := mat.NewDense(n, n, nil)
+	e, col := make([]float64, n), make([]float64, n)
+	for c := 0; c < n; c++ {
+		e[c] = 1
+		l.JVP(e, col)
+		e[c] = 0
+		for r := 0; r < n; r++ {
+			jac.Set(r, c, col[r])
+		}
+	}
+	var eg mat.Eigen
+	if !eg.Factorize(jac, mat.EigenNone) {
+		t.Fatal("dense eigendecomposition failed")
+	}
+	vals := eg.Values(nil)
+	all := make([]models.Eig, len(vals))
+	for k, v := range vals {
+		all[k] = models.Eig{Value: v}
+	}
+	models.SortEigs(all)
+	for k := 0; k < Eigs; k++ {
+		if d := cmplx.Abs(sp.Eigs[k].Value - all[k].Value); d > 1e-6 {
+			t.Errorf("eigenvalue %d: Arnoldi %v, dense %v (|Δ| %g)", k, sp.Eigs[k].Value, all[k].Value, d)
+		}
+	}
+	// The renormalisation's normal direction is the spectrum's 0.
+	if m := cmplx.Abs(all[len(all)-1].Value); m > 1e-9 {
+		t.Errorf("smallest |λ| = %g, want 0 (the output lies on the mean-norm-1 surface)", m)
+	}
+}
+
+// TestEscapeAndPush: from a real state near t*, the escape direction's
+// growth is the k-step Jacobian's largest (no random direction grows
+// more, and ‖DF_k v‖ is the value returned), and the push test's
+// separation after k steps divided by ε converges to the linear
+// prediction as ε → 0: the relative gap shrinks about tenfold with ε.
+func TestEscapeAndPush(t *testing.T) {
+	if raceOn {
+		t.Skip("single-goroutine numerics: the portable and SIMD passes check them")
+	}
+	env := testEnv(t)
+	f, x := realState(t, env, 26)
+	ctx := context.Background()
+	ch, err := NewChain(ctx, f, x, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := EscapeFrom(ctx, ch, 26, 2, nil)
+	if err != nil || !es.Converged {
+		t.Fatalf("escape: %v (converged %v)", err, es.Converged)
+	}
+	if !(es.Growth[0] >= es.Growth[1]) {
+		t.Fatalf("growths %v not in descending order", es.Growth)
+	}
+	out := make([]float64, f.Size())
+	ch.Apply(es.Dirs[0], out)
+	if g := nrm(out); math.Abs(g-es.Growth[0]) > 1e-8*es.Growth[0] {
+		t.Fatalf("‖DF_k v‖ = %.12g, growth %.12g", g, es.Growth[0])
+	}
+	for s := uint64(0); s < 5; s++ {
+		ch.Apply(RandomDirection(f.Size(), s), out)
+		if nrm(out) > es.Growth[0]*(1+1e-9) {
+			t.Fatalf("random direction %d grows %g, more than the escape direction's %g", s, nrm(out), es.Growth[0])
+		}
+	}
+	for _, dir := range [][]float64{es.Dirs[0], RandomDirection(f.Size(), 9)} {
+		var gaps []float64
+		for _, eps := range []float64{1e-3, 1e-4, 1e-5} {
+			p, err := Push(ctx, ch, dir, eps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := len(p.Real) - 1
+			gaps = append(gaps, math.Abs(p.Real[k]-p.Predicted[k])/p.Predicted[k])
+		}
+		if !(gaps[1] < gaps[0]/5 && gaps[2] < gaps[1]/5 && gaps[2] < 1e-3) {
+			t.Errorf("separation/prediction − 1 at ε = 1e-3, 1e-4, 1e-5: %v (want first-order convergence)", gaps)
+		}
+	}
+	if _, err := Push(ctx, ch, es.Dirs[0], 2); err == nil || !strings.Contains(err.Error(), "ε") {
+		t.Fatalf("ε = 2: %v", err)
+	}
+}
+
+// TestMapRefuses: the models without a map say why.
+func TestMapRefuses(t *testing.T) {
+	env := testEnv(t)
+	for _, c := range []struct{ model, want string }{
+		{"vit", "layers are different maps"},
+		{"hopfield-classic", "discrete"},
+		{"block", "in this version"},
+		{"hopfield", "in this version"},
+	} {
+		m, err := env.Cat.Model(c.model, sim.DefaultSettings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Map(m); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.model) {
+			t.Errorf("%s: %v, want one saying %q", c.model, err, c.want)
+		}
+	}
+}
+
+// TestConfigRefuses: --at, --k and the steps out of range, by flag.
+func TestConfigRefuses(t *testing.T) {
+	for _, c := range []struct{ at, want string }{
+		{"0", "out of range (allowed 1 … 100"}, {"101", "out of range"}, {"x", "not a step"}, {"1,1", "twice"}, {"t*,t*", "twice"}, {"", "not a step"},
+	} {
+		if _, err := ParseSteps(c.at, 100); err == nil || !strings.Contains(err.Error(), "--at") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--at %q: %v", c.at, err)
+		}
+	}
+	good := Config{Model: "bsa-p2", Settings: sim.DefaultSettings(), N: 5, Steps: 20, At: []Step{{T: 1}, {TStar: true}}, K: 10}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.K = 0 }, "--k"}, {func(c *Config) { c.K = 20 }, "past the recorded steps"},
+		{func(c *Config) { c.K = MaxK + 1 }, "--k"}, {func(c *Config) { c.At = []Step{{T: 21}} }, "beyond the run"},
+		{func(c *Config) { c.N = 0 }, "--n"}, {func(c *Config) { c.Steps = 1001 }, "--steps"},
+	} {
+		cfg := good
+		c.edit(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", cfg, err, c.want)
+		}
+	}
+}
+
+// TestShardsMerge: a run split into 3 shards merges to the table of the
+// run in one process, byte for byte; bad parts are refused by name.
+func TestShardsMerge(t *testing.T) {
+	env := testEnv(t)
+	s := sim.DefaultSettings()
+	s.Corruption.Kind = sim.Mask
+	cfg := Config{Model: "bsa-p2", Settings: s, N: 5, Steps: 12, At: []Step{{T: 1}, {TStar: true}, {T: 12}}, K: 3}
+	ctx := context.Background()
+	whole, err := cfg.Run(ctx, env, 0, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	WriteCSV(&want, cfg.At, cfg.K, whole)
+	var parts []Part
+	for i := 2; i >= 0; i-- {
+		ds, err := cfg.Run(ctx, env, i, 3, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tb, mb bytes.Buffer
+		WriteCSV(&tb, cfg.At, cfg.K, ds)
+		m := NewManifest(cfg, 5, "data", "", i, 3)
+		m.CSV = Checksum(tb.Bytes())
+		WriteManifest(&mb, m)
+		parts = append(parts, Part{Dir: "p" + string(rune('0'+i)), Manifest: mb.Bytes(), Table: tb.Bytes()})
+	}
+	man, c2, ds, err := Merge(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	WriteCSV(&got, c2.At, c2.K, ds)
+	if got.String() != want.String() || man.Shards != 1 || man.Digits != 5 {
+		t.Fatalf("merged:\n%s\none process:\n%s", got.String(), want.String())
+	}
+	// Read back, the whole table writes the same bytes.
+	back, err := ReadCSV(want.Bytes(), "d.csv", cfg.At, cfg.K, cfg.Steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	WriteCSV(&again, cfg.At, cfg.K, back)
+	if again.String() != want.String() {
+		t.Fatalf("round trip:\n%s\n%s", again.String(), want.String())
+	}
+	for _, c := range []struct {
+		parts func() []Part
+		want  string
+	}{
+		{func() []Part { return parts[:2] }, "shard 0 of 3 missing"},
+		{func() []Part { return append(parts[:3:3], parts[0]) }, "given twice"},
+		{func() []Part {
+			p := append([]Part(nil), parts...)
+			p[0].Table = bytes.Replace(p[0].Table, []byte(",true,"), []byte(",false,"), 1)
+			return p
+		}, "checksum"},
+		{func() []Part {
+			p := append([]Part(nil), parts...)
+			p[1].Manifest = bytes.Replace(p[1].Manifest, []byte(`"k": 3`), []byte(`"k": 4`), 1)
+			return p
+		}, "another run"},
+	} {
+		if _, _, _, err := Merge(c.parts()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+	// A row out of range is refused by file, line and column.
+	bad := strings.Replace(want.String(), "\n0,", "\n0,", 1)
+	lines := strings.Split(bad, "\n")
+	f := strings.Split(lines[1], ",")
+	f[13] = "-1"
+	lines[1] = strings.Join(f, ",")
+	if _, err := ReadCSV([]byte(strings.Join(lines, "\n")), "d.csv", cfg.At, cfg.K, cfg.Steps); err == nil || !strings.Contains(err.Error(), "d.csv line 2: spectral_radius") {
+		t.Fatalf("a negative radius: %v", err)
+	}
+}
+
+// TestSummaryCorrelations: Pearson and Spearman on known data.
+func TestSummaryCorrelations(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 5}
+	if r := pearson(x, []float64{2, 4, 6, 8, 10}); math.Abs(r-1) > 1e-12 {
+		t.Fatalf("pearson of a line: %v", r)
+	}
+	if r := pearson(ranks(x), ranks([]float64{1, 8, 27, 64, 125})); math.Abs(r-1) > 1e-12 {
+		t.Fatalf("spearman of a monotone curve: %v", r)
+	}
+	rk := ranks([]float64{3, 1, 3, 2})
+	if !sort.Float64sAreSorted([]float64{rk[1], rk[3], rk[0]}) || rk[0] != 3.5 || rk[2] != 3.5 {
+		t.Fatalf("ranks with a tie: %v", rk)
+	}
+	if !math.IsNaN(pearson([]float64{1, 2}, []float64{1, 2})) {
+		t.Fatal("two points give a correlation")
+	}
+}
