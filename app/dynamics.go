@@ -65,6 +65,7 @@ func runDynamics(ctx context.Context, args []string) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	delete(given, dynamics.KRange.Flag) // here the escape's horizon, not the classical Hopfield network's K
 	if err := sim.CheckModelFlags([]string{name}, given); err != nil {
 		return fmt.Errorf("dynamics: %w", err)
 	}

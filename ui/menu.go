@@ -50,10 +50,12 @@ func (m *Main) menu() *fyne.MainMenu {
 		plain(present, m.togglePresentation),
 		plain("Per-token energy (each token's e_i and its change)…", m.showTokenEnergy),
 		item("State space (the trajectories among the stored digits)…", ctrl(fyne.KeyG), m.showStateSpace),
+		item("Dynamics (why the memory is transient: the step's Jacobian)…", ctrl(fyne.KeyD), m.showDynamics),
 	)
 	push := fyne.NewMenu("Push",
 		item("Push the state at t (choose patches)…", ctrl(fyne.KeyP), m.showPush),
 		item("Kick the state at t (noise on every pixel)", ctrl(fyne.KeyK), m.kick),
+		plain("Along the escape direction and a random one (the push test)…", m.pushAlong),
 		// Fyne's drivers turn Ctrl+Z into its Undo shortcut, never into
 		// a custom Ctrl+Z: the item answers that.
 		item("Undo the last push", &fyne.ShortcutUndo{}, m.undoPush),

@@ -115,6 +115,10 @@ type Main struct {
 	// is given to the next one (told once its plane is drawn)
 	space      *spaceWin
 	spaceReady func()
+	// dyn is the dynamics window, when open; dynReady, in tests, is told
+	// of each of its jobs' results shown.
+	dyn      *dynWin
+	dynReady func(kind string)
 	// unpushed shows, side by side, each model's run as it was instead
 	// of its pushed run (Push → Show the runs as they were, Ctrl+J)
 	unpushed bool
@@ -556,6 +560,9 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	}
 	if m.space != nil {
 		defer m.space.draw(sn)
+	}
+	if m.dyn != nil {
+		defer m.dyn.draw(sn)
 	}
 	if m.pushWin != nil {
 		defer m.pushWin.draw(sn)

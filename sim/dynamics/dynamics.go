@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 
 	"attractorlab/models"
 	"attractorlab/sim"
@@ -313,4 +314,44 @@ func scale(x []float64, c float64) {
 	for k := range x {
 		x[k] *= c
 	}
+}
+
+// Trajectory steps m on in for steps steps with the per-image engine (the
+// window's) and returns the states X(0) … X(steps) in float64.
+func Trajectory(ctx context.Context, m *sim.BSAModel, in *sim.Corrupted, steps int) ([][]float64, error) {
+	st := sim.BSAState(m.M, in)
+	ws := m.M.NewWorkspace(1)
+	out := [][]float64{Widen(st.X)}
+	for t := 0; t < steps; t++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		m.M.Step(ws, []*models.State{st}, m.Dyn, nil, nil)
+		out = append(out, Widen(st.X))
+	}
+	return out, nil
+}
+
+// AlongRun computes the spectrum at every step t of ts on workers
+// goroutines (0: every core) and tells visit of each as it is done (from
+// the workers, in any order). A cancelled ctx stops it.
+func AlongRun(ctx context.Context, f *models.Map64, states [][]float64, ts []int, workers int, visit func(Spectrum)) error {
+	var first error
+	var mu sync.Mutex
+	err := models.Parallel(ctx, len(ts), workers, func(_, k int) {
+		sp, err := SpectrumAt(ctx, f, states[ts[k]], ts[k], nil)
+		if err != nil {
+			mu.Lock()
+			if first == nil {
+				first = err
+			}
+			mu.Unlock()
+			return
+		}
+		visit(sp)
+	})
+	if err != nil {
+		return err
+	}
+	return first
 }

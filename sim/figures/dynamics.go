@@ -27,6 +27,7 @@ func SpectrumPlot(title string, groups []EigGroup) (*plot.Plot, error) {
 	p.Title.Text = title
 	p.X.Label.Text = "Re λ"
 	p.Y.Label.Text = "Im λ"
+	p.X.Tick.Marker, p.Y.Tick.Marker = PlainTicks{}, PlainTicks{} // 0.9975, not a rounded 0.998 beside 1
 	p.Add(plotter.NewGrid())
 	lo, hi, im := math.Inf(1), math.Inf(-1), 0.0
 	for _, g := range groups {
@@ -123,6 +124,111 @@ func ScatterPlot(title, xLabel, yLabel string, x, y []float64, logX bool) (*plot
 	padRange(p)
 	if p.X.Min == p.X.Max {
 		p.X.Min, p.X.Max = p.X.Min*0.99, p.X.Max*1.01
+	}
+	return p, nil
+}
+
+// AlongPlot draws one quantity against the step t (a line through the
+// steps computed so far) with a dotted reference line at ref when it is a
+// number (the unit circle's 1 for the spectral radius).
+func AlongPlot(title, yLabel string, t, y []float64, ref float64, refLabel string, maxT int) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "iteration t"
+	p.Y.Label.Text = yLabel
+	p.Y.Tick.Marker = PlainTicks{}
+	p.Add(plotter.NewGrid())
+	var xy plotter.XYs
+	for i := range t {
+		if !math.IsNaN(y[i]) && !math.IsInf(y[i], 0) {
+			xy = append(xy, plotter.XY{X: t[i], Y: y[i]})
+		}
+	}
+	if len(xy) == 0 {
+		return nil, fmt.Errorf("%s: nothing computed yet", title)
+	}
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		return nil, err
+	}
+	l.Color = Palette[0]
+	l.Width = vg.Points(2)
+	p.Add(l)
+	if len(xy) == 1 {
+		sc, _ := plotter.NewScatter(xy)
+		sc.GlyphStyle.Color = Palette[0]
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		p.Add(sc)
+	}
+	if !math.IsNaN(ref) {
+		r, err := plotter.NewLine(plotter.XYs{{X: 0, Y: ref}, {X: float64(maxT), Y: ref}})
+		if err == nil {
+			r.Color = ReferenceColor
+			r.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+			p.Add(r)
+			p.Legend.Add(refLabel, r)
+		}
+	}
+	p.X.Min, p.X.Max = 0, float64(max(maxT, 1))
+	padRange(p)
+	// The legend in the right-hand corner the curve's end leaves free.
+	lo, hi := p.Y.Min, p.Y.Max
+	if !math.IsNaN(ref) {
+		lo, hi = min(lo, ref), max(hi, ref)
+	}
+	p.Legend.Top = xy[len(xy)-1].Y < (lo+hi)/2
+	return p, nil
+}
+
+// PushSeries is one pushed run of the push test: its distance from the
+// run s = 0 … k steps after the push, and the linear prediction.
+type PushSeries struct {
+	Name            string
+	Real, Predicted []float64
+}
+
+// PushPlot draws each pushed run's distance from the run (solid) beside
+// its linear prediction (dashed, the same colour), on a log scale.
+func PushPlot(title string, runs []PushSeries) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "steps after the push"
+	p.Y.Label.Text = "distance from the run ‖X′ − X‖"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: 2}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.Left = true
+	any := false
+	for k, r := range runs {
+		for j, ys := range [][]float64{r.Real, r.Predicted} {
+			var xy plotter.XYs
+			for s, v := range ys {
+				if v > 0 && !math.IsInf(v, 0) {
+					xy = append(xy, plotter.XY{X: float64(s), Y: v})
+				}
+			}
+			if len(xy) < 2 {
+				continue
+			}
+			l, err := plotter.NewLine(xy)
+			if err != nil {
+				return nil, err
+			}
+			l.Color = Palette[k%len(Palette)]
+			l.Width = vg.Points(2)
+			name := r.Name + ": the pushed run"
+			if j == 1 {
+				l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+				name = r.Name + ": linear prediction"
+			}
+			p.Add(l)
+			p.Legend.Add(name, l)
+			any = true
+		}
+	}
+	if !any {
+		return nil, fmt.Errorf("%s: nothing to draw", title)
 	}
 	return p, nil
 }

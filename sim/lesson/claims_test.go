@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"attractorlab/sim"
+	"attractorlab/sim/dynamics"
 	"attractorlab/sim/mnist"
 )
 
@@ -167,5 +168,88 @@ func TestShippedClaims(t *testing.T) {
 			t.Errorf("watch-it-learn %q: MSE(t*) %.4f, deeper than the shipped model's %.4f", s.Title, last.MSEStar, shipped)
 		}
 		t.Logf("watch-it-learn %q: after %d epochs t* = %d, MSE(t*) %.4f against the input's %.4f", s.Title, set.Config.Epochs, last.TStar, last.MSEStar, last.MSE[0])
+	}
+	// why it leaves: at t* the escape push keeps most of its size over the
+	// steps to escape and ends clearly further than a random push, and
+	// neither grows; many directions grow before t*, every one shrinks a
+	// few steps after it (and at t = 100), while the error rises; the step
+	// is near its largest at t*.
+	wil := byName["why-it-leaves"]
+	sn = at(wil.Slides[0])
+	wl0 := &sn.Lanes[0]
+	mdl, err := cat.Model(wl0.Info.Name, sn.Settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm, err := dynamics.Map(mdl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	states, err := dynamics.Trajectory(ctx, bm, sn.InputFor(bm.M.Patches), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := bm.M.Map64(bm.Dyn)
+	best := wl0.Best
+	esc := -1
+	for tt := best + 1; tt < len(wl0.Frames); tt++ {
+		if wl0.Frames[tt].MSE > wl0.Frames[0].MSE {
+			esc = tt
+			break
+		}
+	}
+	if esc < 0 {
+		t.Fatalf("why-it-leaves: the error never climbs back above the input's (t* = %d)", best)
+	}
+	ch, err := dynamics.NewChain(ctx, f, states[best], esc-best)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := dynamics.EscapeFrom(ctx, ch, best, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, f.Size())
+	ch.Apply(dynamics.RandomDirection(f.Size(), uint64(best)), out)
+	var rnd float64
+	for _, v := range out {
+		rnd += v * v
+	}
+	rnd = math.Sqrt(rnd)
+	if !(e.Growth[0] > 0.8 && e.Growth[0] < 1 && e.Growth[0] > 1.5*rnd && rnd < 0.7) {
+		t.Errorf("why-it-leaves: over %d steps from t* = %d the escape direction ×%.3f, a random one ×%.3f", esc-best, best, e.Growth[0], rnd)
+	}
+	spec := func(tt int) dynamics.Spectrum {
+		sp, err := dynamics.SpectrumAt(ctx, f, states[tt], tt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sp
+	}
+	var maxStep float64
+	for tt := 1; tt <= 100; tt += 3 {
+		x, y := states[tt], f.At(states[tt]).Out
+		var d, n float64
+		for k := range x {
+			d += (y[k] - x[k]) * (y[k] - x[k])
+			n += x[k] * x[k]
+		}
+		maxStep = max(maxStep, math.Sqrt(d/n))
+	}
+	early, atBest, late := spec(best/2), spec(best), spec(100)
+	turned := -1
+	for tt := best; tt <= best+10; tt++ {
+		if spec(tt).Unstable == 0 {
+			turned = tt
+			break
+		}
+	}
+	if !(early.Unstable == dynamics.Eigs && late.Unstable == 0 && late.Radius < 1 && turned > best && atBest.StepSize > 0.8*maxStep) {
+		t.Errorf("why-it-leaves: unstable directions %d at t = %d, %d at t* = %d, none from t = %d, %d at t = 100 (radius %.4f); step at t* %.4f against the largest %.4f",
+			early.Unstable, best/2, atBest.Unstable, best, turned, late.Unstable, late.Radius, atBest.StepSize, maxStep)
+	}
+	if sn100 := at(wil.Slides[2]); !(sn100.Lanes[0].At(100).MSE > sn100.Lanes[0].Frames[0].MSE) {
+		t.Errorf("why-it-leaves: the error at t = 100 is not above the input's")
 	}
 }
