@@ -244,7 +244,7 @@ func writeDynamics(o *outputs, dir string, man dynamics.Manifest, cfg dynamics.C
 			gy = append(gy, float64(cfg.Steps-d.Best.T))
 		}
 	}
-	gp, err := figures.ScatterPlot(gtitle, fmt.Sprintf("growth ‖DF_k v‖ of the escape direction over k = %d steps", cfg.K), "steps from t* until the MSE exceeds the input's", gx, gy, false)
+	gp, err := figures.ScatterPlot(gtitle, fmt.Sprintf("growth ‖DF_k v‖ of the escape direction over k = %d steps (log scale)", cfg.K), "steps from t* until the MSE exceeds the input's", gx, gy, true)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ type StepSummary struct {
 	Contracting          int     // digits whose every leading |λ| < 1 (and converged)
 	Radius, RadiusSD     float64 // mean and sd of the spectral radius
 	Unstable             float64 // mean count of leading |λ| > 1
-	Saddle               int     // digits with 1 … Eigs−1 unstable directions (a few out, the rest in)
+	Growing              int     // digits with at least one leading |λ| > 1 (a saddle: the others shrink)
 	StepSize, StepSizeSD float64
 	NotConverged         int
 	MeanT                float64 // the mean step (t* differs by digit)
@@ -56,8 +56,8 @@ func Summarise(at []Step, ds []Digit) Summary {
 			if sp.Unstable == 0 && sp.Converged {
 				ss.Contracting++
 			}
-			if sp.Unstable > 0 && sp.Unstable < Eigs {
-				ss.Saddle++
+			if sp.Unstable > 0 {
+				ss.Growing++
 			}
 		}
 		if len(ds) > 0 {
@@ -141,8 +141,8 @@ func (s Summary) Paragraph(model string, k int) string {
 		if st.At.TStar {
 			where = fmt.Sprintf("t* (t = %d … %d, mean %.1f)", st.TMin, st.TMax, st.MeanT)
 		}
-		fmt.Fprintf(&b, "At %s: spectral radius %.4f ± %.4f, %.1f of the %d leading eigenvalues outside the unit circle on average; every one inside for %d of %d digits (%.0f%%), a saddle (some out, some in) for %d; step size ‖X(t+1) − X(t)‖/‖X(t)‖ %.4f ± %.4f",
-			where, st.Radius, st.RadiusSD, st.Unstable, Eigs, st.Contracting, st.Digits, 100*float64(st.Contracting)/float64(max(st.Digits, 1)), st.Saddle, st.StepSize, st.StepSizeSD)
+		fmt.Fprintf(&b, "At %s: spectral radius %.4f ± %.4f, %.1f of the %d leading eigenvalues outside the unit circle on average; every one inside for %d of %d digits (%.0f%%), at least one outside (a saddle: other directions shrink) for %d; step size ‖X(t+1) − X(t)‖/‖X(t)‖ %.4f ± %.4f",
+			where, st.Radius, st.RadiusSD, st.Unstable, Eigs, st.Contracting, st.Digits, 100*float64(st.Contracting)/float64(max(st.Digits, 1)), st.Growing, st.StepSize, st.StepSizeSD)
 		if st.NotConverged > 0 {
 			fmt.Fprintf(&b, " (%d spectra not converged to the tolerance)", st.NotConverged)
 		}

@@ -111,7 +111,7 @@ func ScatterPlot(title, xLabel, yLabel string, x, y []float64, logX bool) (*plot
 	}
 	if logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: 3}
+		p.X.Tick.Marker = LogTicks125{}
 	}
 	sc, err := plotter.NewScatter(xy)
 	if err != nil {
