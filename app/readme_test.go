@@ -145,6 +145,12 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab phase --images 100,1000,10000 --lambda 1,5 --seeds 0-1 --updates 2000": {
 			{"phase", "--images", "100,1000", "--lambda", "1,5", "--seeds", "0-1", "--updates", "2", "--n", "3", "--steps", "3", "--out", p("ph2")},
 		},
+		"attractorlab dynamics --model bsa-p2\\|bsa-p4 --task mask\\|noise --n 200 --at 1,t*,100,1000 --k 10 [--steps S --seed 0 --lambda --gamma --sigma2 --mask --attn --weights F --shard i/n] --out DIR [--force]": {
+			{"dynamics", "--model", "bsa-p2", "--task", "noise", "--n", "2", "--at", "1,t*,4", "--k", "2", "--steps", "5", "--seed", "0", "--lambda", "1", "--gamma", "0.5", "--sigma2", "0.7", "--attn", "softmax", "--shard", "0/2", "--out", p("dyn")},
+			{"dynamics", "--model", "bsa-p2", "--task", "noise", "--n", "2", "--at", "1,t*,4", "--k", "2", "--steps", "5", "--shard", "1/2", "--out", p("dyn")},
+			{"dynamics", "--model", "bsa-p4", "--task", "mask", "--n", "2", "--at", "1,t*", "--k", "2", "--steps", "5", "--mask", "0.3", "--out", p("dyn4"), "--force"},
+		},
+		"attractorlab dynamics merge DIR/shard-* --out DIR2": {{"dynamics", "merge", p("dyn/shard-0-of-2"), p("dyn/shard-1-of-2"), "--out", p("dyn-all")}},
 		"attractorlab phase":                              {{"phase", "--images", "100", "--lambda", "1", "--seeds", "0-1", "--updates", "2", "--n", "3", "--steps", "3", "--out", p("ph1")}},
 		"attractorlab phase merge DIR/shard-* --out DIR2": {{"phase", "merge", p("ph/shard-0-of-2"), p("ph/shard-1-of-2"), "--out", p("ph-all")}},
 		"attractorlab train --patch 2\\|4 --out FILE [--epochs 200 --seed 0 --batch 256 --lr 5e-4 --d D --lambda 5 --images 10000 --attn softmax\\|relu/seqlen --from shipped\\|FILE --force]": {

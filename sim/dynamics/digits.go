@@ -64,6 +64,9 @@ type Digit struct {
 	GrowthConverged bool
 	// Residual is the fixed-point residual ‖F(X) − X‖ at the last step.
 	Residual float64
+	// PeakStep is the step t ≥ 1 where the run moves most:
+	// ‖X(t+1) − X(t)‖/‖X(t)‖ largest over the recorded run.
+	PeakStep int
 }
 
 // Env is what a run reads: the test digits and the models.
@@ -172,6 +175,18 @@ func (c Config) digit(ctx context.Context, f *models.Map64, index, label int, st
 			return Digit{}, err
 		}
 		d.Spectra = append(d.Spectra, sp)
+	}
+	var peak float64
+	for t := 1; t+1 < T; t++ {
+		var dd, nn float64
+		for k, v := range states[t] {
+			dv := float64(states[t+1][k]) - float64(v)
+			dd += dv * dv
+			nn += float64(v) * float64(v)
+		}
+		if r := math.Sqrt(dd / nn); r > peak {
+			peak, d.PeakStep = r, t
+		}
 	}
 	last := Widen(states[T-1])
 	d.Residual = dist(f.At(last).Out, last)

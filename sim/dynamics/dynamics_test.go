@@ -269,7 +269,7 @@ func TestShardsMerge(t *testing.T) {
 	bad := strings.Replace(want.String(), "\n0,", "\n0,", 1)
 	lines := strings.Split(bad, "\n")
 	f := strings.Split(lines[1], ",")
-	f[13] = "-1"
+	f[14] = "-1"
 	lines[1] = strings.Join(f, ",")
 	if _, err := ReadCSV([]byte(strings.Join(lines, "\n")), "d.csv", cfg.At, cfg.K, cfg.Steps); err == nil || !strings.Contains(err.Error(), "d.csv line 2: spectral_radius") {
 		t.Fatalf("a negative radius: %v", err)

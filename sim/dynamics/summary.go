@@ -34,6 +34,9 @@ type Summary struct {
 	Corr, Rank       float64
 	Growth, GrowthSD float64 // mean and sd of the k-step growth at t*
 	Residual         float64 // median fixed-point residual at the last step
+	// PeakLead is the median of t* − the step where the run moves most
+	// (positive: the peak comes before t*), PeakQ1, PeakQ3 its quartiles.
+	PeakLead, PeakQ1, PeakQ3 float64
 }
 
 // Summarise sums the digits up.
@@ -68,9 +71,10 @@ func Summarise(at []Step, ds []Digit) Summary {
 		}
 		s.Steps = append(s.Steps, ss)
 	}
-	var lg, esc, gr, res []float64
+	var lg, esc, gr, res, lead []float64
 	for _, d := range ds {
 		gr = append(gr, d.Growth)
+		lead = append(lead, float64(d.Best.T-d.PeakStep))
 		res = append(res, d.Residual)
 		if d.Escape >= 0 {
 			lg = append(lg, math.Log(d.Growth))
@@ -82,12 +86,22 @@ func Summarise(at []Step, ds []Digit) Summary {
 	if len(gr) > 0 {
 		s.Growth, s.GrowthSD = sim.MeanSD(gr)
 		sort.Float64s(res)
-		s.Residual = res[len(res)/2]
-		if len(res)%2 == 0 {
-			s.Residual = (res[len(res)/2-1] + res[len(res)/2]) / 2
-		}
+		s.Residual = quantile(res, 0.5)
+		sort.Float64s(lead)
+		s.PeakQ1, s.PeakLead, s.PeakQ3 = quantile(lead, 0.25), quantile(lead, 0.5), quantile(lead, 0.75)
 	}
 	return s
+}
+
+// quantile is the q-quantile of sorted values, linearly interpolated
+// (type 7).
+func quantile(v []float64, q float64) float64 {
+	h := q * float64(len(v)-1)
+	lo := int(math.Floor(h))
+	if lo+1 >= len(v) {
+		return v[len(v)-1]
+	}
+	return v[lo] + (h-float64(lo))*(v[lo+1]-v[lo])
 }
 
 // pearson is the correlation of x and y (NaN with fewer than 3 pairs or
@@ -153,6 +167,6 @@ func (s Summary) Paragraph(model string, k int) string {
 	if !math.IsNaN(s.Corr) {
 		fmt.Fprintf(&b, "; over them, log growth and the time to escape correlate %.2f (Pearson), %.2f (Spearman)", s.Corr, s.Rank)
 	}
-	fmt.Fprintf(&b, ". The fixed-point residual ‖F(X) − X‖ at the last step: median %.3g.", s.Residual)
+	fmt.Fprintf(&b, ". The run moves most (its largest step) %.0f steps before t* (median; quartiles %.0f … %.0f). The fixed-point residual ‖F(X) − X‖ at the last step: median %.3g.", s.PeakLead, s.PeakQ1, s.PeakQ3, s.Residual)
 	return b.String()
 }

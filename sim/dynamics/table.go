@@ -34,7 +34,7 @@ const Version = 1
 // each of its rows; eigN_re, eigN_im are the N-th leading eigenvalue.
 var Columns = func() []string {
 	c := []string{"digit", "label", "at", "t", "t_star", "mse_t_star", "mse_0", "improves", "escape_t",
-		"k", "growth", "growth_converged", "residual_end", "spectral_radius", "unstable", "converged", "step_size"}
+		"k", "growth", "growth_converged", "residual_end", "peak_step_t", "spectral_radius", "unstable", "converged", "step_size"}
 	for k := 1; k <= Eigs; k++ {
 		c = append(c, fmt.Sprintf("eig%d_re", k), fmt.Sprintf("eig%d_im", k))
 	}
@@ -59,7 +59,7 @@ func WriteCSV(w io.Writer, at []Step, k int, ds []Digit) error {
 		for a, sp := range d.Spectra {
 			rec := []string{strconv.Itoa(d.Index), strconv.Itoa(d.Label), at[a].String(), strconv.Itoa(sp.T),
 				strconv.Itoa(d.Best.T), num(d.Best.MSE), num(d.Best.Input), strconv.FormatBool(d.Best.Improves), strconv.Itoa(d.Escape),
-				strconv.Itoa(k), num(d.Growth), strconv.FormatBool(d.GrowthConverged), num(d.Residual),
+				strconv.Itoa(k), num(d.Growth), strconv.FormatBool(d.GrowthConverged), num(d.Residual), strconv.Itoa(d.PeakStep),
 				num(sp.Radius), strconv.Itoa(sp.Unstable), strconv.FormatBool(sp.Converged), num(sp.StepSize)}
 			for _, e := range sp.Eigs {
 				rec = append(rec, num(real(e.Value)), num(imag(e.Value)))
@@ -137,9 +137,10 @@ func ReadCSV(b []byte, path string, at []Step, k, steps int) ([]Digit, error) {
 		d.Growth = f(10, 0, math.MaxFloat64, false)
 		d.GrowthConverged = bl(11)
 		d.Residual = f(12, 0, math.MaxFloat64, false)
-		sp := Spectrum{T: t, Radius: f(13, 0, math.MaxFloat64, false), Unstable: in(14, 0, Eigs), Converged: bl(15), StepSize: f(16, 0, math.MaxFloat64, false)}
+		d.PeakStep = in(13, 0, steps)
+		sp := Spectrum{T: t, Radius: f(14, 0, math.MaxFloat64, false), Unstable: in(15, 0, Eigs), Converged: bl(16), StepSize: f(17, 0, math.MaxFloat64, false)}
 		for e := 0; e < Eigs; e++ {
-			re, im := f(17+2*e, -math.MaxFloat64, math.MaxFloat64, false), f(18+2*e, -math.MaxFloat64, math.MaxFloat64, false)
+			re, im := f(18+2*e, -math.MaxFloat64, math.MaxFloat64, false), f(19+2*e, -math.MaxFloat64, math.MaxFloat64, false)
 			sp.Eigs = append(sp.Eigs, models.Eig{Value: complex(re, im)})
 		}
 		if perr == nil {
@@ -153,7 +154,7 @@ func ReadCSV(b []byte, path string, at []Step, k, steps int) ([]Digit, error) {
 			case d.Escape >= 0 && d.Escape <= d.Best.T:
 				bad(8, "is not after t_star = %d", d.Best.T)
 			case math.Abs(sp.Radius-cmplx.Abs(sp.Eigs[0].Value)) > 1e-12*max(1, sp.Radius):
-				bad(13, "is not |eig1|")
+				bad(14, "is not |eig1|")
 			}
 		}
 		if perr != nil {
