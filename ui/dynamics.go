@@ -18,7 +18,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"gonum.org/v1/plot"
 
-	"attractorlab/models"
 	"attractorlab/sim"
 	"attractorlab/sim/dynamics"
 	"attractorlab/sim/figures"
@@ -57,8 +56,8 @@ type dynWin struct {
 	// (the per-image engine's, recomputed here), its MSE and t*.
 	key    string
 	model  string
-	f      *models.Map64
-	emb    *models.Embedding
+	f      *dynamics.Map64
+	bm     *sim.BSAModel
 	states [][]float64
 	mse    []float64
 	best   int
@@ -281,7 +280,7 @@ func (d *dynWin) newRun(sn *sim.Snapshot, l *sim.Lane, bm *sim.BSAModel, key str
 	d.key, d.model, d.states = key, l.Info.Name, nil
 	d.along = map[int]dynamics.Spectrum{}
 	d.esc, d.pushedAt = nil, -1
-	d.emb = bm.M.Embedding
+	d.bm = bm
 	pt := bm.M.Patches
 	in := sn.InputFor(pt)
 	T := max(sn.Horizon, 1)
@@ -556,7 +555,7 @@ func (d *dynWin) computeEscape() {
 		d.escNote.SetText(err.Error())
 		return
 	}
-	t, f, x, emb, model := d.t, d.f, d.states[d.t], d.emb, d.model
+	t, f, x, bm, model := d.t, d.f, d.states[d.t], d.bm, d.model
 	d.escNote.SetText(fmt.Sprintf("computing the perturbations at t = %d that grow most by t = %d…", t, t+k))
 	d.start("escape", func(ctx context.Context) (func(), error) {
 		ch, err := dynamics.NewChain(ctx, f, x, k)
@@ -572,8 +571,7 @@ func (d *dynWin) computeEscape() {
 		var pics [3]*image.RGBA
 		ims := make([][]float64, len(e.Dirs))
 		for i, v := range e.Dirs {
-			ims[i] = make([]float64, models.Pixels)
-			emb.DecodeJVP(ims[i], x, v)
+			ims[i] = dynamics.Picture(bm, x, v)
 			var bound float64
 			for _, p := range ims[i] {
 				bound = max(bound, math.Abs(p))

@@ -355,3 +355,16 @@ func AlongRun(ctx context.Context, f *models.Map64, states [][]float64, ts []int
 	}
 	return first
 }
+
+// Map64 is the bare model's step in float64 (models.Map64), named here
+// for the window, which reaches the numerics through sim.
+type Map64 = models.Map64
+
+// Picture is a direction v in the state space at the state x seen through
+// m's decoder: the derivative of the 784 decoded pixels along v (red
+// brightens, blue darkens in the window's pictures).
+func Picture(m *sim.BSAModel, x, v []float64) []float64 {
+	img := make([]float64, models.Pixels)
+	m.M.DecodeJVP(img, x, v)
+	return img
+}

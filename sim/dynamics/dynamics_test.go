@@ -257,7 +257,7 @@ func TestShardsMerge(t *testing.T) {
 		}, "checksum"},
 		{func() []Part {
 			p := append([]Part(nil), parts...)
-			p[1].Manifest = bytes.Replace(p[1].Manifest, []byte(`"k": 3`), []byte(`"k": 4`), 1)
+			p[1].Manifest = bytes.Replace(p[1].Manifest, []byte(`"horizon": 3`), []byte(`"horizon": 4`), 1)
 			return p
 		}, "another run"},
 	} {

@@ -34,7 +34,7 @@ const Version = 1
 // each of its rows; eigN_re, eigN_im are the N-th leading eigenvalue.
 var Columns = func() []string {
 	c := []string{"digit", "label", "at", "t", "t_star", "mse_t_star", "mse_0", "improves", "escape_t",
-		"k", "growth", "growth_converged", "residual_end", "peak_step_t", "spectral_radius", "unstable", "converged", "step_size"}
+		"horizon", "growth", "growth_converged", "residual_end", "peak_step_t", "spectral_radius", "unstable", "converged", "step_size"}
 	for k := 1; k <= Eigs; k++ {
 		c = append(c, fmt.Sprintf("eig%d_re", k), fmt.Sprintf("eig%d_im", k))
 	}
@@ -190,7 +190,7 @@ type Manifest struct {
 	N         int                `json:"n"`
 	Steps     int                `json:"steps"`
 	At        []string           `json:"at"`
-	K         int                `json:"k"`
+	K         int                `json:"horizon"`
 	Data      string             `json:"data"`
 	Weights   string             `json:"weights"`
 	Digits    int                `json:"digits"` // digits analysed in all: min(n, the test digits)
