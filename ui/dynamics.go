@@ -77,6 +77,9 @@ type dynWin struct {
 	ready func(kind string)
 }
 
+// alongMax, when above 0, bounds the steps "Along the run" computes.
+var alongMax = 0
+
 // Dynamics tab names.
 const (
 	dynTabSpectrum = "Spectrum at t"
@@ -85,9 +88,13 @@ const (
 	dynTabPush     = "Push test"
 )
 
-// maxAlong bounds the steps whose spectrum "Along the run" computes: every
-// step to 100, then every tenth.
+// alongSteps are the steps of a run of T steps whose spectrum "Along the
+// run" computes: every step to 100, then every tenth (at most alongMax,
+// when set: tests keep the job short).
 func alongSteps(T int) []int {
+	if alongMax > 0 {
+		T = min(T, alongMax)
+	}
 	var ts []int
 	for t := 1; t <= T; t++ {
 		if t <= 100 || t%10 == 0 || t == T {

@@ -39,6 +39,10 @@ func TestDynamicsWindow(t *testing.T) {
 	m.showDynamics()
 	d := m.dyn
 	wait("run")
+	// "Along the run" fills in on every core: stopped here, so the jobs
+	// this test waits for do not share the cores with it (its own test
+	// is TestDynamicsAlong).
+	d.cancel["along"]()
 	if !strings.Contains(d.note.Text, "starts at t = 1") {
 		t.Fatalf("at t = 0: %q", d.note.Text)
 	}
@@ -53,8 +57,13 @@ func TestDynamicsWindow(t *testing.T) {
 	}
 	m.ShowDynamics(dynTabEscape)
 	wait("escape")
-	if d.esc == nil || d.esc.T != best || !strings.Contains(d.escCaps[0].Text, "grows ×") || !strings.Contains(d.escNote.Text, "grows most") {
-		t.Fatalf("escape: %+v, %q", d.esc, d.escNote.Text)
+	if d.esc == nil || d.esc.T != best || !strings.Contains(d.escCaps[0].Text, "×") || !strings.Contains(d.escNote.Text, "changes ×") {
+		t.Fatalf("escape: %q, %q", d.escCaps[0].Text, d.escNote.Text)
+	}
+	// The default horizon: the steps until the MSE is back above the
+	// input's.
+	if esc := d.kFor(best) + best; !(esc < len(d.mse) && d.mse[esc] > d.mse[0] && d.mse[esc-1] <= d.mse[0]) || d.esc.K != esc-best {
+		t.Fatalf("default k %d from t* = %d", d.esc.K, best)
 	}
 	d.epsEntry.SetText("1e-4")
 	d.pushTest()
@@ -89,5 +98,39 @@ func TestDynamicsWindow(t *testing.T) {
 	d.w.Close()
 	if m.dyn != nil {
 		t.Fatal("closing kept the window")
+	}
+}
+
+// TestDynamicsAlong: "Along the run" fills in the four curves over the
+// run's steps (its first 40 here, past t* = 30) and says where the run
+// moves most against t*.
+func TestDynamicsAlong(t *testing.T) {
+	alongMax = 40
+	defer func() { alongMax = 0 }()
+	m, _ := newTestMain(t)
+	set := sim.PaperDemo()
+	m.Engine.Restore(set, 0)
+	m.Engine.Settle()
+	got := make(chan string, 64)
+	m.dynReady = func(kind string) { got <- kind }
+	m.ShowDynamics(dynTabAlong)
+	d := m.dyn
+	deadline := time.After(5 * time.Minute)
+	for done := false; !done; {
+		select {
+		case k := <-got:
+			done = k == "along"
+		case <-deadline:
+			t.Fatal("along the run: no result within 5 minutes")
+		}
+	}
+	T := len(d.states) - 1
+	if len(d.along) != 40 || len(d.along) != len(alongSteps(T)) || !strings.Contains(d.alongNote.Text, "steps computed") || !strings.Contains(d.alongNote.Text, "The largest step is at t =") {
+		t.Fatalf("%d of %d steps; %q", len(d.along), len(alongSteps(T)), d.alongNote.Text)
+	}
+	for _, p := range []*PlotView{d.alongM, d.alongR, d.alongU, d.alongS} {
+		if _, err := p.Build(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
