@@ -33,7 +33,7 @@ func runDynamics(ctx context.Context, args []string) error {
 		return runDynamicsMerge(args[1:])
 	}
 	fs := newFlags("dynamics", dynamicsSynopsis)
-	model := fs.String("model", sim.ShippedName(2), "model with a map to linearise: "+sim.ShippedName(2)+" or "+sim.ShippedName(4))
+	model := fs.String("model", sim.ShippedName(2), "model with a map to linearise: the bare self-attention ("+sim.ShippedName(2)+", "+sim.ShippedName(4)+") or the modern Hopfield network")
 	task := fs.String("task", "noise", "corruption: "+strings.Join(sim.Tasks, " or "))
 	seed := fs.Uint64("seed", 0, "corruption seed")
 	n := fs.Int("n", 200, "test digits (the first n): "+sim.Digits.Allowed())
@@ -42,7 +42,7 @@ func runDynamics(ctx context.Context, args []string) error {
 	k := fs.Int(dynamics.KRange.Flag, int(dynamics.KRange.Default), "the escape's horizon: the growth of the perturbation that grows most from t* to t* + k, "+dynamics.KRange.Allowed()+" and below --steps")
 	knobs := knobFlags(fs, func(kn *sim.Knob) bool { return kn.Flag != dynamics.KRange.Flag })
 	attn := fs.String("attn", "softmax", "attention of the bare self-attention: "+strings.Join(sim.Attentions, " or "))
-	weights := fs.String("weights", "", "safetensors weights of the bare model (default: the embedded ones)")
+	weights := fs.String("weights", "", "safetensors weights of a bare model (default: the embedded ones)")
 	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
 	out := fs.String("out", "", "output directory (created); a shard writes into DIR/shard-I-of-N")
 	force := fs.Bool("force", false, "replace files already in --out")
@@ -138,7 +138,7 @@ func runDynamics(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("dynamics: %w", err)
 	}
-	if _, err := dynamics.Map(m); err != nil {
+	if _, err := dynamics.SystemOf(m); err != nil {
 		return fmt.Errorf("dynamics: --model: %w", err)
 	}
 	dir := *out

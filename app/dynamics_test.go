@@ -27,6 +27,7 @@ func TestDynamicsRefuses(t *testing.T) {
 		{[]string{"--model", "vit"}, []string{"--model", "vit", "different maps"}},
 		{[]string{"--model", "hopfield-classic"}, []string{"hopfield-classic", "discrete"}},
 		{[]string{"--model", "block"}, []string{"block", "in this version"}},
+		{[]string{"--model", "hopfield", "--lambda", "2"}, []string{"--lambda", "does not use it"}},
 		{[]string{"--model", "bsa-p2", "--beta", "2"}, []string{"--beta", "does not use it"}},
 		{[]string{"--n", "0"}, []string{"--n", "1 … 10000"}},
 		{[]string{"--steps", "1001"}, []string{"--steps", "1 … 1000"}},

@@ -40,6 +40,9 @@ func (n *modernNet) get() *models.Hopfield {
 	return n.h
 }
 
+// Net is the stored patterns (built on first use).
+func (m *HopfieldModel) Net() *models.Hopfield { return m.net.get() }
+
 // Start takes the corrupted image itself as the state ξ.
 func (m *HopfieldModel) Start(in *Corrupted) Trajectory {
 	h := m.net.get()

@@ -56,13 +56,14 @@ type dynWin struct {
 	// (the per-image engine's, recomputed here), its MSE and t*.
 	key    string
 	model  string
-	f      *dynamics.Map64
-	bm     *sim.BSAModel
+	f      dynamics.Stepper
+	sys    *dynamics.System
 	states [][]float64
 	mse    []float64
 	best   int
 	t      int // the step shown (t ≥ 1 has a spectrum)
 
+	sysKey   string
 	along    map[int]dynamics.Spectrum
 	esc      *dynamics.Escape // the last escape computed (its T and K)
 	pushedAt int              // the step of the last push test shown (−1: none)
@@ -230,9 +231,9 @@ func (d *dynWin) start(kind string, job func(ctx context.Context) (func(), error
 	}()
 }
 
-// lane is the snapshot's first lane whose model has a map, its model and
-// why there is none.
-func (d *dynWin) lane(sn *sim.Snapshot) (*sim.Lane, *sim.BSAModel, error) {
+// lane is the snapshot's first lane whose model has a map, its system,
+// and why there is none.
+func (d *dynWin) lane(sn *sim.Snapshot) (*sim.Lane, *dynamics.System, error) {
 	var why []string
 	for i := range sn.Lanes {
 		l := &sn.Lanes[i]
@@ -241,19 +242,34 @@ func (d *dynWin) lane(sn *sim.Snapshot) (*sim.Lane, *sim.BSAModel, error) {
 			why = append(why, err.Error())
 			continue
 		}
-		bm, err := dynamics.Map(mdl)
+		sys, err := d.system(l.Info.Name, sn.Settings, mdl)
 		if err == nil {
-			return l, bm, nil
+			return l, sys, nil
 		}
 		why = append(why, err.Error())
 	}
-	return nil, nil, fmt.Errorf("none of the models shown has a map this view linearises (%s). Add BSA P=2 or P=4 to the models compared", strings.Join(why, "; "))
+	return nil, nil, fmt.Errorf("none of the models shown has a map this view linearises (%s). Add BSA P=2, P=4 or the modern Hopfield network to the models compared", strings.Join(why, "; "))
+}
+
+// system is the lane model's system, kept while the model and its
+// settings stay (the Hopfield network's float64 patterns are 63 MB).
+func (d *dynWin) system(name string, set sim.Settings, mdl sim.Model) (*dynamics.System, error) {
+	key := fmt.Sprintf("%s %+v %+v", name, set.Dyn, set.Hop)
+	if d.sysKey == key && d.sys != nil {
+		return d.sys, nil
+	}
+	sys, err := dynamics.SystemOf(mdl)
+	if err != nil {
+		return nil, err
+	}
+	d.sysKey = key
+	return sys, nil
 }
 
 // draw follows the main window: a new run is recomputed, a new step gets
 // its spectrum.
 func (d *dynWin) draw(sn *sim.Snapshot) {
-	l, bm, err := d.lane(sn)
+	l, sys, err := d.lane(sn)
 	if err != nil {
 		d.gen++
 		d.key, d.states = "", nil
@@ -265,7 +281,7 @@ func (d *dynWin) draw(sn *sim.Snapshot) {
 		key += fmt.Sprintf(" %p", l.Frames[0])
 	}
 	if key != d.key {
-		d.newRun(sn, l, bm, key)
+		d.newRun(sn, l, sys, key)
 	}
 	d.best = l.Best
 	d.mse = d.mse[:0]
@@ -279,7 +295,7 @@ func (d *dynWin) draw(sn *sim.Snapshot) {
 }
 
 // newRun recomputes the lane's states and starts the run's jobs.
-func (d *dynWin) newRun(sn *sim.Snapshot, l *sim.Lane, bm *sim.BSAModel, key string) {
+func (d *dynWin) newRun(sn *sim.Snapshot, l *sim.Lane, sys *dynamics.System, key string) {
 	for _, c := range d.cancel {
 		c()
 	}
@@ -287,9 +303,8 @@ func (d *dynWin) newRun(sn *sim.Snapshot, l *sim.Lane, bm *sim.BSAModel, key str
 	d.key, d.model, d.states = key, l.Info.Name, nil
 	d.along = map[int]dynamics.Spectrum{}
 	d.esc, d.pushedAt = nil, -1
-	d.bm = bm
-	pt := bm.M.Patches
-	in := sn.InputFor(pt)
+	d.sys = sys
+	in := sn.InputFor(sys.Patches)
 	T := max(sn.Horizon, 1)
 	pushed := ""
 	if len(l.Branch) > 0 {
@@ -297,8 +312,8 @@ func (d *dynWin) newRun(sn *sim.Snapshot, l *sim.Lane, bm *sim.BSAModel, key str
 	}
 	d.note.SetText(fmt.Sprintf("%s: recomputing the run's states t = 0 … %d…%s", d.model, T, pushed))
 	d.start("run", func(ctx context.Context) (func(), error) {
-		f := bm.M.Map64(bm.Dyn)
-		states, err := dynamics.Trajectory(ctx, bm, in, T)
+		f := sys.Stepper
+		states, err := sys.Trajectory(ctx, in, T)
 		if err != nil {
 			return nil, err
 		}
@@ -562,7 +577,7 @@ func (d *dynWin) computeEscape() {
 		d.escNote.SetText(err.Error())
 		return
 	}
-	t, f, x, bm, model := d.t, d.f, d.states[d.t], d.bm, d.model
+	t, f, x, sys, model := d.t, d.f, d.states[d.t], d.sys, d.model
 	d.escNote.SetText(fmt.Sprintf("computing the perturbations at t = %d that grow most by t = %d…", t, t+k))
 	d.start("escape", func(ctx context.Context) (func(), error) {
 		ch, err := dynamics.NewChain(ctx, f, x, k)
@@ -578,7 +593,7 @@ func (d *dynWin) computeEscape() {
 		var pics [3]*image.RGBA
 		ims := make([][]float64, len(e.Dirs))
 		for i, v := range e.Dirs {
-			ims[i] = dynamics.Picture(bm, x, v)
+			ims[i] = sys.Picture(x, v)
 			var bound float64
 			for _, p := range ims[i] {
 				bound = max(bound, math.Abs(p))

@@ -4,9 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"attractorlab/models"
 	"attractorlab/sim"
-	"attractorlab/sim/mnist"
 )
 
 // The speed targets, on a real state (the shipped P = 2 model,
@@ -36,16 +34,8 @@ func BenchmarkDynamics(b *testing.B) {
 		}
 	})
 	b.Run("along-100", func(b *testing.B) {
-		s := sim.DefaultSettings()
-		s.Corruption.Kind = sim.Noise
-		m, err := env.Cat.Model(sim.ShippedName(2), s)
-		if err != nil {
-			b.Fatal(err)
-		}
-		bm, _ := Map(m)
-		pt, _ := models.NewPatches(2)
-		in := s.Corruption.Apply(env.Data.Test.Clean(0, mnist.PixelGain), pt, 0)
-		states, err := Trajectory(ctx, bm, in, 100)
+		sys, in := realSystem(b, env, sim.ShippedName(2))
+		states, err := sys.Trajectory(ctx, in, 100)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 
 	"attractorlab/models"
@@ -87,15 +88,11 @@ func (c Config) Run(ctx context.Context, env Env, shard, shards int, progress fu
 	if err != nil {
 		return nil, err
 	}
-	bm, err := Map(m)
+	sys, err := SystemOf(m)
 	if err != nil {
 		return nil, err
 	}
-	f := bm.M.Map64(bm.Dyn)
-	pt, err := models.NewPatches(m.Info().MaskGrid())
-	if err != nil {
-		return nil, err
-	}
+	f, pt := sys.Stepper, sys.Patches
 	n := min(c.N, env.Data.Test.Len())
 	var idx []int
 	for k := shard; k < n; k += shards {
@@ -117,13 +114,43 @@ func (c Config) Run(ctx context.Context, env Env, shard, shards int, progress fu
 			states[b] = make([][]float32, c.Steps+1)
 			mse[b] = make([]float64, c.Steps+1)
 		}
-		err := sim.RunBSAStates(ctx, bm.M, bm.Dyn, inputs, c.Steps, models.NewCrew(c.Workers), func(t, b int, pred []float32, _ float64) {
-			mse[b][t], _, _ = sim.MSE(pred, inputs[b].Clean, inputs[b].Pixel)
-		}, func(int) bool { return true }, func(t, b int, x []float32) {
-			states[b][t] = append([]float32(nil), x...)
-		})
-		if err != nil {
-			return nil, err
+		if sys.bsa != nil {
+			// The chunked engine: a chunk's digits step together.
+			err := sim.RunBSAStates(ctx, sys.bsa.M, sys.bsa.Dyn, inputs, c.Steps, models.NewCrew(c.Workers), func(t, b int, pred []float32, _ float64) {
+				mse[b][t], _, _ = sim.MSE(pred, inputs[b].Clean, inputs[b].Pixel)
+			}, func(int) bool { return true }, func(t, b int, x []float32) {
+				states[b][t] = append([]float32(nil), x...)
+			})
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			var mu sync.Mutex
+			var ferr error
+			err := models.Parallel(ctx, len(inputs), c.Workers, func(_, b int) {
+				st, err := sys.Trajectory(ctx, inputs[b], c.Steps)
+				if err != nil {
+					mu.Lock()
+					ferr = err
+					mu.Unlock()
+					return
+				}
+				for t, x := range st {
+					img := sys.Decode(x)
+					mse[b][t], _, _ = sim.MSE(img, inputs[b].Clean, inputs[b].Pixel)
+					x32 := make([]float32, len(x))
+					for k, v := range x {
+						x32[k] = float32(v)
+					}
+					states[b][t] = x32
+				}
+			})
+			if err == nil {
+				err = ferr
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -154,7 +181,7 @@ func (c Config) Run(ctx context.Context, env Env, shard, shards int, progress fu
 }
 
 // digit analyses one digit's recorded run.
-func (c Config) digit(ctx context.Context, f *models.Map64, index, label int, states [][]float32, mse []float64) (Digit, error) {
+func (c Config) digit(ctx context.Context, f Stepper, index, label int, states [][]float32, mse []float64) (Digit, error) {
 	T := len(mse)
 	d := Digit{Index: index, Label: label, MSE: mse, Escape: -1}
 	d.Best = sim.BestOf(T, func(t int) float64 { return mse[t] })
@@ -189,7 +216,7 @@ func (c Config) digit(ctx context.Context, f *models.Map64, index, label int, st
 		}
 	}
 	last := Widen(states[T-1])
-	d.Residual = dist(f.At(last).Out, last)
+	d.Residual = dist(f.Linearise(last).Next(), last)
 	d.Growth = math.NaN()
 	if ts >= 1 {
 		ch, err := NewChain(ctx, f, Widen(states[ts]), c.K)

@@ -39,24 +39,130 @@ var EpsRange = sim.Range{Name: "the push's size ε", Flag: "eps", Min: 1e-6, Max
 // ErrNoMap says a model has no map for this analysis.
 var ErrNoMap = errors.New("no map to linearise")
 
-// Map returns the bare model behind m, or an error naming why m has no
-// map this analysis linearises: the ViT runs five different layers (no
-// map to iterate), the classical Hopfield network flips ±1 spins (a
-// discrete map has no Jacobian), and the recycled block and the modern
-// Hopfield network are not linearised by this version.
-func Map(m sim.Model) (*sim.BSAModel, error) {
-	if b, ok := m.(*sim.BSAModel); ok {
-		return b, nil
-	}
+// Linear is a model's step linearised at a state: its Jacobian-vector
+// products and their transposes, the state and the step's image of it.
+type Linear interface {
+	JVP(dx, out []float64)
+	VJP(g, out []float64)
+	State() []float64
+	Next() []float64
+}
+
+// Stepper is a model's step X(t) → X(t+1) in float64.
+type Stepper interface {
+	Size() int
+	Linearise(x []float64) Linear
+}
+
+type bsaStepper struct{ f *models.Map64 }
+
+func (s bsaStepper) Size() int                    { return s.f.Size() }
+func (s bsaStepper) Linearise(x []float64) Linear { return s.f.At(x) }
+
+type hopStepper struct{ f *models.HopfieldMap64 }
+
+func (s hopStepper) Size() int                    { return s.f.Size() }
+func (s hopStepper) Linearise(x []float64) Linear { return s.f.At(x) }
+
+// System is a model this analysis linearises: its step in float64, how
+// its states are recorded, and how a direction in its state space looks.
+type System struct {
+	Name    string
+	Stepper Stepper
+	Patches *models.Patches // the grid a mask is drawn on
+	model   sim.Model
+	bsa     *sim.BSAModel    // the bare model (nil for the Hopfield network)
+	hop     *models.Hopfield // the modern Hopfield network's patterns
+}
+
+// SystemOf returns the system of m, or an error naming why m has no map
+// this analysis linearises: the ViT runs five different layers (no map to
+// iterate), the classical Hopfield network flips ±1 spins (a discrete map
+// has no Jacobian), and the recycled block is not linearised by this
+// version.
+func SystemOf(m sim.Model) (*System, error) {
 	info := m.Info()
+	pt, err := models.NewPatches(info.MaskGrid())
+	if err != nil {
+		return nil, err
+	}
+	switch v := m.(type) {
+	case *sim.BSAModel:
+		return &System{Name: info.Name, Stepper: bsaStepper{v.M.Map64(v.Dyn)}, Patches: pt, model: m, bsa: v}, nil
+	case *sim.HopfieldModel:
+		h := v.Net()
+		return &System{Name: info.Name, Stepper: hopStepper{h.Map64(v.Beta)}, Patches: pt, model: m, hop: h}, nil
+	}
 	switch {
 	case info.MaxSteps > 0:
 		return nil, fmt.Errorf("%s: %w: its %d layers are different maps, applied once each", info.Name, ErrNoMap, info.MaxSteps)
 	case info.Patch == 0 && info.Patterns == 0:
 		return nil, fmt.Errorf("%s: %w: its state is ±1 spins and its step a discrete flip, which has no Jacobian", info.Name, ErrNoMap)
 	default:
-		return nil, fmt.Errorf("%s: %w in this version (the bare self-attention models are)", info.Name, ErrNoMap)
+		return nil, fmt.Errorf("%s: %w in this version (the bare self-attention models and the modern Hopfield network are)", info.Name, ErrNoMap)
 	}
+}
+
+// Trajectory records the system's states X(0) … X(steps) on in, in
+// float64: the bare model's by the per-image engine (the window's), the
+// Hopfield network's pixel states as its trajectory steps them.
+func (s *System) Trajectory(ctx context.Context, in *sim.Corrupted, steps int) ([][]float64, error) {
+	if s.bsa != nil {
+		st := sim.BSAState(s.bsa.M, in)
+		ws := s.bsa.M.NewWorkspace(1)
+		out := [][]float64{Widen(st.X)}
+		for t := 0; t < steps; t++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			s.bsa.M.Step(ws, []*models.State{st}, s.bsa.Dyn, nil, nil)
+			out = append(out, Widen(st.X))
+		}
+		return out, nil
+	}
+	tr := s.model.Start(in)
+	x := make([]float32, models.Pixels)
+	tr.Decode(x)
+	out := [][]float64{Widen(x)}
+	for t := 0; t < steps; t++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		tr.Step(nil)
+		tr.Decode(x)
+		out = append(out, Widen(x))
+	}
+	return out, nil
+}
+
+// Decode is the picture of a state (784 pixels in [0, 1]).
+func (s *System) Decode(x []float64) []float32 {
+	img := make([]float32, models.Pixels)
+	if s.bsa != nil {
+		x32 := make([]float32, len(x))
+		for k, v := range x {
+			x32[k] = float32(v)
+		}
+		s.bsa.M.Decode(img, x32)
+		return img
+	}
+	for k, v := range x {
+		img[k] = float32(v)
+	}
+	return img
+}
+
+// Picture is a direction v in the state space at the state x seen through
+// the decoder: the derivative of the 784 pixels along v (for the Hopfield
+// network, whose state is the picture, v itself).
+func (s *System) Picture(x, v []float64) []float64 {
+	img := make([]float64, models.Pixels)
+	if s.bsa != nil {
+		s.bsa.M.DecodeJVP(img, x, v)
+		return img
+	}
+	copy(img, v)
+	return img
 }
 
 // Step is an asked step: a number, or the digit's own t* (TStar).
@@ -126,8 +232,8 @@ func Widen(x []float32) []float64 {
 }
 
 // SpectrumAt computes the spectrum of f's Jacobian at x (state t).
-func SpectrumAt(ctx context.Context, f *models.Map64, x []float64, t int, progress func(done int)) (Spectrum, error) {
-	l := f.At(x)
+func SpectrumAt(ctx context.Context, f Stepper, x []float64, t int, progress func(done int)) (Spectrum, error) {
+	l := f.Linearise(x)
 	eigs, err := models.LeadingEigs(ctx, models.Operator{N: f.Size(), Apply: l.JVP}, Eigs, EigOptions, progress)
 	conv := true
 	if errors.Is(err, models.ErrNotConverged) {
@@ -136,7 +242,7 @@ func SpectrumAt(ctx context.Context, f *models.Map64, x []float64, t int, progre
 	if err != nil {
 		return Spectrum{}, err
 	}
-	s := Spectrum{T: t, Eigs: eigs, Radius: cmplx.Abs(eigs[0].Value), Converged: conv, StepSize: dist(l.Out, x) / nrm(x)}
+	s := Spectrum{T: t, Eigs: eigs, Radius: cmplx.Abs(eigs[0].Value), Converged: conv, StepSize: dist(l.Next(), x) / nrm(x)}
 	for _, e := range eigs {
 		if cmplx.Abs(e.Value) > 1 {
 			s.Unstable++
@@ -148,13 +254,13 @@ func SpectrumAt(ctx context.Context, f *models.Map64, x []float64, t int, progre
 // Chain is the map's linearisations along k steps from a state: the
 // k-step Jacobian DF(X_{k−1})⋯DF(X_0) given by its products.
 type Chain struct {
-	f    *models.Map64
-	lins []*models.Lin
+	f    Stepper
+	lins []Linear
 	tmp  [2][]float64
 }
 
 // NewChain steps f k times from x in float64, keeping each linearisation.
-func NewChain(ctx context.Context, f *models.Map64, x []float64, k int) (*Chain, error) {
+func NewChain(ctx context.Context, f Stepper, x []float64, k int) (*Chain, error) {
 	if err := KRange.CheckInt(k, sim.ViaFlag); err != nil {
 		return nil, err
 	}
@@ -163,9 +269,9 @@ func NewChain(ctx context.Context, f *models.Map64, x []float64, k int) (*Chain,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		l := f.At(x)
+		l := f.Linearise(x)
 		c.lins = append(c.lins, l)
-		x = l.Out
+		x = l.Next()
 	}
 	return c, nil
 }
@@ -176,9 +282,9 @@ func (c *Chain) K() int { return len(c.lins) }
 // State is X_s, s = 0 … k.
 func (c *Chain) State(s int) []float64 {
 	if s == len(c.lins) {
-		return c.lins[s-1].Out
+		return c.lins[s-1].Next()
 	}
-	return c.lins[s].X
+	return c.lins[s].State()
 }
 
 // Apply writes the k-step Jacobian's product with v into out.
@@ -276,7 +382,7 @@ func Push(ctx context.Context, c *Chain, v []float64, eps float64) (PushTest, er
 		}
 		c.lins[s].JVP(lin, next)
 		lin, next = next, lin
-		y = c.f.At(y).Out
+		y = c.f.Linearise(y).Next()
 	}
 	return p, nil
 }
@@ -316,26 +422,10 @@ func scale(x []float64, c float64) {
 	}
 }
 
-// Trajectory steps m on in for steps steps with the per-image engine (the
-// window's) and returns the states X(0) … X(steps) in float64.
-func Trajectory(ctx context.Context, m *sim.BSAModel, in *sim.Corrupted, steps int) ([][]float64, error) {
-	st := sim.BSAState(m.M, in)
-	ws := m.M.NewWorkspace(1)
-	out := [][]float64{Widen(st.X)}
-	for t := 0; t < steps; t++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		m.M.Step(ws, []*models.State{st}, m.Dyn, nil, nil)
-		out = append(out, Widen(st.X))
-	}
-	return out, nil
-}
-
 // AlongRun computes the spectrum at every step t of ts on workers
 // goroutines (0: every core) and tells visit of each as it is done (from
 // the workers, in any order). A cancelled ctx stops it.
-func AlongRun(ctx context.Context, f *models.Map64, states [][]float64, ts []int, workers int, visit func(Spectrum)) error {
+func AlongRun(ctx context.Context, f Stepper, states [][]float64, ts []int, workers int, visit func(Spectrum)) error {
 	var first error
 	var mu sync.Mutex
 	err := models.Parallel(ctx, len(ts), workers, func(_, k int) {
@@ -354,17 +444,4 @@ func AlongRun(ctx context.Context, f *models.Map64, states [][]float64, ts []int
 		return err
 	}
 	return first
-}
-
-// Map64 is the bare model's step in float64 (models.Map64), named here
-// for the window, which reaches the numerics through sim.
-type Map64 = models.Map64
-
-// Picture is a direction v in the state space at the state x seen through
-// m's decoder: the derivative of the 784 decoded pixels along v (red
-// brightens, blue darkens in the window's pictures).
-func Picture(m *sim.BSAModel, x, v []float64) []float64 {
-	img := make([]float64, models.Pixels)
-	m.M.DecodeJVP(img, x, v)
-	return img
 }

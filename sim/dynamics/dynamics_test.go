@@ -27,28 +27,31 @@ func testEnv(t testing.TB) Env {
 }
 
 // realState is the shipped P = 2 model's state at step t on test digit 0
-// under the default noise, and its float64 map.
-func realState(t testing.TB, env Env, t0 int) (*models.Map64, []float64) {
+// under the default noise, and its float64 step.
+func realState(t testing.TB, env Env, t0 int) (Stepper, []float64) {
+	t.Helper()
+	sys, in := realSystem(t, env, sim.ShippedName(2))
+	st, err := sys.Trajectory(context.Background(), in, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sys.Stepper, st[t0]
+}
+
+// realSystem is model's system and test digit 0 under the default noise.
+func realSystem(t testing.TB, env Env, model string) (*System, *sim.Corrupted) {
 	t.Helper()
 	s := sim.DefaultSettings()
 	s.Corruption.Kind = sim.Noise
-	m, err := env.Cat.Model(sim.ShippedName(2), s)
+	m, err := env.Cat.Model(model, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bm, err := Map(m)
+	sys, err := SystemOf(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, _ := models.NewPatches(2)
-	in := s.Corruption.Apply(env.Data.Test.Clean(0, mnist.PixelGain), pt, 0)
-	var x []float32
-	err = sim.RunBSAStates(context.Background(), bm.M, bm.Dyn, []*sim.Corrupted{in}, t0, nil, func(int, int, []float32, float64) {},
-		func(t int) bool { return t == t0 }, func(_, _ int, st []float32) { x = append([]float32(nil), st...) })
-	if err != nil || x == nil {
-		t.Fatalf("run: %v", err)
-	}
-	return bm.M.Map64(bm.Dyn), Widen(x)
+	return sys, s.Corruption.Apply(env.Data.Test.Clean(0, mnist.PixelGain), sys.Patches, 0)
 }
 
 // TestSpectrumMatchesDense: at a real state (the shipped P = 2 model,
@@ -66,7 +69,7 @@ func TestSpectrumMatchesDense(t *testing.T) {
 		t.Fatalf("spectrum: %v (converged %v)", err, sp.Converged)
 	}
 	n := f.Size()
-	l := f.At(x)
+	l := f.Linearise(x)
 	jac := mat.NewDense(n, n, nil)
 	e, col := make([]float64, n), make([]float64, n)
 	for c := 0; c < n; c++ {
@@ -151,22 +154,63 @@ func TestEscapeAndPush(t *testing.T) {
 	}
 }
 
-// TestMapRefuses: the models without a map say why.
-func TestMapRefuses(t *testing.T) {
+// TestSystemOf: the models without a map say why; the bare models and
+// the modern Hopfield network have one.
+func TestSystemOf(t *testing.T) {
 	env := testEnv(t)
 	for _, c := range []struct{ model, want string }{
 		{"vit", "layers are different maps"},
 		{"hopfield-classic", "discrete"},
 		{"block", "in this version"},
-		{"hopfield", "in this version"},
 	} {
 		m, err := env.Cat.Model(c.model, sim.DefaultSettings())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Map(m); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.model) {
+		if _, err := SystemOf(m); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.model) {
 			t.Errorf("%s: %v, want one saying %q", c.model, err, c.want)
 		}
+	}
+	for _, name := range []string{"bsa-p2", "bsa-p4", "hopfield"} {
+		m, err := env.Cat.Model(name, sim.DefaultSettings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := SystemOf(m); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestHopfieldSystem: the modern Hopfield network's recorded states are
+// its trajectory's (each the float64 step of the one before, to float32
+// rounding), its Jacobian is symmetric with real eigenvalues, and its
+// pictures are the directions themselves.
+func TestHopfieldSystem(t *testing.T) {
+	env := testEnv(t)
+	sys, in := realSystem(t, env, "hopfield")
+	ctx := context.Background()
+	st, err := sys.Trajectory(ctx, in, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 3; k++ {
+		if d := dist(sys.Stepper.Linearise(st[k]).Next(), st[k+1]); d > 1e-4*nrm(st[k+1]) {
+			t.Fatalf("step %d: the float64 step is %g from the recorded state", k, d)
+		}
+	}
+	sp, err := SpectrumAt(ctx, sys.Stepper, st[1], 1, nil)
+	if err != nil || !sp.Converged {
+		t.Fatalf("%v (converged %v)", err, sp.Converged)
+	}
+	for _, e := range sp.Eigs {
+		if math.Abs(imag(e.Value)) > 1e-9 || real(e.Value) < -1e-9 {
+			t.Fatalf("eigenvalue %v of a positive semi-definite Jacobian", e.Value)
+		}
+	}
+	v := RandomDirection(sys.Stepper.Size(), 1)
+	if p := sys.Picture(st[1], v); dist(p, v) != 0 {
+		t.Fatal("the Hopfield picture is not the direction")
 	}
 }
 

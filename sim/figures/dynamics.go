@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -92,8 +93,16 @@ func SpectrumPlot(title string, groups []EigGroup) (*plot.Plot, error) {
 }
 
 // ScatterPlot draws points (x, y) with a label per axis, x on a log scale
-// when logX (every x > 0).
+// when logX and every x > 0 (else on a linear one).
 func ScatterPlot(title, xLabel, yLabel string, x, y []float64, logX bool) (*plot.Plot, error) {
+	for _, v := range x {
+		if !(v > 0) && !math.IsNaN(v) {
+			logX = false
+		}
+	}
+	if !logX {
+		xLabel = strings.TrimSuffix(xLabel, " (log scale)")
+	}
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xLabel

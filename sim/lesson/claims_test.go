@@ -181,16 +181,16 @@ func TestShippedClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bm, err := dynamics.Map(mdl)
+	sys, err := dynamics.SystemOf(mdl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	states, err := dynamics.Trajectory(ctx, bm, sn.InputFor(bm.M.Patches), 100)
+	states, err := sys.Trajectory(ctx, sn.InputFor(sys.Patches), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := bm.M.Map64(bm.Dyn)
+	f := sys.Stepper
 	best := wl0.Best
 	esc := -1
 	for tt := best + 1; tt < len(wl0.Frames); tt++ {
@@ -229,7 +229,7 @@ func TestShippedClaims(t *testing.T) {
 	}
 	var maxStep float64
 	for tt := 1; tt <= 100; tt += 3 {
-		x, y := states[tt], f.At(states[tt]).Out
+		x, y := states[tt], f.Linearise(states[tt]).Next()
 		var d, n float64
 		for k := range x {
 			d += (y[k] - x[k]) * (y[k] - x[k])
