@@ -2,6 +2,7 @@ package models
 
 import (
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -191,11 +192,27 @@ func (l *Lin) JVP(dx, out []float64) {
 			dxh[i*d+r] = (dx[i*d+r]-mu)/sg - l.c[i*d+r]*ds/(sg*sg)
 		}
 	}
+	// The query rows in two fixed halves on two goroutines: each half's
+	// share of ṁ is summed in row order and the halves in order, so the
+	// bits do not depend on the cores.
+	var mh [2]float64
+	halves(n, func(h, i0, i1 int) { mh[h] = l.jvpRows(dx, dxh, out, i0, i1) })
+	mdot := (mh[0] + mh[1]) / float64(n)
+	mm := l.m + normEps
+	for k := range out[:n*d] {
+		out[k] = out[k]/mm - l.y[k]*mdot/(mm*mm)
+	}
+}
+
+// jvpRows is the JVP's query rows [i0, i1): their ẏ_i into out, and
+// their share Σ y_i·ẏ_i/‖y_i‖ of N·ṁ.
+func (l *Lin) jvpRows(dx, dxh, out []float64, i0, i1 int) (mdot float64) {
+	f := l.f
+	n, d := f.N, f.D
 	ds := make([]float64, n)
 	nd := n * d
 	z := make([]float64, nd)
-	var mdot float64
-	for i := 0; i < n; i++ {
+	for i := i0; i < i1; i++ {
 		a := l.a[i*n : (i+1)*n]
 		dxi := dxh[i*d : (i+1)*d]
 		du := out[i*d : (i+1)*d]
@@ -259,11 +276,16 @@ func (l *Lin) JVP(dx, out []float64) {
 			mdot += yd / l.ynrm[i]
 		}
 	}
-	mdot /= float64(n)
-	mm := l.m + normEps
-	for k := range out[:n*d] {
-		out[k] = out[k]/mm - l.y[k]*mdot/(mm*mm)
-	}
+	return mdot
+}
+
+// halves runs f on the rows [0, n) cut into two fixed halves, on two
+// goroutines (h = 0, 1).
+func halves(n int, f func(h, i0, i1 int)) {
+	var wg sync.WaitGroup
+	wg.Go(func() { f(1, n/2, n) })
+	f(0, 0, n/2)
+	wg.Wait()
 }
 
 // VJP writes the transposed Jacobian's product with g into out
@@ -288,13 +310,28 @@ func (l *Lin) VJP(g, out []float64) {
 			}
 		}
 	}
-	// y = x + γ u: x̄ = ȳ, ū = γ ȳ.
+	// y = x + γ u: x̄ = ȳ, ū = γ ȳ. The query rows in two fixed halves,
+	// each adding into its own x̂̄, summed in order.
+	var xb [2][]float64
+	halves(n, func(h, i0, i1 int) { xb[h] = l.vjpRows(ybar, i0, i1) })
+	xhbar := xb[0]
+	for k, v := range xb[1] {
+		xhbar[k] += v
+	}
+	l.lnBackward(xhbar, ybar, out)
+}
+
+// vjpRows is the transposed product's query rows [i0, i1): their
+// contributions to x̂̄.
+func (l *Lin) vjpRows(ybar []float64, i0, i1 int) []float64 {
+	f := l.f
+	n, d := f.N, f.D
 	xhbar := make([]float64, n*d)
 	nd := n * d
 	tb := make([]float64, nd)
 	abar := make([]float64, n)
 	sbar := make([]float64, n)
-	for i := 0; i < n; i++ {
+	for i := i0; i < i1; i++ {
 		a := l.a[i*n : (i+1)*n]
 		ub := ybar[i*d : (i+1)*d]
 		for j := 0; j < n; j++ {
@@ -347,8 +384,13 @@ func (l *Lin) VJP(g, out []float64) {
 			}
 		}
 	}
-	// Layer norm backward: c̄ = x̂̄/(σ+ε) + σ̄ c/((N−1)σ), σ̄ = −Σ x̂̄ c/(σ+ε)²;
-	// x̄ = ȳ + c̄ − mean c̄.
+	return xhbar
+}
+
+// lnBackward is the layer norm's transposed product: with
+// c̄ = x̂̄/(σ+ε) + σ̄ c/((N−1)σ), σ̄ = −Σ x̂̄ c/(σ+ε)², out = ȳ + c̄ − mean c̄.
+func (l *Lin) lnBackward(xhbar, ybar, out []float64) {
+	n, d := l.f.N, l.f.D
 	for r := 0; r < d; r++ {
 		sg := l.sig[r] + lnEps
 		var sb float64

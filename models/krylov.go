@@ -93,7 +93,8 @@ type arnoldi struct {
 	v     [][]float64 // orthonormal basis
 	h     [][]float64 // h[j][i]: column j, row i (up to j+1)
 	m     int
-	broke bool // breakdown: V spans an invariant subspace
+	broke bool // V spans the whole space
+	rng   *rand.Rand
 }
 
 func newArnoldi(a Operator, maxM int, seed uint64) *arnoldi {
@@ -103,7 +104,7 @@ func newArnoldi(a Operator, maxM int, seed uint64) *arnoldi {
 		v0[i] = rng.NormFloat64()
 	}
 	scal(v0, 1/nrm2(v0))
-	return &arnoldi{a: a, v: [][]float64{v0}}
+	return &arnoldi{a: a, v: [][]float64{v0}, rng: rng}
 }
 
 // extend grows the factorisation to m columns.
@@ -131,14 +132,42 @@ func (ar *arnoldi) extend(ctx context.Context, m int, progress func(int)) error 
 		h[j+1] = beta
 		ar.h = append(ar.h, h)
 		ar.m++
-		if beta <= 1e-13*max(1, maxAbs(h[:j+1])) {
-			ar.broke = true
+		if ar.m == ar.a.N {
+			ar.broke = true // the whole space: the Ritz values are the spectrum
 			return nil
 		}
-		scal(w, 1/beta)
+		if beta <= 1e-13*max(1, maxAbs(h[:j+1])) {
+			// An invariant subspace (an operator of low rank, or 0 at a
+			// Hopfield memory): its Ritz values are exact; the search goes
+			// on from a fresh direction orthogonal to it, with a zero
+			// below the diagonal, so H stays block triangular.
+			h[j+1] = 0
+			w = ar.fresh()
+		} else {
+			scal(w, 1/beta)
+		}
 		ar.v = append(ar.v, w)
 	}
 	return nil
+}
+
+// fresh is a random unit vector orthogonal to the basis.
+func (ar *arnoldi) fresh() []float64 {
+	for {
+		w := make([]float64, ar.a.N)
+		for i := range w {
+			w[i] = ar.rng.NormFloat64()
+		}
+		for pass := 0; pass < 2; pass++ {
+			for _, v := range ar.v {
+				axpy(w, -dotf(v, w), v)
+			}
+		}
+		if n := nrm2(w); n > 1e-8 {
+			scal(w, 1/n)
+			return w
+		}
+	}
 }
 
 // ritz returns the k Ritz values largest in modulus of H_m with residuals.
@@ -193,13 +222,13 @@ func SortEigs(e []Eig) {
 type Singular struct {
 	Value    float64
 	V        []float64
-	Residual float64 // ‖AᵀA v − σ² v‖ / σ²
+	Residual float64 // ‖AᵀA v − σ² v‖ / σ₁² (σ₁ the largest)
 }
 
 // LeadingSingular returns the k largest singular values of A with their
 // right singular vectors, by the Lanczos iteration on AᵀA (A given by its
 // products a and its transpose's at), with full reorthogonalisation.
-// Residuals are relative to σ².
+// Residuals are relative to the largest σ².
 func LeadingSingular(ctx context.Context, a, at Operator, k int, opt EigOptions, progress func(done int)) ([]Singular, error) {
 	if a.N != at.N {
 		return nil, fmt.Errorf("singular values: the map is %d-dimensional, its transpose %d", a.N, at.N)
@@ -260,6 +289,10 @@ func (ar *arnoldi) symRitz(k int) ([]Singular, error) {
 		beta = ar.h[m-1][m]
 	}
 	out := make([]Singular, 0, k)
+	// Residuals relative to the largest σ²: a singular value far below
+	// it (a zero one, where the map is 0) needs no more accuracy than
+	// that.
+	top := max(vals[m-1], 0)
 	for c := m - 1; c >= m-k; c-- { // ascending order: the largest last
 		lam := max(vals[c], 0)
 		v := make([]float64, ar.a.N)
@@ -267,9 +300,12 @@ func (ar *arnoldi) symRitz(k int) ([]Singular, error) {
 			axpy(v, vecs.At(i, c), ar.v[i])
 		}
 		scal(v, 1/nrm2(v))
-		res := math.Inf(1)
-		if lam > 0 {
-			res = beta * math.Abs(vecs.At(m-1, c)) / lam
+		res := 0.0
+		if r := beta * math.Abs(vecs.At(m-1, c)); r > 0 {
+			res = math.Inf(1)
+			if top > 0 {
+				res = r / top
+			}
 		}
 		out = append(out, Singular{Value: math.Sqrt(lam), V: v, Residual: res})
 	}

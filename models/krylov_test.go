@@ -136,3 +136,59 @@ func TestLeadingEigsRefuses(t *testing.T) {
 		t.Fatalf("diag(1,2,3): %v %v", got, err)
 	}
 }
+
+// TestLeadingEigsLowRank: an operator of rank 3 (and the zero operator)
+// makes the Krylov space invariant after a few products; the iteration
+// goes on from fresh directions and returns all the values asked: the 3
+// nonzero eigenvalues, then zeros.
+func TestLeadingEigsLowRank(t *testing.T) {
+	const n = 120
+	rng := rand.New(rand.NewPCG(9, 9))
+	u, v := mat.NewDense(n, 3, nil), mat.NewDense(3, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < 3; j++ {
+			u.Set(i, j, rng.NormFloat64())
+			v.Set(j, i, rng.NormFloat64())
+		}
+	}
+	var a mat.Dense
+	a.Mul(u, v)
+	var small mat.Dense
+	small.Mul(v, u) // the nonzero eigenvalues of uv are those of vu
+	var eg mat.Eigen
+	eg.Factorize(&small, mat.EigenNone)
+	want := make([]Eig, 3)
+	for k, x := range eg.Values(nil) {
+		want[k] = Eig{Value: x}
+	}
+	SortEigs(want)
+	got, err := LeadingEigs(context.Background(), denseOp(&a), 10, DefaultEigOptions, nil)
+	if err != nil || len(got) != 10 {
+		t.Fatalf("%d values, %v", len(got), err)
+	}
+	scale := cmplx.Abs(want[0].Value)
+	for k := range got {
+		w := complex128(0)
+		if k < 3 {
+			w = want[k].Value
+		}
+		if d := cmplx.Abs(got[k].Value - w); d > 1e-8*scale {
+			t.Errorf("eigenvalue %d: %v, want %v", k, got[k].Value, w)
+		}
+	}
+	zero, err := LeadingEigs(context.Background(), denseOp(mat.NewDense(n, n, nil)), 10, DefaultEigOptions, nil)
+	if err != nil || len(zero) != 10 || zero[0].Value != 0 {
+		t.Fatalf("the zero operator: %v, %v", zero, err)
+	}
+}
+
+// TestLeadingSingularZero: the singular values of the zero map are found
+// at once (no residual to shrink), not after every product allowed.
+func TestLeadingSingularZero(t *testing.T) {
+	z := denseOp(mat.NewDense(50, 50, nil))
+	calls := 0
+	got, err := LeadingSingular(context.Background(), z, z, 2, DefaultEigOptions, func(int) { calls++ })
+	if err != nil || got[0].Value != 0 || calls > 2*DefaultEigOptions.Step {
+		t.Fatalf("%v, %v after %d products", got, err, calls)
+	}
+}

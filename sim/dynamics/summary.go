@@ -167,6 +167,13 @@ func (s Summary) Paragraph(model string, k int) string {
 	if !math.IsNaN(s.Corr) {
 		fmt.Fprintf(&b, "; over them, log growth and the time to escape correlate %.2f (Pearson), %.2f (Spearman)", s.Corr, s.Rank)
 	}
-	fmt.Fprintf(&b, ". The run moves most (its largest step) %.0f steps before t* (median; quartiles %.0f … %.0f). The fixed-point residual ‖F(X) − X‖ at the last step: median %.3g.", s.PeakLead, s.PeakQ1, s.PeakQ3, s.Residual)
+	where := fmt.Sprintf("%.0f steps before t*", s.PeakLead)
+	switch {
+	case s.PeakLead < 0:
+		where = fmt.Sprintf("%.0f steps after t*", -s.PeakLead)
+	case s.PeakLead == 0:
+		where = "at t*"
+	}
+	fmt.Fprintf(&b, ". The run moves most (its largest step) %s (median; t* minus that step's quartiles %.0f … %.0f). The fixed-point residual ‖F(X) − X‖ at the last step: median %.3g.", where, s.PeakQ1, s.PeakQ3, s.Residual)
 	return b.String()
 }
