@@ -202,11 +202,12 @@ func PushPlot(title string, runs []PushSeries) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "steps after the push"
+	p.X.Tick.Marker = IntTicks{}
 	p.Y.Label.Text = "distance from the run ‖X′ − X‖"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: 2}
+	p.Y.Tick.Marker = LogTicks125{}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
+	// Bottom left: the pushed runs start together at the top left.
 	p.Legend.Left = true
 	any := false
 	for k, r := range runs {
