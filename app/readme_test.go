@@ -150,6 +150,21 @@ func TestREADMECommands(t *testing.T) {
 			{"dynamics", "--model", "bsa-p2", "--task", "noise", "--n", "2", "--at", "1,t*,4", "--k", "2", "--steps", "5", "--shard", "1/2", "--out", p("dyn")},
 			{"dynamics", "--model", "bsa-p4", "--task", "mask", "--n", "2", "--at", "1,t*", "--k", "2", "--steps", "5", "--mask", "0.3", "--out", p("dyn4"), "--force"},
 		},
+		"attractorlab dynamics --model bsa-p2 --task noise --n 200 --at 1,t*,100,1000 --k 10 --out dyn/p2-noise": {
+			{"dynamics", "--model", "bsa-p2", "--task", "noise", "--n", "2", "--at", "1,t*,6", "--k", "2", "--steps", "6", "--out", p("rd-p2-noise")},
+		},
+		"attractorlab dynamics --model bsa-p2 --task mask --n 200 --at 1,t*,100,1000 --k 10 --out dyn/p2-mask": {
+			{"dynamics", "--model", "bsa-p2", "--task", "mask", "--n", "2", "--at", "1,t*,6", "--k", "2", "--steps", "6", "--out", p("rd-p2-mask")},
+		},
+		"attractorlab dynamics --model bsa-p4 --task noise --n 200 --at 1,t*,100,1000 --k 10 --out dyn/p4-noise": {
+			{"dynamics", "--model", "bsa-p4", "--task", "noise", "--n", "2", "--at", "1,t*,6", "--k", "2", "--steps", "6", "--out", p("rd-p4-noise")},
+		},
+		"attractorlab dynamics --model bsa-p4 --task mask --n 200 --at 1,t*,100,1000 --k 10 --out dyn/p4-mask": {
+			{"dynamics", "--model", "bsa-p4", "--task", "mask", "--n", "2", "--at", "1,t*,6", "--k", "2", "--steps", "6", "--out", p("rd-p4-mask")},
+		},
+		"attractorlab dynamics --model hopfield --task noise --n 200 --at 1,t*,100 --steps 100 --k 10 --out dyn/hopfield-noise": {
+			{"dynamics", "--model", "hopfield", "--task", "noise", "--n", "2", "--at", "1,t*,4", "--steps", "5", "--k", "2", "--out", p("rd-hop")},
+		},
 		"attractorlab dynamics merge DIR/shard-* --out DIR2": {{"dynamics", "merge", p("dyn/shard-0-of-2"), p("dyn/shard-1-of-2"), "--out", p("dyn-all")}},
 		"attractorlab phase":                              {{"phase", "--images", "100", "--lambda", "1", "--seeds", "0-1", "--updates", "2", "--n", "3", "--steps", "3", "--out", p("ph1")}},
 		"attractorlab phase merge DIR/shard-* --out DIR2": {{"phase", "merge", p("ph/shard-0-of-2"), p("ph/shard-1-of-2"), "--out", p("ph-all")}},
