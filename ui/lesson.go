@@ -296,6 +296,16 @@ func (m *Main) drawLesson() {
 		m.barText = md
 		m.bar.caption.Segments = captionSegments(md)
 		m.bar.caption.Refresh()
+		// The bar above the window's body is laid out at its minimum
+		// height: a caption that needs fewer lines than the last one
+		// (a new lesson after a long answer) gives the plots the room
+		// back only when the body is laid out again.
+		if h := m.bar.box.MinSize().Height; h != m.barHeight {
+			m.barHeight = h
+			if m.body != nil {
+				m.body.Refresh()
+			}
+		}
 		if m.train != nil {
 			m.train.showLesson(s.Title, md)
 		}

@@ -115,6 +115,8 @@ type Main struct {
 	// is given to the next one (told once its plane is drawn)
 	space      *spaceWin
 	spaceReady func()
+	// barHeight is the lesson bar's minimum height when last laid out.
+	barHeight float32
 	// dyn is the dynamics window, when open; dynReady, in tests, is told
 	// of each of its jobs' results shown.
 	dyn      *dynWin
