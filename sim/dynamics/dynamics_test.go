@@ -3,6 +3,7 @@ package dynamics
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"math/cmplx"
 	"runtime"
@@ -271,7 +272,7 @@ func TestShardsMerge(t *testing.T) {
 		}
 		var tb, mb bytes.Buffer
 		WriteCSV(&tb, cfg.At, cfg.K, ds)
-		m := NewManifest(cfg, 5, "data", "", i, 3)
+		m := NewManifest(cfg, cfg.N, "data", "", i, 3)
 		m.CSV = Checksum(tb.Bytes())
 		WriteManifest(&mb, m)
 		parts = append(parts, Part{Dir: "p" + string(rune('0'+i)), Manifest: mb.Bytes(), Table: tb.Bytes()})
@@ -282,7 +283,7 @@ func TestShardsMerge(t *testing.T) {
 	}
 	var got bytes.Buffer
 	WriteCSV(&got, c2.At, c2.K, ds)
-	if got.String() != want.String() || man.Shards != 1 || man.Digits != 5 {
+	if got.String() != want.String() || man.Shards != 1 || man.Digits != cfg.N {
 		t.Fatalf("merged:\n%s\none process:\n%s", got.String(), want.String())
 	}
 	// Read back, the whole table writes the same bytes.
@@ -308,7 +309,7 @@ func TestShardsMerge(t *testing.T) {
 		}, "checksum"},
 		{func() []Part {
 			p := append([]Part(nil), parts...)
-			p[1].Manifest = bytes.Replace(p[1].Manifest, []byte(`"horizon": 3`), []byte(`"horizon": 4`), 1)
+			p[1].Manifest = bytes.Replace(p[1].Manifest, []byte(fmt.Sprintf(`"horizon": %d`, cfg.K)), []byte(fmt.Sprintf(`"horizon": %d`, cfg.K+1)), 1)
 			return p
 		}, "another run"},
 	} {
