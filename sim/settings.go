@@ -138,6 +138,38 @@ func KnobOfField(field string) (*Knob, bool) {
 	return nil, false
 }
 
+// KnobFields is every knob's value in s by its scenario field: what sweep
+// and dynamics manifests keep under "settings".
+func KnobFields(s Settings) map[string]float64 {
+	m := make(map[string]float64, len(Knobs))
+	for _, k := range Knobs {
+		m[k.Field] = k.Get(s)
+	}
+	return m
+}
+
+// SetKnobFields sets every knob of s from fields (KnobFields' map),
+// refusing a name that is not a knob's field, a knob missing and a value
+// out of its range, each by its field.
+func SetKnobFields(s *Settings, fields map[string]float64) error {
+	for name := range fields {
+		if _, ok := KnobOfField(name); !ok {
+			return fmt.Errorf("%q is not a setting", name)
+		}
+	}
+	for _, k := range Knobs {
+		v, ok := fields[k.Field]
+		if !ok {
+			return fmt.Errorf("%s is missing", k.Field)
+		}
+		if err := k.Check(v, ViaField); err != nil {
+			return err
+		}
+		k.Set(s, v)
+	}
+	return nil
+}
+
 // LevelKnob is the knob of a corruption's level: the mask fraction or the
 // noise variance.
 func LevelKnob(task Kind) *Knob {

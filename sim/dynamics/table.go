@@ -201,10 +201,7 @@ type Manifest struct {
 
 // NewManifest describes c run over digits test digits.
 func NewManifest(c Config, digits int, data, weights string, shard, shards int) Manifest {
-	settings := map[string]float64{}
-	for _, k := range sim.Knobs {
-		settings[k.Field] = k.Get(c.Settings)
-	}
+	settings := sim.KnobFields(c.Settings)
 	at := make([]string, len(c.At))
 	for i, s := range c.At {
 		at[i] = s.String()
@@ -225,20 +222,8 @@ func (m Manifest) Config() (Config, error) {
 		return Config{}, err
 	}
 	set.Corruption.Kind, set.Corruption.Seed = kind, m.Seed
-	for name := range m.Settings {
-		if _, ok := sim.KnobOfField(name); !ok {
-			return Config{}, fmt.Errorf("settings: %q is not a setting", name)
-		}
-	}
-	for _, k := range sim.Knobs {
-		v, ok := m.Settings[k.Field]
-		if !ok {
-			return Config{}, fmt.Errorf("settings: %s is missing", k.Field)
-		}
-		if err := k.Check(v, sim.ViaField); err != nil {
-			return Config{}, fmt.Errorf("settings: %w", err)
-		}
-		k.Set(&set, v)
+	if err := sim.SetKnobFields(&set, m.Settings); err != nil {
+		return Config{}, fmt.Errorf("settings: %w", err)
 	}
 	if set.Dyn.Attn, err = sim.ParseAttention(m.Attention); err != nil {
 		return Config{}, err

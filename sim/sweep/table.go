@@ -309,10 +309,7 @@ func NewManifest(cfg Config, data, weights string, shard, shards int) Manifest {
 	if vals == nil {
 		vals = []float64{}
 	}
-	settings := make(map[string]float64, len(sim.Knobs))
-	for _, k := range sim.Knobs {
-		settings[k.Field] = k.Get(cfg.Base)
-	}
+	settings := sim.KnobFields(cfg.Base)
 	return Manifest{Version: ManifestVersion, Models: cfg.Models, Task: cfg.Task.String(), Levels: cfg.Levels,
 		Param: cfg.Param.String(), Values: vals, N: cfg.N, Steps: cfg.Steps, Seeds: cfg.Seeds,
 		Settings: settings, Attention: cfg.Base.Dyn.Attn.String(), Async: cfg.Base.Hop.Async,
@@ -330,20 +327,8 @@ func (m Manifest) Config() (Config, error) {
 		return Config{}, err
 	}
 	base := sim.DefaultSettings()
-	for name := range m.Settings {
-		if _, ok := sim.KnobOfField(name); !ok {
-			return Config{}, fmt.Errorf("settings: %q is not a setting", name)
-		}
-	}
-	for _, k := range sim.Knobs {
-		v, ok := m.Settings[k.Field]
-		if !ok {
-			return Config{}, fmt.Errorf("settings: %s is missing", k.Field)
-		}
-		if err := k.Check(v, sim.ViaField); err != nil {
-			return Config{}, fmt.Errorf("settings: %w", err)
-		}
-		k.Set(&base, v)
+	if err := sim.SetKnobFields(&base, m.Settings); err != nil {
+		return Config{}, fmt.Errorf("settings: %w", err)
 	}
 	if base.Dyn.Attn, err = sim.ParseAttention(m.Attention); err != nil {
 		return Config{}, err
@@ -477,10 +462,7 @@ func (o manifestV2) upgrade() Manifest {
 	set := sim.DefaultSettings()
 	set.Dyn.Gamma, set.Dyn.Lambda = o.Gamma, o.Lambda
 	set.Hop.Beta, set.Hop.K = o.Beta, o.K
-	settings := make(map[string]float64, len(sim.Knobs))
-	for _, k := range sim.Knobs {
-		settings[k.Field] = k.Get(set)
-	}
+	settings := sim.KnobFields(set)
 	return Manifest{Version: 3, Models: o.Models, Task: o.Task, Levels: o.Levels, Param: o.Param, Values: o.Values,
 		N: o.N, Steps: o.Steps, Seeds: o.Seeds, Settings: settings, Attention: o.Attention, Async: o.Async,
 		Data: o.Data, Weights: o.Weights, Cells: o.Cells, Shard: o.Shard, Shards: o.Shards, CSV: o.CSV}
