@@ -448,24 +448,3 @@ func (e *Embedding) DecodeJVP(img []float64, x, dx []float64) {
 		}
 	}
 }
-
-// Decode64 is Decode in float64.
-func (e *Embedding) Decode64(img []float64, x []float64) {
-	a := 2 * e.A
-	for i := 0; i < e.N; i++ {
-		xi := x[i*e.D : (i+1)*e.D]
-		for k := 0; k < e.A; k++ {
-			var c0, c1 float64
-			for r := 0; r < e.D; r++ {
-				c0 += float64(e.F[r*a+2*k]) * xi[r]
-				c1 += float64(e.F[r*a+2*k+1]) * xi[r]
-			}
-			c0, c1 = min(max(c0, 0), 1), min(max(c1, 0), 1)
-			var p float64
-			if c0+c1 > 0 {
-				p = c0 / (c0 + c1)
-			}
-			img[e.Index[i*e.A+k]] = p
-		}
-	}
-}
