@@ -63,7 +63,6 @@ type dynWin struct {
 	best   int
 	t      int // the step shown (t ≥ 1 has a spectrum)
 
-	sysKey   string
 	along    map[int]dynamics.Spectrum
 	esc      *dynamics.Escape // the last escape computed (its T and K)
 	pushedAt int              // the step of the last push test shown (−1: none)
@@ -242,28 +241,13 @@ func (d *dynWin) lane(sn *sim.Snapshot) (*sim.Lane, *dynamics.System, error) {
 			why = append(why, err.Error())
 			continue
 		}
-		sys, err := d.system(l.Info.Name, sn.Settings, mdl)
+		sys, err := dynamics.SystemOf(mdl)
 		if err == nil {
 			return l, sys, nil
 		}
 		why = append(why, err.Error())
 	}
 	return nil, nil, fmt.Errorf("none of the models shown has a map this view linearises (%s). Add BSA P=2, P=4 or the modern Hopfield network to the models compared", strings.Join(why, "; "))
-}
-
-// system is the lane model's system, kept while the model and its
-// settings stay (the Hopfield network's float64 patterns are 63 MB).
-func (d *dynWin) system(name string, set sim.Settings, mdl sim.Model) (*dynamics.System, error) {
-	key := fmt.Sprintf("%s %+v %+v", name, set.Dyn, set.Hop)
-	if d.sysKey == key && d.sys != nil {
-		return d.sys, nil
-	}
-	sys, err := dynamics.SystemOf(mdl)
-	if err != nil {
-		return nil, err
-	}
-	d.sysKey = key
-	return sys, nil
 }
 
 // draw follows the main window: a new run is recomputed, a new step gets
@@ -312,7 +296,7 @@ func (d *dynWin) newRun(sn *sim.Snapshot, l *sim.Lane, sys *dynamics.System, key
 	}
 	d.note.SetText(fmt.Sprintf("%s: recomputing the run's states t = 0 … %d…%s", d.model, T, pushed))
 	d.start("run", func(ctx context.Context) (func(), error) {
-		f := sys.Stepper
+		f := sys.Stepper()
 		states, err := sys.Trajectory(ctx, in, T)
 		if err != nil {
 			return nil, err

@@ -92,7 +92,7 @@ func (c Config) Run(ctx context.Context, env Env, shard, shards int, progress fu
 	if err != nil {
 		return nil, err
 	}
-	f, pt := sys.Stepper, sys.Patches
+	f, pt := sys.Stepper(), sys.Patches
 	n := min(c.N, env.Data.Test.Len())
 	var idx []int
 	for k := shard; k < n; k += shards {

@@ -66,13 +66,23 @@ func (s hopStepper) Linearise(x []float64) Linear { return s.f.At(x) }
 
 // System is a model this analysis linearises: its step in float64, how
 // its states are recorded, and how a direction in its state space looks.
+// Making one is cheap (the window asks for one at every snapshot); the
+// float64 step (19.7 MB of couplings, 63 MB of Hopfield patterns) is built
+// on first use of Stepper, off the window's goroutine.
 type System struct {
 	Name    string
-	Stepper Stepper
 	Patches *models.Patches // the grid a mask is drawn on
 	model   sim.Model
-	bsa     *sim.BSAModel    // the bare model (nil for the Hopfield network)
-	hop     *models.Hopfield // the modern Hopfield network's patterns
+	bsa     *sim.BSAModel // the bare model (nil for the Hopfield network)
+	build   func() Stepper
+	once    sync.Once
+	stepper Stepper
+}
+
+// Stepper is the system's step in float64, built on first use.
+func (s *System) Stepper() Stepper {
+	s.once.Do(func() { s.stepper = s.build() })
+	return s.stepper
 }
 
 // SystemOf returns the system of m, or an error naming why m has no map
@@ -88,10 +98,9 @@ func SystemOf(m sim.Model) (*System, error) {
 	}
 	switch v := m.(type) {
 	case *sim.BSAModel:
-		return &System{Name: info.Name, Stepper: bsaStepper{v.M.Map64(v.Dyn)}, Patches: pt, model: m, bsa: v}, nil
+		return &System{Name: info.Name, Patches: pt, model: m, bsa: v, build: func() Stepper { return bsaStepper{v.M.Map64(v.Dyn)} }}, nil
 	case *sim.HopfieldModel:
-		h := v.Net()
-		return &System{Name: info.Name, Stepper: hopStepper{h.Map64(v.Beta)}, Patches: pt, model: m, hop: h}, nil
+		return &System{Name: info.Name, Patches: pt, model: m, build: func() Stepper { return hopStepper{v.Net().Map64(v.Beta)} }}, nil
 	}
 	switch {
 	case info.MaxSteps > 0:

@@ -36,7 +36,7 @@ func realState(t testing.TB, env Env, t0 int) (Stepper, []float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sys.Stepper, st[t0]
+	return sys.Stepper(), st[t0]
 }
 
 // realSystem is model's system and test digit 0 under the default noise.
@@ -196,11 +196,11 @@ func TestHopfieldSystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := 0; k < 3; k++ {
-		if d := dist(sys.Stepper.Linearise(st[k]).Next(), st[k+1]); d > 1e-4*nrm(st[k+1]) {
+		if d := dist(sys.Stepper().Linearise(st[k]).Next(), st[k+1]); d > 1e-4*nrm(st[k+1]) {
 			t.Fatalf("step %d: the float64 step is %g from the recorded state", k, d)
 		}
 	}
-	sp, err := SpectrumAt(ctx, sys.Stepper, st[1], 1, nil)
+	sp, err := SpectrumAt(ctx, sys.Stepper(), st[1], 1, nil)
 	if err != nil || !sp.Converged {
 		t.Fatalf("%v (converged %v)", err, sp.Converged)
 	}
@@ -209,7 +209,7 @@ func TestHopfieldSystem(t *testing.T) {
 			t.Fatalf("eigenvalue %v of a positive semi-definite Jacobian", e.Value)
 		}
 	}
-	v := RandomDirection(sys.Stepper.Size(), 1)
+	v := RandomDirection(sys.Stepper().Size(), 1)
 	if p := sys.Picture(st[1], v); dist(p, v) != 0 {
 		t.Fatal("the Hopfield picture is not the direction")
 	}

@@ -190,7 +190,7 @@ func TestShippedClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := sys.Stepper
+	f := sys.Stepper()
 	best := wl0.Best
 	esc := -1
 	for tt := best + 1; tt < len(wl0.Frames); tt++ {
