@@ -138,7 +138,7 @@ func runDynamics(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("dynamics: %w", err)
 	}
-	if _, err := dynamics.SystemOf(m); err != nil {
+	if _, err := dynamics.SystemOf(m, set.Corruption.Kind); err != nil {
 		return fmt.Errorf("dynamics: --model: %w", err)
 	}
 	dir := *out

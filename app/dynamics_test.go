@@ -26,7 +26,6 @@ func TestDynamicsRefuses(t *testing.T) {
 		{[]string{"--k", "201", "--steps", "300"}, []string{"--k", "1 … 200"}},
 		{[]string{"--model", "vit"}, []string{"--model", "vit", "different maps"}},
 		{[]string{"--model", "hopfield-classic"}, []string{"hopfield-classic", "discrete"}},
-		{[]string{"--model", "block"}, []string{"block", "in this version"}},
 		{[]string{"--model", "hopfield", "--lambda", "2"}, []string{"--lambda", "does not use it"}},
 		{[]string{"--model", "bsa-p2", "--beta", "2"}, []string{"--beta", "does not use it"}},
 		{[]string{"--n", "0"}, []string{"--n", "1 … 10000"}},

@@ -145,10 +145,17 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab phase --images 100,1000,10000 --lambda 1,5 --seeds 0-1 --updates 2000": {
 			{"phase", "--images", "100,1000", "--lambda", "1,5", "--seeds", "0-1", "--updates", "2", "--n", "3", "--steps", "3", "--out", p("ph2")},
 		},
-		"attractorlab dynamics --model bsa-p2\\|bsa-p4 --task mask\\|noise --n 200 --at 1,t*,100,1000 --k 10 [--steps S --seed 0 --lambda --gamma --sigma2 --mask --attn --weights F --shard i/n] --out DIR [--force]": {
+		"attractorlab dynamics --model bsa-p2\\|bsa-p4\\|block\\|hopfield --task mask\\|noise --n 200 --at 1,t*,100,1000 --k 10 [--steps S --seed 0 --lambda --gamma --sigma2 --mask --attn --weights F --shard i/n] --out DIR [--force]": {
 			{"dynamics", "--model", "bsa-p2", "--task", "noise", "--n", "2", "--at", "1,t*,4", "--k", "2", "--steps", "5", "--seed", "0", "--lambda", "1", "--gamma", "0.5", "--sigma2", "0.7", "--attn", "softmax", "--shard", "0/2", "--out", p("dyn")},
 			{"dynamics", "--model", "bsa-p2", "--task", "noise", "--n", "2", "--at", "1,t*,4", "--k", "2", "--steps", "5", "--shard", "1/2", "--out", p("dyn")},
 			{"dynamics", "--model", "bsa-p4", "--task", "mask", "--n", "2", "--at", "1,t*", "--k", "2", "--steps", "5", "--mask", "0.3", "--out", p("dyn4"), "--force"},
+			{"dynamics", "--model", "block", "--task", "mask", "--n", "1", "--at", "1,t*", "--k", "2", "--steps", "4", "--out", p("dynb")},
+		},
+		"attractorlab dynamics --model block --task noise --n 100 --at 1,t*,100,1000 --k 10 --out dyn/block-noise": {
+			{"dynamics", "--model", "block", "--task", "noise", "--n", "1", "--at", "1,t*,4", "--k", "2", "--steps", "5", "--out", p("rd-block-noise")},
+		},
+		"attractorlab dynamics --model block --task mask --n 100 --at 1,t*,100,1000 --k 10 --out dyn/block-mask": {
+			{"dynamics", "--model", "block", "--task", "mask", "--n", "1", "--at", "1,t*,4", "--k", "2", "--steps", "5", "--out", p("rd-block-mask")},
 		},
 		"attractorlab dynamics --model bsa-p2 --task noise --n 200 --at 1,t*,100,1000 --k 10 --out dyn/p2-noise": {
 			{"dynamics", "--model", "bsa-p2", "--task", "noise", "--n", "2", "--at", "1,t*,6", "--k", "2", "--steps", "6", "--out", p("rd-p2-noise")},

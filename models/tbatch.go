@@ -171,6 +171,17 @@ func (b *Batch) Apply(blk int) {
 	b.cur = nxt
 }
 
+// State copies image k's current state (T tokens × D components) into
+// dst, or a new slice when dst is nil.
+func (b *Batch) State(k int, dst []float32) []float32 {
+	sz := b.T * b.D
+	if dst == nil {
+		dst = make([]float32, sz)
+	}
+	copy(dst, b.xs[b.cur][k*sz:(k+1)*sz])
+	return dst
+}
+
 // Attention is the attention of the last Apply for image k: [H][T][TP]
 // (row i of head h starts at (h·T+i)·TP; entries j ≥ T are 0).
 func (b *Batch) Attention(k int) []float32 {

@@ -122,3 +122,7 @@ func headAttention(dst, att []float32, H, T, tp int) {
 		}
 	}
 }
+
+// Net is the network the model runs on a task's corruption (the other
+// task's when that one is missing).
+func (t *TransformerModel) Net(task Kind) *models.Transformer[float32] { return t.net(task == Noise) }

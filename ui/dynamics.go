@@ -120,6 +120,9 @@ func (m *Main) ShowDynamics(tab string) {
 
 func (m *Main) showDynamics() { m.ShowDynamics(dynTabSpectrum) }
 
+// specAbout heads the spectrum's note; the system adds what its state is.
+const specAbout = "Each point is one of the 10 eigenvalues of ∂X(t+1)/∂X(t) largest in modulus. Outside the unit circle a direction grows step by step, inside it shrinks."
+
 func (m *Main) newDynWin() {
 	d := &dynWin{m: m, w: m.app.NewWindow("Dynamics — Attractor Lab"), cancel: map[string]context.CancelFunc{}, along: map[int]dynamics.Spectrum{}, ready: m.dynReady, pushedAt: -1}
 	wrap := func(s string) *widget.Label {
@@ -130,8 +133,7 @@ func (m *Main) newDynWin() {
 	d.note = wrap("")
 	d.spec = NewPlotView()
 	d.spec.HideT = true
-	d.specNote = wrap("Each point is one of the 10 eigenvalues of ∂X(t+1)/∂X(t) largest in modulus. Outside the unit circle a direction grows step by step, inside it shrinks. " +
-		"The renormalisation keeps every state at mean token norm 1, so the step maps every direction into that surface: its normal gets the eigenvalue 0 (not among the 10 shown), and the overall scale adds no spurious 1.")
+	d.specNote = wrap(specAbout)
 	seek := func(t int) { m.Engine.Seek(t) }
 	d.alongR, d.alongU, d.alongS, d.alongM = NewPlotView(), NewPlotView(), NewPlotView(), NewPlotView()
 	for _, p := range []*PlotView{d.alongR, d.alongU, d.alongS, d.alongM} {
@@ -241,13 +243,13 @@ func (d *dynWin) lane(sn *sim.Snapshot) (*sim.Lane, *dynamics.System, error) {
 			why = append(why, err.Error())
 			continue
 		}
-		sys, err := dynamics.SystemOf(mdl)
+		sys, err := dynamics.SystemOf(mdl, sn.Settings.Corruption.Kind)
 		if err == nil {
 			return l, sys, nil
 		}
 		why = append(why, err.Error())
 	}
-	return nil, nil, fmt.Errorf("none of the models shown has a map this view linearises (%s). Add BSA P=2, P=4 or the modern Hopfield network to the models compared", strings.Join(why, "; "))
+	return nil, nil, fmt.Errorf("none of the models shown has a map this view linearises (%s). Add BSA P=2, P=4, the recycled block or the modern Hopfield network to the models compared", strings.Join(why, "; "))
 }
 
 // draw follows the main window: a new run is recomputed, a new step gets
@@ -288,6 +290,7 @@ func (d *dynWin) newRun(sn *sim.Snapshot, l *sim.Lane, sys *dynamics.System, key
 	d.along = map[int]dynamics.Spectrum{}
 	d.esc, d.pushedAt = nil, -1
 	d.sys = sys
+	d.specNote.SetText(specAbout + " " + sys.About)
 	in := sn.InputFor(sys.Patches)
 	T := max(sn.Horizon, 1)
 	pushed := ""

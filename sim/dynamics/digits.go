@@ -88,7 +88,7 @@ func (c Config) Run(ctx context.Context, env Env, shard, shards int, progress fu
 	if err != nil {
 		return nil, err
 	}
-	sys, err := SystemOf(m)
+	sys, err := SystemOf(m, c.Settings.Corruption.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (c Config) Run(ctx context.Context, env Env, shard, shards int, progress fu
 			var mu sync.Mutex
 			var ferr error
 			err := models.Parallel(ctx, len(inputs), c.Workers, func(_, b int) {
-				st, err := sys.Trajectory(ctx, inputs[b], c.Steps)
+				st, imgs, err := sys.Run(ctx, inputs[b], c.Steps)
 				if err != nil {
 					mu.Lock()
 					ferr = err
@@ -136,8 +136,7 @@ func (c Config) Run(ctx context.Context, env Env, shard, shards int, progress fu
 					return
 				}
 				for t, x := range st {
-					img := sys.Decode(x)
-					mse[b][t], _, _ = sim.MSE(img, inputs[b].Clean, inputs[b].Pixel)
+					mse[b][t], _, _ = sim.MSE(imgs[t], inputs[b].Clean, inputs[b].Pixel)
 					x32 := make([]float32, len(x))
 					for k, v := range x {
 						x32[k] = float32(v)

@@ -64,6 +64,11 @@ type hopStepper struct{ f *models.HopfieldMap64 }
 func (s hopStepper) Size() int                    { return s.f.Size() }
 func (s hopStepper) Linearise(x []float64) Linear { return s.f.At(x) }
 
+type blockStepper struct{ f *models.BlockMap64 }
+
+func (s blockStepper) Size() int                    { return s.f.Size() }
+func (s blockStepper) Linearise(x []float64) Linear { return s.f.At(x) }
+
 // System is a model this analysis linearises: its step in float64, how
 // its states are recorded, and how a direction in its state space looks.
 // Making one is cheap (the window asks for one at every snapshot); the
@@ -72,8 +77,12 @@ func (s hopStepper) Linearise(x []float64) Linear { return s.f.At(x) }
 type System struct {
 	Name    string
 	Patches *models.Patches // the grid a mask is drawn on
+	// About says what the state is and what the step's form does to its
+	// spectrum (a sentence or two for the view).
+	About   string
 	model   sim.Model
-	bsa     *sim.BSAModel // the bare model (nil for the Hopfield network)
+	bsa     *sim.BSAModel                // the bare model (nil for the others)
+	block   *models.Transformer[float32] // the recycled block's network for the task (nil for the others)
 	build   func() Stepper
 	once    sync.Once
 	stepper Stepper
@@ -85,12 +94,21 @@ func (s *System) Stepper() Stepper {
 	return s.stepper
 }
 
-// SystemOf returns the system of m, or an error naming why m has no map
-// this analysis linearises: the ViT runs five different layers (no map to
-// iterate), the classical Hopfield network flips ±1 spins (a discrete map
-// has no Jacobian), and the recycled block is not linearised by this
-// version.
-func SystemOf(m sim.Model) (*System, error) {
+const (
+	aboutBSA = "The state is the tokens' spins (N × d numbers). The renormalisation keeps every state at mean token norm 1, so the step maps every direction into that surface: " +
+		"its normal gets the eigenvalue 0 (not among the 10 shown), and the overall scale adds no spurious 1."
+	aboutHopfield = "The state is the 784 pixels. The Jacobian β Xᵀ(diag w − w wᵀ)X is symmetric and positive semi-definite: every eigenvalue is real and at least 0, " +
+		"and at a stored digit (w one-hot) it vanishes — a super-stable memory."
+	aboutBlock = "The state is the 49 tokens × 64 components of the residual stream, with no renormalisation. The layer norm in front of each branch ignores a token's length, " +
+		"so as the stream grows the step tends to the identity plus a bounded push: the eigenvalues crowd towards 1 from either side — a drift that slows relative to the state, not a fixed point — and the iteration may not converge there."
+)
+
+// SystemOf returns the system of m for a task's corruption (the recycled
+// block runs the network trained for it), or an error naming why m has no
+// map this analysis linearises: the ViT runs five different layers (no map
+// to iterate), the classical Hopfield network flips ±1 spins (a discrete
+// map has no Jacobian).
+func SystemOf(m sim.Model, task sim.Kind) (*System, error) {
 	info := m.Info()
 	pt, err := models.NewPatches(info.MaskGrid())
 	if err != nil {
@@ -98,9 +116,19 @@ func SystemOf(m sim.Model) (*System, error) {
 	}
 	switch v := m.(type) {
 	case *sim.BSAModel:
-		return &System{Name: info.Name, Patches: pt, model: m, bsa: v, build: func() Stepper { return bsaStepper{v.M.Map64(v.Dyn)} }}, nil
+		return &System{Name: info.Name, Patches: pt, model: m, bsa: v, About: aboutBSA, build: func() Stepper { return bsaStepper{v.M.Map64(v.Dyn)} }}, nil
 	case *sim.HopfieldModel:
-		return &System{Name: info.Name, Patches: pt, model: m, build: func() Stepper { return hopStepper{v.Net().Map64(v.Beta)} }}, nil
+		return &System{Name: info.Name, Patches: pt, model: m, About: aboutHopfield, build: func() Stepper { return hopStepper{v.Net().Map64(v.Beta)} }}, nil
+	case *sim.TransformerModel:
+		if net := v.Net(task); net != nil && net.Cfg.Depth == 1 {
+			return &System{Name: info.Name, Patches: pt, model: m, block: net, About: aboutBlock, build: func() Stepper {
+				f, err := models.BlockMap(net)
+				if err != nil {
+					panic(err) // depth 1 was checked above
+				}
+				return blockStepper{f}
+			}}, nil
+		}
 	}
 	switch {
 	case info.MaxSteps > 0:
@@ -108,55 +136,100 @@ func SystemOf(m sim.Model) (*System, error) {
 	case info.Patch == 0 && info.Patterns == 0:
 		return nil, fmt.Errorf("%s: %w: its state is ±1 spins and its step a discrete flip, which has no Jacobian", info.Name, ErrNoMap)
 	default:
-		return nil, fmt.Errorf("%s: %w in this version (the bare self-attention models and the modern Hopfield network are)", info.Name, ErrNoMap)
+		return nil, fmt.Errorf("%s: %w in this version (the bare self-attention models, the recycled block and the modern Hopfield network are)", info.Name, ErrNoMap)
 	}
 }
 
 // Trajectory records the system's states X(0) … X(steps) on in, in
 // float64: the bare model's by the per-image engine (the window's), the
+// block's by the batched network the window runs (49 tokens × 64), the
 // Hopfield network's pixel states as its trajectory steps them.
 func (s *System) Trajectory(ctx context.Context, in *sim.Corrupted, steps int) ([][]float64, error) {
+	st, _, err := s.Run(ctx, in, steps)
+	return st, err
+}
+
+// Run is Trajectory with the picture the window shows at each step (at
+// t = 0 the input itself, which the block's embedded state does not
+// decode to).
+func (s *System) Run(ctx context.Context, in *sim.Corrupted, steps int) ([][]float64, [][]float32, error) {
+	var out [][]float64
+	var imgs [][]float32
 	if s.bsa != nil {
 		st := sim.BSAState(s.bsa.M, in)
 		ws := s.bsa.M.NewWorkspace(1)
-		out := [][]float64{Widen(st.X)}
-		for t := 0; t < steps; t++ {
+		for t := 0; ; t++ {
+			out = append(out, Widen(st.X))
+			img := make([]float32, models.Pixels)
+			s.bsa.M.Decode(img, st.X)
+			imgs = append(imgs, img)
+			if t == steps {
+				return out, imgs, nil
+			}
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			s.bsa.M.Step(ws, []*models.State{st}, s.bsa.Dyn, nil, nil)
-			out = append(out, Widen(st.X))
 		}
-		return out, nil
+	}
+	if s.block != nil {
+		b := models.NewBatch(s.block, 1)
+		b.Start([][]float32{in.Input})
+		for t := 0; ; t++ {
+			out = append(out, Widen(b.State(0, nil)))
+			img := make([]float32, models.Pixels)
+			if t == 0 {
+				copy(img, in.Input)
+			} else {
+				b.Decode([][]float32{img})
+			}
+			imgs = append(imgs, img)
+			if t == steps {
+				return out, imgs, nil
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			b.Apply(0)
+		}
 	}
 	tr := s.model.Start(in)
-	x := make([]float32, models.Pixels)
-	tr.Decode(x)
-	out := [][]float64{Widen(x)}
-	for t := 0; t < steps; t++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		tr.Step(nil)
+	for t := 0; ; t++ {
+		x := make([]float32, models.Pixels)
 		tr.Decode(x)
 		out = append(out, Widen(x))
+		imgs = append(imgs, x)
+		if t == steps {
+			return out, imgs, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		tr.Step(nil)
 	}
-	return out, nil
 }
 
-// Decode is the picture of a state (784 pixels in [0, 1]).
+// Decode is the picture of a state (784 pixels; the bare model's in
+// [0, 1], the block's unclamped as its output linear gives it).
 func (s *System) Decode(x []float64) []float32 {
 	img := make([]float32, models.Pixels)
-	if s.bsa != nil {
+	switch {
+	case s.bsa != nil:
 		x32 := make([]float32, len(x))
 		for k, v := range x {
 			x32[k] = float32(v)
 		}
 		s.bsa.M.Decode(img, x32)
-		return img
-	}
-	for k, v := range x {
-		img[k] = float32(v)
+	case s.block != nil:
+		img64 := make([]float64, models.Pixels)
+		s.Stepper().(blockStepper).f.Decode(img64, x)
+		for k, v := range img64 {
+			img[k] = float32(v)
+		}
+	default:
+		for k, v := range x {
+			img[k] = float32(v)
+		}
 	}
 	return img
 }
@@ -166,11 +239,14 @@ func (s *System) Decode(x []float64) []float32 {
 // network, whose state is the picture, v itself).
 func (s *System) Picture(x, v []float64) []float64 {
 	img := make([]float64, models.Pixels)
-	if s.bsa != nil {
+	switch {
+	case s.bsa != nil:
 		s.bsa.M.DecodeJVP(img, x, v)
-		return img
+	case s.block != nil:
+		s.Stepper().(blockStepper).f.DecodeJVP(img, v)
+	default:
+		copy(img, v)
 	}
-	copy(img, v)
 	return img
 }
 

@@ -48,7 +48,7 @@ func realSystem(t testing.TB, env Env, model string) (*System, *sim.Corrupted) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys, err := SystemOf(m)
+	sys, err := SystemOf(m, s.Corruption.Kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,23 +162,83 @@ func TestSystemOf(t *testing.T) {
 	for _, c := range []struct{ model, want string }{
 		{"vit", "layers are different maps"},
 		{"hopfield-classic", "discrete"},
-		{"block", "in this version"},
 	} {
 		m, err := env.Cat.Model(c.model, sim.DefaultSettings())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := SystemOf(m); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.model) {
+		if _, err := SystemOf(m, sim.Noise); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.model) {
 			t.Errorf("%s: %v, want one saying %q", c.model, err, c.want)
 		}
 	}
-	for _, name := range []string{"bsa-p2", "bsa-p4", "hopfield"} {
+	for _, name := range []string{"bsa-p2", "bsa-p4", "hopfield", "block"} {
 		m, err := env.Cat.Model(name, sim.DefaultSettings())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := SystemOf(m); err != nil {
-			t.Errorf("%s: %v", name, err)
+		for _, task := range []sim.Kind{sim.Mask, sim.Noise} {
+			if _, err := SystemOf(m, task); err != nil {
+				t.Errorf("%s %v: %v", name, task, err)
+			}
+		}
+	}
+}
+
+// TestBlockSystem: the recycled block's recorded states are the float64
+// block's trajectory (each its step of the one before, to float32
+// rounding) on the network trained for the task; the pictures are the
+// window's (the input at t = 0, the decoder after), and a direction's
+// picture is the decoder's derivative.
+func TestBlockSystem(t *testing.T) {
+	env := testEnv(t)
+	ctx := context.Background()
+	for _, task := range []sim.Kind{sim.Mask, sim.Noise} {
+		s := sim.DefaultSettings()
+		s.Corruption.Kind = task
+		m, err := env.Cat.Model("block", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys, err := SystemOf(m, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := s.Corruption.Apply(env.Data.Test.Clean(0, mnist.PixelGain), sys.Patches, 0)
+		st, imgs, err := sys.Run(ctx, in, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st) != 5 || len(st[0]) != sys.Stepper().Size() || sys.Stepper().Size() != 49*64 {
+			t.Fatalf("%v: %d states of %d numbers", task, len(st), len(st[0]))
+		}
+		for k := 0; k < 4; k++ {
+			if d := dist(sys.Stepper().Linearise(st[k]).Next(), st[k+1]); d > 1e-4*nrm(st[k+1]) {
+				t.Fatalf("%v step %d: the float64 block is %g from the recorded state (norm %g)", task, k, d, nrm(st[k+1]))
+			}
+		}
+		// The window's own run of the model gives the same pictures.
+		tr := m.Start(in)
+		want := make([]float32, 784)
+		for k := range imgs {
+			tr.Decode(want)
+			for q := range want {
+				if math.Abs(float64(want[q]-imgs[k][q])) > 1e-6 {
+					t.Fatalf("%v t = %d pixel %d: system's picture %v, the model's %v", task, k, q, imgs[k][q], want[q])
+				}
+			}
+			if k > 0 {
+				got := sys.Decode(st[k])
+				for q := range got {
+					if math.Abs(float64(got[q]-want[q])) > 1e-4 {
+						t.Fatalf("%v t = %d pixel %d: Decode %v, the model's %v", task, k, q, got[q], want[q])
+					}
+				}
+			}
+			tr.Step(nil)
+		}
+		sp, err := SpectrumAt(ctx, sys.Stepper(), st[3], 3, nil)
+		if err != nil || !sp.Converged || len(sp.Eigs) != Eigs {
+			t.Fatalf("%v: spectrum %v %v", task, sp, err)
 		}
 	}
 }

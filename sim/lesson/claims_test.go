@@ -181,7 +181,7 @@ func TestShippedClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys, err := dynamics.SystemOf(mdl)
+	sys, err := dynamics.SystemOf(mdl, sn.Settings.Corruption.Kind)
 	if err != nil {
 		t.Fatal(err)
 	}
