@@ -128,9 +128,9 @@ func runGUI(ctx context.Context, args []string) error {
 	defer cancel()
 	// The first window opens on the phenomenon (the paper demo at t*); later
 	// ones where the last session left off.
-	settings, demo := sim.PaperDemo(), true
-	if st, ok, problem := savedSession(a.Preferences().String("last_scenario"), cat); ok {
-		settings, demo = st, false
+	settings, demo, savedT := sim.PaperDemo(), true, 0
+	if st, t, ok, problem := savedSession(a.Preferences().String("last_scenario"), cat); ok {
+		settings, demo, savedT = st, false, t
 	} else if problem != "" {
 		problems = append(problems, problem)
 	}
@@ -168,6 +168,10 @@ func runGUI(ctx context.Context, args []string) error {
 			m.StartLesson(les)
 		case demo:
 			m.Engine.ShowBest()
+		case savedT > 0:
+			// The step shown when the session was saved (a reload of
+			// the page, the window opened again).
+			m.Engine.Seek(savedT)
 		}
 		if opts.link != "" {
 			// A bad link is reported over the window it would have replaced.
@@ -247,15 +251,15 @@ func benchPlayback(a fyne.App, m *ui.Main, frames *int) {
 }
 
 // savedSession reads the session the window saved (its preference
-// "last_scenario"), checked as a scenario file is: a session saved by
+// "last_scenario") and the step it showed, checked as a scenario file is: a session saved by
 // another version, or edited, is set aside with a warning (problem).
-func savedSession(last string, cat *sim.Catalogue) (st sim.Settings, ok bool, problem string) {
+func savedSession(last string, cat *sim.Catalogue) (st sim.Settings, t int, ok bool, problem string) {
 	if last == "" {
-		return st, false, ""
+		return st, 0, false, ""
 	}
-	st, _, err := cat.ReadScenario(strings.NewReader(last), "saved session")
+	st, t, err := cat.ReadScenario(strings.NewReader(last), "saved session")
 	if err != nil {
-		return st, false, err.Error() + ": opened the paper demo instead"
+		return st, 0, false, err.Error() + ": opened the paper demo instead"
 	}
-	return st, true, ""
+	return st, t, true, ""
 }

@@ -226,8 +226,9 @@ func TestSavedSessionChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, ok, problem := savedSession(string(good), cat); !ok || problem != "" || st.Index != 17 {
-		t.Fatalf("the good session: %v %q", ok, problem)
+	const wantT = 7 // the file's "t"
+	if st, tt, ok, problem := savedSession(string(good), cat); !ok || problem != "" || st.Index != 17 || tt != wantT {
+		t.Fatalf("the good session: %v %q, index %d, t = %d (want 17 at t = %d)", ok, problem, st.Index, tt, wantT)
 	}
 	for toggled, want := range map[string]string{
 		"[-1, 99999, 3, 3]": "saved session: field toggled_patches: patch -1 is out of range (allowed 0 … 48",
@@ -235,11 +236,11 @@ func TestSavedSessionChecked(t *testing.T) {
 		"[49]":              "saved session: field toggled_patches: patch 49 is out of range (allowed 0 … 48",
 	} {
 		bad := strings.Replace(string(good), `"toggled_patches": [5]`, `"toggled_patches": `+toggled, 1)
-		if _, ok, problem := savedSession(bad, cat); ok || !strings.HasPrefix(problem, want) || !strings.HasSuffix(problem, "opened the paper demo instead") {
+		if _, _, ok, problem := savedSession(bad, cat); ok || !strings.HasPrefix(problem, want) || !strings.HasSuffix(problem, "opened the paper demo instead") {
 			t.Errorf("%s: %v %q, want %q…", toggled, ok, problem, want)
 		}
 	}
-	if _, ok, problem := savedSession("", cat); ok || problem != "" {
+	if _, _, ok, problem := savedSession("", cat); ok || problem != "" {
 		t.Fatalf("no session: %v %q", ok, problem)
 	}
 }

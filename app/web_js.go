@@ -10,6 +10,7 @@ import (
 
 	"fyne.io/fyne/v2"
 
+	"attractorlab/sim"
 	"attractorlab/ui"
 )
 
@@ -49,10 +50,30 @@ func pageReady(ctx context.Context, m *ui.Main, opening func()) {
 	fyne.DoAndWait(func() { m.OnApplied = func() { set(m.Shown()) } })
 	publish()
 	// A link to this page clicked while it is open changes only the
-	// fragment (the browser does not reload): the window opens it.
-	js.Global().Call("addEventListener", "hashchange", js.FuncOf(func(js.Value, []js.Value) any {
+	// fragment (the browser does not reload): the window opens it. The
+	// page as it was before (an address that is not a link) is kept, so
+	// the browser's Back returns to it instead of reporting an address
+	// that names nothing to open.
+	before := map[string]string{} // address → the state it showed when a link replaced it
+	js.Global().Call("addEventListener", "hashchange", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		href := js.Global().Get("location").Get("href").String()
-		fyne.Do(func() { m.OpenLink(href) })
+		old := ""
+		if len(args) > 0 && args[0].Get("oldURL").Type() == js.TypeString {
+			old = args[0].Get("oldURL").String()
+		}
+		fyne.Do(func() {
+			if old != "" && !sim.IsLink(old) {
+				if st := m.StateLink(); st != "" {
+					before[old] = st
+				}
+			}
+			switch st, ok := before[href]; {
+			case sim.IsLink(href):
+				m.OpenLink(href)
+			case ok:
+				m.ReturnTo(st)
+			}
+		})
 		return nil
 	}))
 	// The session is remembered as the desktop remembers it when its

@@ -219,6 +219,11 @@ func inflateLink(payload string) ([]byte, error) {
 	z, err := base64.RawURLEncoding.Strict().DecodeString(payload)
 	if err != nil {
 		var ce base64.CorruptInputError
+		if errors.As(err, &ce) && int(ce) >= len(payload)-4 && base64url(payload) {
+			// Every character is right but the last group is incomplete
+			// (or its spare bits are not zero): the link was cut.
+			return nil, errCutShort(payload)
+		}
 		if errors.As(err, &ce) {
 			return nil, fmt.Errorf("link: the scenario is not base64url (A–Z, a–z, 0–9, - and _, without padding): character %d is wrong", int64(ce)+1)
 		}
@@ -231,13 +236,29 @@ func inflateLink(payload string) ([]byte, error) {
 	case len(js) > MaxLinkScenario:
 		return nil, fmt.Errorf("link: the scenario inflates to more than %s, the limit of a link's scenario", infile.Bytes(MaxLinkScenario))
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, errors.New("link: the scenario is truncated (its deflated data ends early)")
+		return nil, errCutShort(payload)
 	case err != nil:
 		return nil, fmt.Errorf("link: the scenario is not deflated data: %v", err)
 	case zr.Len() > 0:
 		return nil, fmt.Errorf("link: %d bytes after the end of the deflated scenario", zr.Len())
 	}
 	return js, nil
+}
+
+// errCutShort says a link's scenario ends early: the usual fate of a link
+// copied by hand, wrapped in an e-mail or cut by a chat program.
+func errCutShort(payload string) error {
+	return fmt.Errorf("link: this link is cut short: its scenario (#s=…) ends early, after %d characters. Copy the whole link again", len(payload))
+}
+
+// base64url reports whether every character of s is in base64url's alphabet.
+func base64url(s string) bool {
+	for _, c := range []byte(s) {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // quoteShort quotes s for an error message, cut to its first 40

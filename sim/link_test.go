@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -179,6 +180,24 @@ func TestLinkRefusesWhatAFileRefuses(t *testing.T) {
 	}
 }
 
+// TestLinkCutShort: a link cut anywhere inside its scenario says so, not
+// which character is wrong.
+func TestLinkCutShort(t *testing.T) {
+	for _, sc := range []Settings{PaperDemo(), DefaultSettings()} {
+		good, err := EncodeLink(DefaultLinkBase, sc, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := strings.TrimPrefix(good, DefaultLinkBase+"#s=")
+		for n := 1; n < len(payload); n++ {
+			_, err := ParseLink(DefaultLinkBase+"#s="+payload[:n], nil)
+			if err == nil || !strings.Contains(err.Error(), "this link is cut short") {
+				t.Fatalf("cut after %d of %d characters: %v", n, len(payload), err)
+			}
+		}
+	}
+}
+
 // TestLinkRefusals: links that are not a scenario or a shipped lesson are
 // refused with a message that says why; none panics.
 func TestLinkRefusals(t *testing.T) {
@@ -195,7 +214,7 @@ func TestLinkRefusals(t *testing.T) {
 		{"bad base64", DefaultLinkBase + "#s=" + payload[:10] + "$" + payload[11:], "link: the scenario is not base64url (A–Z, a–z, 0–9, - and _, without padding): character 11 is wrong"},
 		{"padding", DefaultLinkBase + "#s=" + base64.URLEncoding.EncodeToString(z[:len(z)-len(z)%3+1]), "link: the scenario is not base64url"},
 		{"standard base64", DefaultLinkBase + "#s=" + strings.NewReplacer("-", "+", "_", "/").Replace(payload) + "+/", "link: the scenario is not base64url"},
-		{"truncated", DefaultLinkBase + "#s=" + truncated, "link: the scenario is truncated (its deflated data ends early)"},
+		{"truncated", DefaultLinkBase + "#s=" + truncated, fmt.Sprintf("link: this link is cut short: its scenario (#s=…) ends early, after %d characters. Copy the whole link again", len(truncated))},
 		{"not deflated", DefaultLinkBase + "#s=" + base64.RawURLEncoding.EncodeToString([]byte{0xff, 0xff}), "link: the scenario is not deflated data: flate: corrupt input"},
 		{"trailing bytes", DefaultLinkBase + "#s=" + trailing, "link: 3 bytes after the end of the deflated scenario"},
 		{"inflates too big", DefaultLinkBase + "#s=" + big, "link: the scenario inflates to more than 16.0 KB, the limit of a link's scenario"},

@@ -92,6 +92,7 @@ type Snapshot struct {
 	Playing   bool
 	Speed     float64 // steps per second
 	Horizon   int
+	End       int // the last step a run goes to (every lane's limit: the window's MaxT, a ViT's layers)
 	Lanes     []Lane
 	Err       string
 	Cue       int64 // the ticket of the last cue (Engine.Cue) the engine took
@@ -131,7 +132,7 @@ func (s *session) snapshot() *Snapshot {
 	s.seq++
 	sn := &Snapshot{Seq: s.seq, Settings: s.set, Label: s.label, MNISTIdx: s.mnistIdx, Clean: s.clean,
 		PixelMask: s.pixel, MaskGrid: s.grid, T: s.shownT(), Playing: s.playing, Speed: s.speed,
-		Horizon: s.cfg.Horizon, Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy}
+		Horizon: s.cfg.Horizon, End: s.maxT(), Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy}
 	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
 	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
 	sn.Settings.Pushes = clonePushes(s.set.Pushes)

@@ -55,6 +55,30 @@ func (m *Main) CopyLink() {
 	m.setStatus(fmt.Sprintf("link copied (%d characters)", utf8.RuneCountInString(link)))
 }
 
+// StateLink is a link to what the window shows (its settings at the step
+// shown), "" before the first snapshot: the page keeps it to come back to
+// when the browser's Back leaves a link.
+func (m *Main) StateLink() string {
+	if m.snap == nil {
+		return ""
+	}
+	link, err := sim.EncodeLink(m.LinkBase(), m.snap.Settings, m.snap.T)
+	if err != nil {
+		return ""
+	}
+	return link
+}
+
+// ReturnTo reopens a state StateLink gave (the browser's Back to the page
+// as it was before a link opened), saying so in the status line.
+func (m *Main) ReturnTo(state string) {
+	if err := m.openLink(state); err != nil {
+		m.Warn(err.Error())
+		return
+	}
+	m.setStatus("back to where the page was before the link")
+}
+
 // showLinkBase asks for the page address links start with (File → Link
 // address…). An address sim.CheckLinkBase refuses is reported and the
 // dialog stays to correct it.

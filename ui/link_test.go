@@ -162,7 +162,7 @@ func TestOpenLink(t *testing.T) {
 		{"garbage", "link: names neither a scenario"},
 		{"#s=garbage!", "link: the scenario is not base64url"},
 		{"#s=" + strings.Repeat("\x00", 3), "link: the scenario is not base64url"},
-		{sim.DefaultLinkBase + "#s=" + link[len(sim.DefaultLinkBase)+3:len(link)-12], "link: the scenario is"},
+		{sim.DefaultLinkBase + "#s=" + link[len(sim.DefaultLinkBase)+3:len(link)-12], "link: this link is cut short"},
 	}
 	big := want
 	n := m.deps.Data.Test.Len()

@@ -351,7 +351,12 @@ func (m *Main) viewControls() fyne.CanvasObject {
 		}
 	}, m.handleKey)
 	m.side.scaleSel.SetSelected(attnScaleNames[m.attnScale])
-	present := newKeyButton("Presentation (F11)", theme.ViewFullScreenIcon(), m.togglePresentation, m.handleKey)
+	// In the page F11 is the browser's own full screen: P is the key there.
+	presentLabel := "Presentation (F11)"
+	if inBrowser() {
+		presentLabel = "Presentation (P)"
+	}
+	present := newKeyButton(presentLabel, theme.ViewFullScreenIcon(), m.togglePresentation, m.handleKey)
 	demo := newKeyButton("Paper demo", theme.MediaPlayIcon(), m.PaperDemo, m.handleKey)
 	view := container.NewVBox(heading("View"),
 		container.NewBorder(nil, nil, widget.NewLabel("theme"), nil, m.side.themeSel), m.side.gridCheck,

@@ -617,7 +617,17 @@ func (m *Main) apply(sn *sim.Snapshot) {
 		m.setError(sn.Err)
 	case m.statusErr && prev != nil && !reflect.DeepEqual(prev.Settings, sn.Settings):
 		m.setStatus("") // an accepted change ends the last problem
+	case prev != nil && prev.Playing && !sn.Playing && sn.End > 0 && sn.T >= sn.End:
+		m.setStatus(fmt.Sprintf("playback stopped at t = %d, the last step a run goes to here; %s restarts, ← steps back", sn.End, restartKey()))
 	}
+}
+
+// restartKey names the key that goes back to t = 0.
+func restartKey() string {
+	if inBrowser() {
+		return "0"
+	}
+	return "Home (or 0)"
 }
 
 // sameModels reports whether a and b show the same models in the same

@@ -92,6 +92,16 @@ func TestKeyboardAndTransport(t *testing.T) {
 	if m.snap.Playing {
 		t.Fatal("Space did not pause")
 	}
+	// Played to the end, playback stops and says why.
+	m.Engine.Seek(m.snap.End - 1)
+	typeKey(w, fyne.KeySpace)
+	for k := 0; k < 3 && m.snap.Playing; k++ {
+		m.Engine.Tick()
+	}
+	if m.snap.Playing || m.snap.T != m.snap.End || !strings.Contains(m.status.Text, fmt.Sprintf("playback stopped at t = %d, the last step", m.snap.End)) {
+		t.Fatalf("played to the end: t = %d of %d, playing %v, status %q", m.snap.T, m.snap.End, m.snap.Playing, m.status.Text)
+	}
+	typeKey(w, fyne.KeyHome)
 	typeKey(w, fyne.Key2)
 	if m.snap.Lanes[0].Info.Name != "bsa-p4" || len(m.states) != 1 {
 		t.Fatalf("key 2 chose %s", m.snap.Lanes[0].Info.Name)

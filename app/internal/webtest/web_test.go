@@ -446,6 +446,7 @@ func TestWebPage(t *testing.T) {
 	st := sim.PaperDemo()
 	st.Index = 3
 	st.Corruption.Seed = 7
+	prior := current(t, ctx)
 	link, err := sim.EncodeLink(base, st, 14)
 	if err != nil {
 		t.Fatal(err)
@@ -459,6 +460,15 @@ func TestWebPage(t *testing.T) {
 	s = current(t, ctx)
 	if s.Digit != 3 || s.T != 14 || s.Dialogs != 0 {
 		t.Fatalf("after the link: %+v, want digit 3 at t = 14", s)
+	}
+	// The browser's Back returns to the page as it was before the link,
+	// without a message.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`history.back(), true`)); err != nil {
+		t.Fatal(err)
+	}
+	s = until(t, ctx, "Back to the state before the link", func(s shown) bool { return s.Digit == prior.Digit && s.T == prior.T })
+	if s.Dialogs != 0 || !strings.Contains(s.Status, "back to where the page was") {
+		t.Fatalf("after Back: %+v, want digit %d at t = %d, no dialog, the status saying so", s, prior.Digit, prior.T)
 	}
 
 	// The same link opened fresh.
@@ -497,7 +507,8 @@ func TestWebPage(t *testing.T) {
 	// The session is remembered (local storage) as the desktop remembers
 	// it: the plain page reopens on it.
 	open(t, ctx, base)
-	until(t, ctx, "the remembered session", func(s shown) bool { return len(s.Models) == 4 && s.Digit == demo.Index })
+	// ...at the step it showed (the compare link's t = 5).
+	until(t, ctx, "the remembered session at its step", func(s shown) bool { return len(s.Models) == 4 && s.Digit == demo.Index && s.T == 5 })
 
 	// A bad lesson name: a message over the default window, nothing broken.
 	open(t, ctx, base+"?lesson=no-such-lesson")
