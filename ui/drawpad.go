@@ -191,7 +191,8 @@ func (m *Main) showDraw() {
 			m.UseOwnDigit(sim.PrepareDigit(pad.Ink, padSide, padSide), "drawn")
 		}
 	}, m.win)
-	d.Resize(fyne.NewSize(720, 520))
+	room := m.win.Canvas().Size()
+	d.Resize(fyne.NewSize(min(720, room.Width-20), min(520, room.Height-20)))
 	m.showDialog(d)
 }
 

@@ -170,8 +170,7 @@ func (m *Main) showEnsemble() {
 	export := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.exportFrom(e.w, e.exports()) })
 	top := container.NewVBox(container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewLabel(fmt.Sprintf("test digits (of %d loaded)", have)), e.n, widget.NewLabel("band over"), e.over), export, e.job.bar()), e.job.status)
-	e.w.SetContent(container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)))
-	e.w.Resize(fyne.NewSize(1100, 520))
+	m.fitWindow(e.w, container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)), fyne.NewSize(1100, 520))
 	e.w.Canvas().SetOnTypedKey(m.escCloses)
 	e.w.SetOnClosed(func() {
 		if e.job.stop != nil {
@@ -462,8 +461,7 @@ func (m *Main) showBasin() {
 	export := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.exportFrom(b.w, b.exports()) })
 	top := container.NewVBox(b.form, container.NewBorder(nil, nil, nil, export, b.job.bar()), b.job.status,
 		container.NewBorder(nil, nil, nil, newInfoTip(escapeTip), legend))
-	b.w.SetContent(container.NewBorder(top, nil, nil, nil, b.view))
-	b.w.Resize(fyne.NewSize(1280, 800))
+	m.fitWindow(b.w, container.NewBorder(top, nil, nil, nil, b.view), fyne.NewSize(1280, 800))
 	b.w.Canvas().SetOnTypedKey(m.escCloses)
 	b.w.SetOnClosed(func() {
 		if b.job.stop != nil {

@@ -181,8 +181,7 @@ func (m *Main) showPush() {
 	pw.kind.OnChanged = func(string) { pw.refreshButtons() } // the buttons exist now
 	controls := container.NewVBox(pw.kind, pw.sigmaLbl, pw.sigma, none, pw.push, widget.NewSeparator(),
 		widget.NewLabelWithStyle("Pushes made", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), pw.made, pw.undo, pw.clear)
-	pw.w.SetContent(container.NewBorder(pw.title, nil, nil, container.NewPadded(controls), pw.view))
-	pw.w.Resize(fyne.NewSize(760, 520))
+	m.fitWindow(pw.w, container.NewBorder(pw.title, nil, nil, container.NewPadded(controls), pw.view), fyne.NewSize(760, 520))
 	pw.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) { // the main window's keys step the run from here too
 			m.escCloses(k)

@@ -50,10 +50,9 @@ func (m *Main) showTokenEnergy() {
 		return l
 	}
 	tw.nowLbl, tw.deltaLbl, tw.title = label(), label(), label()
-	tw.w.SetContent(container.NewBorder(tw.title, nil, nil, nil, container.NewGridWithColumns(2,
+	m.fitWindow(tw.w, container.NewBorder(tw.title, nil, nil, nil, container.NewGridWithColumns(2,
 		container.NewBorder(nil, tw.nowLbl, nil, nil, tw.now),
-		container.NewBorder(nil, tw.deltaLbl, nil, nil, tw.delta))))
-	tw.w.Resize(fyne.NewSize(760, 520))
+		container.NewBorder(nil, tw.deltaLbl, nil, nil, tw.delta))), fyne.NewSize(760, 520))
 	tw.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) { // the main window's keys step the run from here too
 			m.escCloses(k)

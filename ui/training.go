@@ -209,10 +209,10 @@ func (m *Main) showTraining() {
 		return
 	}
 	tw := &trainWin{m: m, w: m.app.NewWindow("Training — Attractor Lab"), ui: newUpdater()}
+	// 740 px high at most (build): the window fits a 1366×768 screen as
+	// well as 1280×800 (it opened 800 high and lost its bottom row on a
+	// 768-px screen); smaller still where the main window is.
 	tw.build()
-	// 740 px high: the window fits a 1366×768 screen as well as 1280×800
-	// (it opened 800 high and lost its bottom row on a 768-px screen).
-	tw.w.Resize(fyne.NewSize(1280, 740))
 	// A lesson's keys (→ next, ← back, Esc leaves) work here too: a slide
 	// that trains opens this window over the main one, and → did nothing
 	// until the window manager gave the main window the keyboard.
@@ -338,7 +338,7 @@ func (tw *trainWin) build() {
 	maps := container.NewGridWithColumns(2, titled("‖J_ij‖: i ↓, j →", tw.couplings), titled("by key offset", tw.displacement))
 	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithRows(2, maps, tw.locality))
 	body := container.NewGridWithColumns(3, left, digit, coup)
-	tw.w.SetContent(container.NewBorder(top, nil, nil, nil, body))
+	tw.m.fitWindow(tw.w, container.NewBorder(top, nil, nil, nil, body), fyne.NewSize(1280, 740))
 	tw.drawDigitInput()
 	tw.drawCurves()
 	tw.patch.OnChanged = func(string) { tw.preview() }

@@ -659,6 +659,24 @@ func (m *Main) SavePreferences() {
 	}
 }
 
+// fitWindow gives a secondary window its content and its size: want, or
+// the main window's size where that is smaller (a laptop's page, a small
+// screen). Content whose least size exceeds that scrolls inside the window
+// rather than pushing the window's bottom off the screen.
+//
+// The window's Content is then the scroll, not content.
+func (m *Main) fitWindow(w fyne.Window, content fyne.CanvasObject, want fyne.Size) {
+	room := m.win.Canvas().Size()
+	if room.Width <= 0 || room.Height <= 0 {
+		room = want
+	}
+	// Always in a scroll: a content's least size can grow after it is
+	// laid out (wrapped text at a narrower width), and the scroll fills
+	// the window like the content alone where there is room.
+	w.SetContent(container.NewScroll(content))
+	w.Resize(fyne.NewSize(min(want.Width, room.Width), min(want.Height, room.Height)))
+}
+
 // Warn shows a problem (a weights file that did not load) in a dialog and
 // the status line; the window stays usable with what did load.
 func (m *Main) Warn(msg string) {
