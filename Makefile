@@ -100,7 +100,7 @@ test-wasm:
 # page loads and draws, keys, links, lessons, compare, a bad link, the
 # download; it logs the transfer size and the timings (docs: README, Web).
 test-web: web
-	ATTRACTORLAB_WEB=$(CURDIR)/$(WEB) $(GOTEST) -v -run '^(TestWebPage|TestDocumentedSizes)$$' ./app/internal/webtest/
+	ATTRACTORLAB_WEB=$(CURDIR)/$(WEB) $(GOTEST) -v -run '^(TestWebPage.*|TestDocumentedSizes)$$' ./app/internal/webtest/
 
 test-app:
 	$(SIMD) $(GOTEST) $$($(GO) list ./app/... | grep -v /internal/webtest)

@@ -207,8 +207,24 @@ func PushPlot(title string, runs []PushSeries) (*plot.Plot, error) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = LogTicks125{}
 	p.Add(plotter.NewGrid())
-	// Bottom left: the pushed runs start together at the top left.
+	// On the left, in the corner the runs leave empty: they start
+	// together, at the top when the pushes shrink (the bare model's
+	// contracting flow), at the bottom when they grow.
 	p.Legend.Left = true
+	lo, hi, start := math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, r := range runs {
+		for _, ys := range [][]float64{r.Real, r.Predicted} {
+			for s, v := range ys {
+				if v > 0 && !math.IsInf(v, 0) {
+					lo, hi = min(lo, math.Log(v)), max(hi, math.Log(v))
+					if s == 0 {
+						start = max(start, math.Log(v))
+					}
+				}
+			}
+		}
+	}
+	p.Legend.Top = start < (lo+hi)/2
 	any := false
 	for k, r := range runs {
 		for j, ys := range [][]float64{r.Real, r.Predicted} {

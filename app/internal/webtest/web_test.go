@@ -651,3 +651,60 @@ func choose(t *testing.T, ctx context.Context, choosers chan page.EventFileChoos
 		t.Fatalf("%s opened no file picker", what)
 	}
 }
+
+// TestWebPageOnAPhone: on a phone held upright (390 × 844) the page says
+// what screen the window needs before downloading anything, and starts
+// all the same when asked.
+func TestWebPageOnAPhone(t *testing.T) {
+	dir := os.Getenv("ATTRACTORLAB_WEB")
+	if dir == "" {
+		t.Skip("ATTRACTORLAB_WEB names the built site: make test-web builds and tests it")
+	}
+	srv := serve(t, dir)
+	ctx := newBrowser(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	for deadline := time.Now().Add(30 * time.Second); msg == ""; time.Sleep(100 * time.Millisecond) {
+		var err error
+		if msg, err = chromedp.Run(ctx, chromedp.Evaluate[string](`attractorlab.narrow || ""`)); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no message after 30 s")
+		}
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("action").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "at least 760 × 480") || !strings.Contains(msg, "390 × 844") || shown != msg {
+		t.Fatalf("the page says %q (message %q), want the screen it needs and the one it has", shown, msg)
+	}
+	screenshot(t, ctx, "web-phone")
+	srv.mu.Lock()
+	for _, p := range srv.got {
+		if strings.HasSuffix(p, ".wasm.gz") || strings.HasSuffix(p, ".wasm") || strings.HasSuffix(p, ".web") {
+			t.Fatalf("the page fetched %s before the person chose to start", p)
+		}
+	}
+	srv.mu.Unlock()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("anyway").click(), true`)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		srv.mu.Lock()
+		fetched := false
+		for _, p := range srv.got {
+			fetched = fetched || strings.HasSuffix(p, ".wasm.gz") || strings.HasSuffix(p, ".wasm")
+		}
+		srv.mu.Unlock()
+		if fetched {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Start it anyway did not start the download")
+		}
+	}
+}
