@@ -405,3 +405,41 @@ func TestSummaryCorrelations(t *testing.T) {
 		t.Fatal("two points give a correlation")
 	}
 }
+
+// TestBlockDrifts pins docs/results.md's finding on the shipped block: it
+// has no fixed point. Late in a run (digit 0 under noise) the state moves
+// by the same amount every step (‖F(X) − X‖ about 21 at t = 100 and at
+// t = 200, so the step relative to the state halves), and the Jacobian's
+// leading eigenvalue lies just outside the unit circle, nearer 1 the
+// later: about 1 + 0.5/t.
+func TestBlockDrifts(t *testing.T) {
+	if raceOn {
+		t.Skip("numerics on one goroutine: checked without the race detector")
+	}
+	env := testEnv(t)
+	sys, in := realSystem(t, env, "block")
+	ctx := context.Background()
+	st, err := sys.Trajectory(ctx, in, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sys.Stepper()
+	var res, rad [2]float64
+	for k, at := range []int{100, 200} {
+		res[k] = dist(f.Linearise(st[at]).Next(), st[at])
+		sp, err := SpectrumAt(ctx, f, st[at], at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rad[k] = sp.Radius
+		t.Logf("t = %d: ‖F(X) − X‖ = %.3f, ‖X‖ = %.0f, spectral radius %.5f (converged %v)", at, res[k], nrm(st[at]), sp.Radius, sp.Converged)
+	}
+	if res[0] < 15 || res[0] > 30 || math.Abs(res[1]/res[0]-1) > 0.05 {
+		t.Errorf("‖F(X) − X‖ = %.3f at t = 100 and %.3f at 200: want the same step of about 21", res[0], res[1])
+	}
+	for k, at := range []float64{100, 200} {
+		if want := 1 + 0.5/at; rad[k] <= 1 || math.Abs(rad[k]-want) > 0.3*(want-1) {
+			t.Errorf("t = %v: spectral radius %.5f, want just above 1, about %.5f", at, rad[k], want)
+		}
+	}
+}
