@@ -682,7 +682,6 @@ func TestWebPageOnAPhone(t *testing.T) {
 	if !strings.Contains(msg, "at least 760 × 480") || !strings.Contains(msg, "390 × 844") || shown != msg {
 		t.Fatalf("the page says %q (message %q), want the screen it needs and the one it has", shown, msg)
 	}
-	screenshot(t, ctx, "web-phone")
 	srv.mu.Lock()
 	for _, p := range srv.got {
 		if strings.HasSuffix(p, ".wasm.gz") || strings.HasSuffix(p, ".wasm") || strings.HasSuffix(p, ".web") {
