@@ -134,7 +134,8 @@ func runGUI(ctx context.Context, args []string) error {
 	} else if problem != "" {
 		problems = append(problems, problem)
 	}
-	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText()}
+	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText(),
+		WorkArea: func() (fyne.Size, bool) { return workArea(w) }}
 	m := ui.NewMain(ctx, a, w, deps, settings)
 	m.OnLesson = func(s string) { fmt.Println(s) }
 	// The window stops drawing first (Halt: from here on, before Fyne's

@@ -34,6 +34,10 @@ type Deps struct {
 	Memories  *sim.Memories
 	Catalogue *sim.Catalogue
 	Version   string // shown by Help → About ("0.1.0 (build 1)")
+	// WorkArea is the screen's room for windows (less its panels), when
+	// the driver can tell it (nil or false: not known, as in the page,
+	// where the main window is the page).
+	WorkArea func() (fyne.Size, bool)
 }
 
 // Main is the main window's content and its state. All fields are touched
@@ -660,8 +664,8 @@ func (m *Main) SavePreferences() {
 }
 
 // fitWindow gives a secondary window its content and its size: want, or
-// the main window's size where that is smaller (a laptop's page, a small
-// screen). Content whose least size exceeds that scrolls inside the window
+// the main window's size or the screen's where that is smaller (a
+// laptop's page, a small screen). Content whose least size exceeds that scrolls inside the window
 // rather than pushing the window's bottom off the screen.
 //
 // The window's Content is then the scroll, not content.
@@ -669,6 +673,14 @@ func (m *Main) fitWindow(w fyne.Window, content fyne.CanvasObject, want fyne.Siz
 	room := m.win.Canvas().Size()
 	if room.Width <= 0 || room.Height <= 0 {
 		room = want
+	}
+	if m.deps.WorkArea != nil {
+		// The main window can be wider than a small screen (its least
+		// width): the screen bounds a new window too.
+		if area, ok := m.deps.WorkArea(); ok {
+			const title = 40 // the window manager's title bar, about
+			room = fyne.NewSize(min(room.Width, area.Width), min(room.Height, area.Height-title))
+		}
 	}
 	// Always in a scroll: a content's least size can grow after it is
 	// laid out (wrapped text at a narrower width), and the scroll fills
