@@ -131,8 +131,31 @@ func ScatterPlot(title, xLabel, yLabel string, x, y []float64, logX bool) (*plot
 	sc.GlyphStyle.Color = color.RGBA{0, 114, 178, 200}
 	p.Add(sc)
 	padRange(p)
+	if logX {
+		// padRange starts a log axis at 1 (a step axis); growth factors
+		// can be below 1, and a narrow range would sit in a corner.
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, v := range xy {
+			lo, hi = min(lo, v.X), max(hi, v.X)
+		}
+		p.X.Min, p.X.Max = lo/1.05, hi*1.05
+		if hi < 3*lo {
+			// Too narrow for 1-2-5 ticks: plain ones, still on the log axis.
+			p.X.Tick.Marker = plot.DefaultTicks{}
+		}
+	}
 	if p.X.Min == p.X.Max {
 		p.X.Min, p.X.Max = p.X.Min*0.99, p.X.Max*1.01
+	}
+	// Counts (steps) get whole-number ticks, and half a step of room
+	// so the points at the ends sit off the axes.
+	whole := true
+	for _, v := range xy {
+		whole = whole && v.Y == math.Round(v.Y)
+	}
+	if whole {
+		p.Y.Tick.Marker = IntTicks{}
+		p.Y.Min, p.Y.Max = p.Y.Min-0.5, p.Y.Max+0.5
 	}
 	return p, nil
 }
