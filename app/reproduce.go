@@ -188,6 +188,7 @@ func runReproduce(ctx context.Context, args []string) error {
 	seed := fs.Uint64("seed", 0, "corruption seed")
 	weights := fs.String("weights", "", "safetensors weights for a single model (default: the embedded pretrained ones)")
 	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
+	dataset := datasetFlag(fs)
 	out := fs.String("out", "", "output directory (created)")
 	force := fs.Bool("force", false, "replace files already in --out")
 	workers := fs.Int("workers", 0, "goroutines (0: every core): "+sim.WorkerCount.Allowed())
@@ -306,7 +307,7 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	defer o.Abort()
 	// Then the data and the models: a bad weights file stops here.
-	data, err := loadData(*dataDir)
+	data, err := loadData(*dataDir, *dataset)
 	if err != nil {
 		return err
 	}
@@ -323,9 +324,11 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	cat := sim.NewCatalogue(data.Train, files)
 	for _, name := range names {
-		if _, err := cat.Model(name, set); err != nil {
+		m, err := cat.Model(name, set)
+		if err != nil {
 			return fmt.Errorf("reproduce: %w", err)
 		}
+		noteTraining(m, name, set.Corruption.Kind, data)
 	}
 	r := &reproduceRun{ctx: ctx, data: data, mem: <-memc, cat: cat, settings: set,
 		n: *n, steps: *steps, workers: *workers}
@@ -401,7 +404,17 @@ func checkDigits(n int, data *mnist.Data) error {
 
 // loadData reads full MNIST from --data when given (strictly), else the
 // cache or the embedded sample (a corrupt cache falls back with a warning).
-func loadData(dir string) (*mnist.Data, error) {
+func loadData(dir, dataset string) (*mnist.Data, error) {
+	switch dataset {
+	case mnist.MNISTName:
+	case mnist.FashionName:
+		if dir != "" {
+			return nil, fmt.Errorf("--data names MNIST's files; Fashion-MNIST comes from its own cache (attractorlab data --dataset fashion-mnist)")
+		}
+		return mnist.LoadFashionData("")
+	default:
+		return nil, fmt.Errorf("--dataset %q is not a data set here (allowed: %s)", dataset, strings.Join(mnist.Datasets, ", "))
+	}
 	if dir != "" {
 		if err := checkDataDir(dir); err != nil {
 			return nil, fmt.Errorf("--data %w", err)
@@ -417,6 +430,41 @@ func loadData(dir string) (*mnist.Data, error) {
 		fmt.Fprintln(os.Stderr, "warning:", d.Warning)
 	}
 	return d, err
+}
+
+// datasetFlag is --dataset: the data set a command runs on.
+func datasetFlag(fs *flag.FlagSet) *string {
+	return fs.String("dataset", mnist.MNISTName, "data set: "+strings.Join(mnist.Datasets, " or ")+" (fashion-mnist: after attractorlab data --dataset fashion-mnist)")
+}
+
+// trainedOn is the data set m's weights were trained on (weights that do
+// not say were trained on MNIST), "" for a model without training data
+// of its own (the Hopfield networks store the run's training pictures).
+func trainedOn(m sim.Model, task sim.Kind) string {
+	var meta map[string]string
+	switch v := m.(type) {
+	case *sim.BSAModel:
+		meta = v.M.Meta
+	case *sim.TransformerModel:
+		if net := v.Net(task); net != nil {
+			meta = net.Meta
+		}
+	default:
+		return ""
+	}
+	if d := meta["dataset"]; d != "" {
+		return d
+	}
+	return mnist.MNISTName
+}
+
+// noteTraining says so when a model runs on a data set other than the one
+// its weights were trained on (a legitimate experiment: MNIST's weights on
+// clothing).
+func noteTraining(m sim.Model, name string, task sim.Kind, data *mnist.Data) {
+	if d := trainedOn(m, task); d != "" && d != data.Name() {
+		fmt.Printf("note: %s (trained on %s) runs here on %s\n", name, mnist.DatasetLabel(d), mnist.DatasetLabel(data.Name()))
+	}
 }
 
 // writeFig1 draws the curves (the ViT as its final MSE) into path.

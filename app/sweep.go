@@ -162,6 +162,7 @@ func runSweep(ctx context.Context, args []string) error {
 	attn := fs.String("attn", "softmax", "attention of the bare self-attention: "+strings.Join(sim.Attentions, " or "))
 	weights := fs.String("weights", "", "safetensors weights for a single bare or transformer model (default: the embedded ones)")
 	dataDir := fs.String("data", "", "MNIST directory (default: $ATTRACTORLAB_DATA or the cache; else the embedded sample)")
+	dataset := datasetFlag(fs)
 	out := fs.String("out", "", "output directory (created); a shard writes into DIR/shard-I-of-N")
 	force := fs.Bool("force", false, "replace files already in --out")
 	shardFlag := fs.String("shard", "", "run part i of n (0-based, e.g. 0/3); default: $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT, or $JOB_COMPLETION_INDEX of --shards")
@@ -241,7 +242,7 @@ func runSweep(ctx context.Context, args []string) error {
 		return fmt.Errorf("sweep: %w", err)
 	}
 	defer o.Abort()
-	data, err := loadData(*dataDir)
+	data, err := loadData(*dataDir, *dataset)
 	if err != nil {
 		return err
 	}
@@ -250,9 +251,11 @@ func runSweep(ctx context.Context, args []string) error {
 	}
 	cat := sim.NewCatalogue(data.Train, files)
 	for _, name := range cfg.Models {
-		if _, err := cat.Model(name, cfg.Settings(cells[0])); err != nil {
+		m, err := cat.Model(name, cfg.Settings(cells[0]))
+		if err != nil {
 			return fmt.Errorf("sweep: %w", err)
 		}
+		noteTraining(m, name, cfg.Settings(cells[0]).Corruption.Kind, data)
 		for _, p := range cat.Warnings(name) {
 			fmt.Fprintln(os.Stderr, "warning:", p)
 		}

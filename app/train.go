@@ -56,6 +56,33 @@ func trainChecks(fs *flag.FlagSet, out string, force bool, check func() error, v
 	return o, nil
 }
 
+// trainingData is the training subset and the test set (its first digits
+// validate) of a data set: MNIST's embedded sample, or Fashion-MNIST's
+// from its cache.
+func trainingData(dataset string) (train, test *mnist.Set, err error) {
+	switch dataset {
+	case mnist.MNISTName:
+		return mnist.Sample()
+	case mnist.FashionName:
+		d, err := mnist.LoadFashionData("")
+		if err != nil {
+			return nil, nil, err
+		}
+		return d.Train, d.Test, nil
+	}
+	return nil, nil, fmt.Errorf("--dataset %q is not a data set here (allowed: %s)", dataset, strings.Join(mnist.Datasets, ", "))
+}
+
+// recordDataset writes into a weights file's metadata the data set it was
+// trained on and the md5 of that set's training images (a file without
+// it was trained on MNIST, as every file before them was).
+func recordDataset(meta map[string]string, dataset string) {
+	if dataset == mnist.FashionName {
+		meta["dataset"] = dataset
+		meta["dataset_md5"] = mnist.FashionFiles[0].MD5
+	}
+}
+
 func runTrain(ctx context.Context, args []string) error {
 	switch m := trainModel(args); m {
 	case "bsa":
@@ -82,6 +109,7 @@ func runTrain(ctx context.Context, args []string) error {
 	from := fs.String("from", "", "start from these couplings instead of random ones: shipped (the embedded bsa-pP) or a bare self-attention safetensors file")
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
+	dataset := datasetFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -112,11 +140,11 @@ func runTrain(ctx context.Context, args []string) error {
 		}
 		run.Start, run.D = start, start.D
 	}
-	train, test, err := mnist.Sample()
+	train, test, err := trainingData(*dataset)
 	if err != nil {
-		return err
+		return fmt.Errorf("train: %w", err)
 	}
-	fmt.Printf("training BSA P=%d d=%d on %d images, λ %g, %s, %d epochs, batch %d\n", *patch, run.Dim(), min(*nImages, train.Len()), *lambda, kind, cfg.Epochs, cfg.Batch)
+	fmt.Printf("training BSA P=%d d=%d on %d %s images, λ %g, %s, %d epochs, batch %d\n", *patch, run.Dim(), min(*nImages, train.Len()), mnist.DatasetLabel(*dataset), *lambda, kind, cfg.Epochs, cfg.Batch)
 	start := time.Now()
 	m, epochs, err := sim.TrainBSA(ctx, train, test, run, func(s models.EpochStats, _ *models.BSA) { fmt.Println(s) })
 	if err != nil && ctx.Err() == nil {
@@ -134,6 +162,7 @@ func runTrain(ctx context.Context, args []string) error {
 	// longer run are an n-epoch run).
 	m.Meta["command"] = "attractorlab train " + strings.Join(withEpochs(args, epochs), " ")
 	m.Meta["epochs_done"] = fmt.Sprint(epochs)
+	recordDataset(m.Meta, *dataset)
 	if serr := o.Write(*out, m.WriteBSA); serr != nil {
 		return serr
 	}
@@ -187,6 +216,7 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	nImages := fs.Int("images", int(sim.TrainImages.Default), "embedded training images, balanced by class: "+sim.TrainImages.Allowed())
 	out := fs.String("out", "", "output safetensors file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
+	dataset := datasetFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -202,9 +232,9 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	if err != nil {
 		return err
 	}
-	train, test, err := mnist.Sample()
+	train, test, err := trainingData(*dataset)
 	if err != nil {
-		return err
+		return fmt.Errorf("train: %w", err)
 	}
 	// The configuration is filled (corruption, validation digits) before
 	// it is checked, so the check sees what the trainer will run.
@@ -231,6 +261,7 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	m.Init(*seed)
 	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
 	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
+	recordDataset(m.Meta, *dataset)
 	images := sim.TrainingImages(train, *nImages)
 	m.Meta["train_images"] = fmt.Sprint(len(images))
 	cfg.Progress = func(s models.TransformerEpoch) { fmt.Println(s) }

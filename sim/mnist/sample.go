@@ -4,7 +4,9 @@ package mnist
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -139,6 +141,68 @@ type Data struct {
 	// Warning says why full MNIST was not used although it was expected
 	// (a corrupt cache); "" when nothing went wrong.
 	Warning string
+	// Dataset names the data set (Datasets): "" is MNIST.
+	Dataset string
+}
+
+// Dataset names.
+const (
+	MNISTName   = "mnist"
+	FashionName = "fashion-mnist"
+)
+
+// Datasets are the data sets the app runs on.
+var Datasets = []string{MNISTName, FashionName}
+
+// Name is the data set's name (MNISTName for "").
+func (d *Data) Name() string {
+	if d.Dataset == "" {
+		return MNISTName
+	}
+	return d.Dataset
+}
+
+// DatasetLabel is a data set's name as a person reads it.
+func DatasetLabel(name string) string {
+	switch name {
+	case FashionName:
+		return "Fashion-MNIST"
+	case MNISTName, "":
+		return "MNIST"
+	}
+	return name
+}
+
+// Classes names the labels of the data set: the digits, or Fashion-MNIST's
+// ten kinds of clothing.
+func (d *Data) Classes() []string {
+	if d.Dataset == FashionName {
+		return FashionClasses[:]
+	}
+	return []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+}
+
+// LoadFashionData is Fashion-MNIST from its cache (dir, or FashionCache
+// when ""), as the app runs on it: the training subset drawn as MNIST's
+// is (SubsetPerClass images a class, SubsetSeed), and the 10,000 test
+// images. A cache that is missing or fails its md5s says how to make it.
+func LoadFashionData(dir string) (*Data, error) {
+	if dir == "" {
+		c, err := FashionCache()
+		if err != nil {
+			return nil, err
+		}
+		dir = c
+	}
+	m, err := LoadFashion(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no Fashion-MNIST in %s: run `attractorlab data --dataset fashion-mnist` first", dir)
+		}
+		return nil, err
+	}
+	return &Data{Train: m.Train.Pick(SubsetIndices(m.Train.Labels, SubsetPerClass, SubsetSeed)), Test: m.Test,
+		Source: "Fashion-MNIST test set from " + dir, Dataset: FashionName}, nil
 }
 
 // LoadData uses full MNIST from dir when dir is not empty (checksums
