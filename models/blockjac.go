@@ -61,25 +61,15 @@ func (f *BlockMap64) At(x []float64) *BlockLin {
 	T, D, H, M, p := f.T, f.D, f.H, f.M, f.p
 	a := newActCache[float64](T, D, H, M)
 	copy(a.x, x)
-	LayerNormForward(a.ln1, a.mean1, a.rstd1, a.x, p.ln1w, p.ln1b, T, D)
-	affine64(a.qkv, a.ln1, p.qkvw, p.qkvb, T, D, 3*D)
-	AttentionForward(a.ao, a.att, a.qkv, T, D, H, f.relu)
-	affine64(a.u, a.ao, p.projw, p.projb, T, D, D)
-	for k := range a.u {
-		a.u[k] += a.x[k]
-	}
-	LayerNormForward(a.ln2, a.mean2, a.rstd2, a.u, p.ln2w, p.ln2b, T, D)
-	affine64(a.h, a.ln2, p.fc1w, p.fc1b, T, D, M)
-	GELUForward(a.g, a.h)
 	out := make([]float64, T*D)
-	affine64(out, a.g, p.fc2w, p.fc2b, T, M, D)
-	for k := range out {
-		out[k] += a.u[k]
+	blockForward(a, p, out, T, D, H, M, f.relu, affine64)
+	// GELU′ at the hidden units: the backward pass's own derivative
+	// (GELUBackward of ones).
+	dgelu, ones := make([]float64, len(a.h)), make([]float64, len(a.h))
+	for k := range ones {
+		ones[k] = 1
 	}
-	dgelu := make([]float64, len(a.h))
-	for k, v := range a.h {
-		dgelu[k] = 0.5*(1+math.Erf(v/math.Sqrt2)) + v*math.Exp(-0.5*v*v)/math.Sqrt(2*math.Pi)
-	}
+	GELUBackward(dgelu, a.h, ones)
 	return &BlockLin{f: f, X: x, Out: out, a: a, dgelu: dgelu}
 }
 
@@ -159,7 +149,8 @@ func linear64(out, in, w []float64, T, I, O int) {
 		0, blas64.General{Rows: T, Cols: O, Stride: O, Data: out})
 }
 
-// affine64 is LinearForward with its bias, by Dgemm.
+// affine64 is LinearForward with its bias, by Dgemm (blockForward's
+// linear layer here).
 func affine64(out, in, w, b []float64, T, I, O int) {
 	for t := 0; t < T; t++ {
 		copy(out[t*O:(t+1)*O], b)

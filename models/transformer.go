@@ -199,6 +199,27 @@ func (c TransformerConfig) Applications(tau int) []int {
 	return apps
 }
 
+// blockForward is one pre-LN block on a.x (§6), keeping in a what
+// backward needs: u = x + proj(attn(qkv(LN₁(x)))), next = u +
+// fc2(GELU(fc1(LN₂(u)))). linear is the linear layer (LinearForward, or a
+// faster twin).
+func blockForward[F Float](a *actCache[F], p blockParams[F], next []F, T, D, H, M int, relu bool, linear func(out, in, w, b []F, T, I, O int)) {
+	LayerNormForward(a.ln1, a.mean1, a.rstd1, a.x, p.ln1w, p.ln1b, T, D)
+	linear(a.qkv, a.ln1, p.qkvw, p.qkvb, T, D, 3*D)
+	AttentionForward(a.ao, a.att, a.qkv, T, D, H, relu)
+	linear(a.u, a.ao, p.projw, p.projb, T, D, D)
+	for k := range a.u {
+		a.u[k] += a.x[k]
+	}
+	LayerNormForward(a.ln2, a.mean2, a.rstd2, a.u, p.ln2w, p.ln2b, T, D)
+	linear(a.h, a.ln2, p.fc1w, p.fc1b, T, D, M)
+	GELUForward(a.g, a.h)
+	linear(next, a.g, p.fc2w, p.fc2b, T, M, D)
+	for k := range next {
+		next[k] += a.u[k]
+	}
+}
+
 // Forward runs the model on a corrupted image (784 pixels; masked tokens
 // are 0 and noise unclamped, §2) for the given applications; Images(k)
 // is the prediction after application k.
@@ -212,22 +233,8 @@ func (m *Transformer[F]) Forward(img []F, apps []int) *Run[F] {
 	for _, b := range apps {
 		a := newActCache[F](T, D, H, M)
 		copy(a.x, x)
-		p := m.block(m.Params, b)
-		LayerNormForward(a.ln1, a.mean1, a.rstd1, a.x, p.ln1w, p.ln1b, T, D)
-		LinearForward(a.qkv, a.ln1, p.qkvw, p.qkvb, T, D, 3*D)
-		AttentionForward(a.ao, a.att, a.qkv, T, D, H, c.Relu)
-		LinearForward(a.u, a.ao, p.projw, p.projb, T, D, D)
-		for k := range a.u {
-			a.u[k] += a.x[k]
-		}
-		LayerNormForward(a.ln2, a.mean2, a.rstd2, a.u, p.ln2w, p.ln2b, T, D)
-		LinearForward(a.h, a.ln2, p.fc1w, p.fc1b, T, D, M)
-		GELUForward(a.g, a.h)
 		next := make([]F, T*D)
-		LinearForward(next, a.g, p.fc2w, p.fc2b, T, M, D)
-		for k := range next {
-			next[k] += a.u[k]
-		}
+		blockForward(a, m.block(m.Params, b), next, T, D, H, M, c.Relu, LinearForward[F])
 		r.acts = append(r.acts, a)
 		// Output image after this application: out(x − pos).
 		o := make([]F, Pixels)

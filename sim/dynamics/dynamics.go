@@ -308,13 +308,7 @@ type Spectrum struct {
 var EigOptions = models.EigOptions{Tol: 1e-8, Step: 20, Max: 400, Seed: 1}
 
 // Widen is a float32 state in float64.
-func Widen(x []float32) []float64 {
-	out := make([]float64, len(x))
-	for k, v := range x {
-		out[k] = float64(v)
-	}
-	return out
-}
+func Widen(x []float32) []float64 { return models.Widen64(x) }
 
 // SpectrumAt computes the spectrum of f's Jacobian at x (state t).
 func SpectrumAt(ctx context.Context, f Stepper, x []float64, t int, progress func(done int)) (Spectrum, error) {
