@@ -31,7 +31,7 @@ func runData(ctx context.Context, args []string) error {
 	case "fashion-mnist":
 		return fetchFashion(ctx, *cache, *pkg, fs)
 	default:
-		return fmt.Errorf("data: --dataset %q is not a data set here (allowed: mnist, fashion-mnist)", *dataset)
+		return fmt.Errorf("data: %w", unknownDataset(*dataset))
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "data" })

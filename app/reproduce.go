@@ -413,7 +413,7 @@ func loadData(dir, dataset string) (*mnist.Data, error) {
 		}
 		return mnist.LoadFashionData("")
 	default:
-		return nil, fmt.Errorf("--dataset %q is not a data set here (allowed: %s)", dataset, strings.Join(mnist.Datasets, ", "))
+		return nil, unknownDataset(dataset)
 	}
 	if dir != "" {
 		if err := checkDataDir(dir); err != nil {
@@ -430,6 +430,11 @@ func loadData(dir, dataset string) (*mnist.Data, error) {
 		fmt.Fprintln(os.Stderr, "warning:", d.Warning)
 	}
 	return d, err
+}
+
+// unknownDataset is the error of a --dataset the app does not have.
+func unknownDataset(name string) error {
+	return fmt.Errorf("--dataset %q is not a data set here (allowed: %s)", name, strings.Join(mnist.Datasets, ", "))
 }
 
 // datasetFlag is --dataset: the data set a command runs on.

@@ -70,7 +70,7 @@ func trainingData(dataset string) (train, test *mnist.Set, err error) {
 		}
 		return d.Train, d.Test, nil
 	}
-	return nil, nil, fmt.Errorf("--dataset %q is not a data set here (allowed: %s)", dataset, strings.Join(mnist.Datasets, ", "))
+	return nil, nil, unknownDataset(dataset)
 }
 
 // recordDataset writes into a weights file's metadata the data set it was

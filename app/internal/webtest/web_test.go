@@ -571,6 +571,24 @@ func median(d []time.Duration) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// pageMessage waits up to 30 s for the page's expr (a message it sets
+// instead of starting) to be a non-empty string, and returns it.
+func pageMessage(t *testing.T, ctx context.Context, expr string) string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		msg, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg != "" {
+			return msg
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no message (%s) after 30 s", expr)
+		}
+	}
+}
+
 // TestWebPageWithoutWebGL: where the browser has no WebGL, the page says
 // so (and how to get it) instead of starting the app.
 func TestWebPageWithoutWebGL(t *testing.T) {
@@ -583,16 +601,7 @@ func TestWebPageWithoutWebGL(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(srv.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
-	var msg string
-	for deadline := time.Now().Add(30 * time.Second); msg == ""; time.Sleep(100 * time.Millisecond) {
-		var err error
-		if msg, err = chromedp.Run(ctx, chromedp.Evaluate[string](`attractorlab.error`)); err != nil {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no message after 30 s")
-		}
-	}
+	msg := pageMessage(t, ctx, `attractorlab.error`)
 	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("action").textContent`))
 	if err != nil {
 		t.Fatal(err)
@@ -665,16 +674,7 @@ func TestWebPageOnAPhone(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
-	var msg string
-	for deadline := time.Now().Add(30 * time.Second); msg == ""; time.Sleep(100 * time.Millisecond) {
-		var err error
-		if msg, err = chromedp.Run(ctx, chromedp.Evaluate[string](`attractorlab.narrow || ""`)); err != nil {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no message after 30 s")
-		}
-	}
+	msg := pageMessage(t, ctx, `attractorlab.narrow || ""`)
 	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("action").textContent`))
 	if err != nil {
 		t.Fatal(err)
