@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +26,9 @@ type guiOptions struct {
 	files  sim.WeightFiles
 	lesson string // a shipped lesson's name or a lesson file ("" none)
 	link   string // a link to open (sim.ParseLink; "" none)
+	// dataset is the data set the window opens on ("" the one the
+	// session or link names, MNIST for the first window).
+	dataset string
 }
 
 // parseGUIFlags reads the window's flags. --lesson and --link both say
@@ -41,6 +46,7 @@ func parseGUIFlags(args []string) (guiOptions, error) {
 	weights := fs.String("weights", "", "alias of --weights-p2")
 	lessonArg := fs.String("lesson", "", "start a lesson: a shipped lesson's name (attractorlab lesson list) or a lesson file")
 	link := fs.String("link", "", "open the scenario or the shipped lesson a link carries (File → Copy link makes one); a bad link is reported in the window")
+	dataset := fs.String("dataset", "", "open on this data set: "+strings.Join(mnist.Datasets, " or ")+" (fashion-mnist: after attractorlab data --dataset fashion-mnist; default: the one the last session used)")
 	if err := parseFlags(fs, args); err != nil {
 		return guiOptions{}, err
 	}
@@ -59,7 +65,10 @@ func parseGUIFlags(args []string) (guiOptions, error) {
 	if *weights != "" && files["bsa-p2"] == "" {
 		files["bsa-p2"] = *weights
 	}
-	return guiOptions{files: files, lesson: *lessonArg, link: *link}, nil
+	if *dataset != "" && !slices.Contains(mnist.Datasets, *dataset) {
+		return guiOptions{}, unknownDataset(*dataset)
+	}
+	return guiOptions{files: files, lesson: *lessonArg, link: *link, dataset: *dataset}, nil
 }
 
 func runGUI(ctx context.Context, args []string) error {
@@ -134,8 +143,17 @@ func runGUI(ctx context.Context, args []string) error {
 	} else if problem != "" {
 		problems = append(problems, problem)
 	}
+	if opts.dataset != "" && mnist.DatasetOrMNIST(settings.Dataset) != opts.dataset {
+		// Another data set than the session's: its first test picture.
+		settings.Dataset, settings.Split, settings.Index, settings.Own = opts.dataset, sim.TestSplit, 0, nil
+		settings.Toggled, settings.Pushes, savedT = nil, nil, 0
+		if opts.dataset == mnist.MNISTName {
+			settings.Dataset = ""
+		}
+	}
 	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText(),
-		WorkArea: func() (fyne.Size, bool) { return workArea(w) }}
+		WorkArea: func() (fyne.Size, bool) { return workArea(w) },
+		Sources:  openSources(data, files)}
 	m := ui.NewMain(ctx, a, w, deps, settings)
 	m.OnLesson = func(s string) { fmt.Println(s) }
 	// The window stops drawing first (Halt: from here on, before Fyne's
@@ -275,4 +293,41 @@ func savedSession(last string, cat *sim.Catalogue) (st sim.Settings, t int, ok b
 		return st, 0, false, err.Error() + ": opened the paper demo instead"
 	}
 	return st, t, true, ""
+}
+
+// openSources opens the data sets other than MNIST for the window (the
+// data set picker, a session, link or scenario that names one), each
+// once: its pictures from the app's cache, its nearest-memory search and
+// the models, whose Hopfield networks store its training pictures and
+// whose learned weights are the window's own (trained on MNIST unless
+// the files say otherwise).
+func openSources(home *mnist.Data, files sim.WeightFiles) sim.Sources {
+	var mu sync.Mutex
+	opened := map[string]*sim.Source{}
+	return func(name string) (*sim.Source, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if src, ok := opened[name]; ok {
+			return src, nil
+		}
+		var data *mnist.Data
+		var err error
+		switch name {
+		case home.Name():
+			data = home
+		case mnist.FashionName:
+			if data, err = mnist.LoadFashionData(""); err != nil {
+				return nil, fmt.Errorf("Fashion-MNIST cannot open here: %w", err)
+			}
+		default:
+			return nil, unknownDataset(name)
+		}
+		cat := sim.NewCatalogue(data.Train, files)
+		if _, err := cat.LoadAll(); err != nil {
+			return nil, fmt.Errorf("%s: %w", mnist.DatasetLabel(name), err)
+		}
+		src := &sim.Source{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat}
+		opened[name] = src
+		return src, nil
+	}
 }

@@ -34,11 +34,15 @@ func TestGUIFlags(t *testing.T) {
 		{[]string{"--lesson", "masking", "--link", link}, "--lesson and --link both say what the window opens on: give one"},
 		{[]string{link}, "gui takes no arguments (got \"" + link[:20]},
 		{[]string{"--link"}, "flag needs an argument: -link"},
+		{[]string{"--dataset", "cifar"}, `--dataset "cifar" is not a data set here (allowed: mnist, fashion-mnist)`},
 	} {
 		_, err := parseGUIFlags(c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want …%s", c.args, err, c.want)
 		}
+	}
+	if opts, err := parseGUIFlags([]string{"--dataset", "fashion-mnist"}); err != nil || opts.dataset != "fashion-mnist" {
+		t.Errorf("--dataset fashion-mnist: %+v, %v", opts, err)
 	}
 	if _, err := parseGUIFlags([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)

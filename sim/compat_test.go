@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"attractorlab/models"
+	"attractorlab/sim/mnist"
 )
 
 // The compatibility corpus (testdata/compat/vN): scenario files and links
@@ -40,12 +41,15 @@ type compatState struct {
 	Own        string             `json:"own_digit"`
 	Pushes     []ScenarioPush     `json:"pushes"`
 	Knobs      map[string]float64 `json:"knobs"`
+	// Dataset is the data set's name; a corpus from before version 2
+	// has none: MNIST.
+	Dataset string `json:"dataset,omitempty"`
 }
 
 func compatOf(s Settings, t int) compatState {
 	c := compatState{Split: s.Split.String(), Index: s.Index, Corruption: s.Corruption.Kind.String(), Seed: s.Corruption.Seed,
 		Toggled: slices.Clone(s.Toggled), Models: slices.Clone(s.Lanes), Attention: s.Dyn.Attn.String(), Async: s.Hop.Async,
-		T: t, Pushes: scenarioPushes(s.Pushes), Knobs: map[string]float64{}}
+		T: t, Pushes: scenarioPushes(s.Pushes), Knobs: map[string]float64{}, Dataset: s.DatasetName()}
 	if s.Own != nil {
 		c.Own = base64.StdEncoding.EncodeToString(s.Own)
 	}
@@ -107,6 +111,12 @@ func compatCases() map[string]struct {
 		s.Pushes = []Push{{T: 5, Kind: Erase, Patches: []int{30, 31, 44}}, {T: 9, Kind: Spray, Patches: []int{100}, Sigma2: 0.8, Seed: 2},
 			{T: 14, Kind: Kick, Sigma2: 0.2, Seed: 7}}
 	})
+	add("fashion-noise", 25, func(s *Settings) {
+		s.Dataset = mnist.FashionName
+		s.Corruption = DefaultNoise
+		s.Index = 123
+		s.Lanes = []string{"bsa-p2", "hopfield"}
+	})
 	return out
 }
 
@@ -150,6 +160,9 @@ func TestCompatCorpus(t *testing.T) {
 					return
 				}
 				got := compatOf(s, tt)
+				if want.Dataset == "" {
+					want.Dataset = mnist.MNISTName
+				}
 				// A knob added after this version: the value the
 				// version used.
 				for _, k := range Knobs {

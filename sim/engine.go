@@ -38,6 +38,9 @@ type EngineConfig struct {
 	// never play by themselves (tests drive them with Tick).
 	Synchronous bool
 	OnSnap      func(*Snapshot)
+	// Sources opens the data sets other than Data's that settings name
+	// (nil: only Data's).
+	Sources Sources
 }
 
 // NewEngine prepares a session; call Run (unless Synchronous).
@@ -49,6 +52,9 @@ func NewEngine(cfg EngineConfig) *Engine {
 		cfg.MaxT = 1000
 	}
 	s := &session{cfg: cfg, speed: 10, stopAt: -1, set: DefaultSettings()}
+	s.home = &Source{Data: cfg.Data, Memories: cfg.Memories, Catalogue: cfg.Catalogue}
+	s.src = s.home
+	s.set.Dataset = canonicalDataset(cfg.Data.Name())
 	if avail := cfg.Catalogue.Available(); len(avail) > 0 {
 		s.set.Lanes = []string{avail[0].Name}
 	}

@@ -19,6 +19,8 @@ type lane struct {
 	frames []*Frame
 	trail  *models.Trail // the nearest-memory search of the frames, in order
 	br     *branch       // the pushed run (nil until its first step is recorded)
+	// trainedOn is the data set the model's weights were trained on.
+	trainedOn string
 }
 
 // frame measures the current state of tr, a run of lane l (the lane's own
@@ -36,7 +38,7 @@ func (s *session) frame(l *lane, tr Trajectory, trail **models.Trail, t int, att
 			f.TokenEnergy = te.TokenEnergies()
 		}
 	}
-	mem := s.cfg.Memories
+	mem := s.src.Memories
 	f.Measures = measure(f.Image, s.clean, s.pixel, energy, mem)
 	if mem != nil {
 		if *trail == nil {

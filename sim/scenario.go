@@ -25,7 +25,7 @@ import (
 // takes the value that version used (Knob.Since, Knob.Earlier). The files
 // and links in testdata/compat, written by each released version, are
 // read by TestCompatCorpus to the state they were written with.
-const ScenarioVersion = 1
+const ScenarioVersion = 2
 
 // MaxScenarioSize is the largest scenario file read (a scenario is under
 // 1 KB; the saved session is one).
@@ -51,6 +51,9 @@ type Scenario struct {
 	Own string `json:"own_digit,omitempty"`
 	// Pushes are edits of the state mid-run, in step order.
 	Pushes []ScenarioPush `json:"pushes,omitempty"`
+	// Dataset is the data set split and index pick from ("mnist",
+	// "fashion-mnist"); without it (every version-1 file) MNIST.
+	Dataset string `json:"dataset,omitempty"`
 	// Values are the knobs' values by field name ("mask_fraction": 0.3),
 	// written after the fields above.
 	Values map[string]float64 `json:"-"`
@@ -166,7 +169,7 @@ func ScenarioOf(sn *Snapshot) Scenario {
 	return Scenario{Version: ScenarioVersion, Split: s.Split.String(), Index: s.Index, Corruption: s.Corruption.Kind.String(),
 		Seed: s.Corruption.Seed, Toggled: s.Toggled, Models: s.Lanes,
 		Attention: s.Dyn.Attn.String(), Async: s.Hop.Async, T: sn.T,
-		Own: encodeOwn(s.Own), Pushes: scenarioPushes(s.Pushes), Values: values}
+		Own: encodeOwn(s.Own), Pushes: scenarioPushes(s.Pushes), Dataset: s.Dataset, Values: values}
 }
 
 // encodeOwn is a digit's bytes in base64 ("" for none).
@@ -181,7 +184,7 @@ func encodeOwn(own []uint8) string {
 // every knob's field too.
 var (
 	scenarioRequired = []string{"version", "split", "index", "corruption", "seed", "models", "attention", "hopfield_async", "t"}
-	scenarioOptional = []string{"toggled_patches", "own_digit", "pushes"}
+	scenarioOptional = []string{"toggled_patches", "own_digit", "pushes", "dataset"}
 )
 
 // requiredFields are the fields a scenario file must have.
@@ -232,7 +235,13 @@ func (sc Scenario) Settings() (Settings, error) {
 	if err != nil {
 		return s, err
 	}
-	s = Settings{Split: split, Index: sc.Index, Own: own, Pushes: pushes,
+	if sc.Version < 2 && sc.Dataset != "" {
+		return s, fmt.Errorf("field dataset: version %d files have none (it came in version 2)", sc.Version)
+	}
+	if err := checkDataset(sc.Dataset, ViaField); err != nil {
+		return s, err
+	}
+	s = Settings{Split: split, Index: sc.Index, Own: own, Pushes: pushes, Dataset: canonicalDataset(sc.Dataset),
 		Corruption: Corruption{Kind: k, Seed: sc.Seed},
 		Toggled:    sc.Toggled, Lanes: sc.Models,
 		Dyn: models.Dynamics{Attn: attn},

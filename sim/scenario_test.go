@@ -209,7 +209,8 @@ func TestScenarioRefusals(t *testing.T) {
 		t.Fatalf("the good scenario: %v", err)
 	}
 	for _, c := range []struct{ name, from, to, want string }{
-		{"version", `"version": 1`, `"version": 2`, "field version = 2"},
+		{"version", `"version": 1`, `"version": 3`, "field version = 3"},
+		{"dataset in version 1", `"t": 7`, `"t": 7, "dataset": "fashion-mnist"`, "field dataset: version 1 files have none"},
 		{"mask fraction", `"mask_fraction": 0.3`, `"mask_fraction": 2`, "field mask_fraction = 2 is out of range (allowed 0 … 0.9)"},
 		{"σ²", `"noise_sigma2": 0.7`, `"noise_sigma2": -1`, "field noise_sigma2 = -1"},
 		{"λ", `"lambda": 1`, `"lambda": 0`, "field lambda = 0 is out of range (allowed 0.1 … 10)"},

@@ -68,15 +68,19 @@ func (s *session) check(set Settings) error {
 	if err := set.Validate(ViaName); err != nil {
 		return err
 	}
-	if n := s.digits(set.Split).Len(); set.Index >= n {
+	src, err := s.source(set.Dataset)
+	if err != nil {
+		return err
+	}
+	if n := digitsOf(src, set.Split).Len(); set.Index >= n {
 		return fmt.Errorf("digit %d is out of range: the %s split has digits 0 … %d", set.Index, set.Split, n-1)
 	}
 	for _, name := range set.Lanes {
-		if _, err := s.cfg.Catalogue.Model(name, set); err != nil {
+		if _, err := src.Catalogue.Model(name, set); err != nil {
 			return err
 		}
 	}
-	if err := set.CheckMask(s.maskGrid(set.Lanes), ViaName); err != nil {
+	if err := set.CheckMask(src.Catalogue.MaskGrid(set.Lanes), ViaName); err != nil {
 		return err
 	}
 	for k, p := range set.Pushes {
@@ -87,17 +91,44 @@ func (s *session) check(set Settings) error {
 	return nil
 }
 
-func (s *session) digits(sp Split) *mnist.Set {
+func (s *session) digits(sp Split) *mnist.Set { return digitsOf(s.src, sp) }
+
+// digitsOf is a split of a source's data set.
+func digitsOf(src *Source, sp Split) *mnist.Set {
 	if sp == TrainSplit {
-		return s.cfg.Data.Train
+		return src.Data.Train
 	}
-	return s.cfg.Data.Test
+	return src.Data.Test
 }
 
 // maskGrid is the coarsest grid among the lanes' models, so that every
 // model sees the same corrupted pixels.
 func (s *session) maskGrid(lanes []string) int {
-	return s.cfg.Catalogue.MaskGrid(lanes)
+	return s.src.Catalogue.MaskGrid(lanes)
+}
+
+// source is the Source of a data set: the engine's own when its data is
+// that set, else the one EngineConfig.Sources gives (kept once made).
+func (s *session) source(dataset string) (*Source, error) {
+	name := canonicalDataset(dataset)
+	if name == canonicalDataset(s.cfg.Data.Name()) {
+		return s.home, nil
+	}
+	if src, ok := s.others[name]; ok {
+		return src, nil
+	}
+	if s.cfg.Sources == nil {
+		return nil, fmt.Errorf("%s is not open here: this window runs %s", mnist.DatasetLabel(dataset), mnist.DatasetLabel(s.cfg.Data.Name()))
+	}
+	src, err := s.cfg.Sources(mnist.DatasetOrMNIST(name))
+	if err != nil {
+		return nil, err
+	}
+	if s.others == nil {
+		s.others = map[string]*Source{}
+	}
+	s.others[name] = src
+	return src, nil
 }
 
 // maskOf is the seeded mask of set's digit (the session's clean digit) on
@@ -120,7 +151,8 @@ func sameInput(a, b Settings) bool {
 
 // sameDigit reports whether a and b name the same clean digit.
 func sameDigit(a, b Settings) bool {
-	return a.Split == b.Split && a.Index == b.Index && bytes.Equal(a.Own, b.Own)
+	return a.Split == b.Split && a.Index == b.Index && bytes.Equal(a.Own, b.Own) &&
+		canonicalDataset(a.Dataset) == canonicalDataset(b.Dataset)
 }
 
 // NoLabel is the label of a digit that has none (a person's own).
@@ -140,7 +172,11 @@ func (s Settings) NoiseImage() int {
 }
 
 type session struct {
-	cfg        EngineConfig
+	cfg EngineConfig
+	// home is the engine's own data set (cfg's), src the one the
+	// settings name, others the data sets opened since.
+	home, src  *Source
+	others     map[string]*Source
 	set        Settings
 	emit       func(*Snapshot)
 	t          int
@@ -171,6 +207,9 @@ type session struct {
 // t. The settings were checked (change).
 func (s *session) rebuild() {
 	s.err = ""
+	if src, err := s.source(s.set.Dataset); err == nil {
+		s.src = src
+	}
 	set := s.digits(s.set.Split)
 	if own := s.set.Own; own != nil {
 		s.label, s.mnistIdx = NoLabel, -1
@@ -182,7 +221,7 @@ func (s *session) rebuild() {
 	}
 	var ms []Model
 	for _, name := range s.set.Lanes {
-		m, err := s.cfg.Catalogue.Model(name, s.set)
+		m, err := s.src.Catalogue.Model(name, s.set)
 		if err != nil {
 			s.err = err.Error()
 			continue
@@ -211,7 +250,7 @@ func (s *session) rebuild() {
 	s.lanes = make([]*lane, 0, len(ms))
 	for _, m := range ms {
 		info := m.Info()
-		l := &lane{model: m, info: info}
+		l := &lane{model: m, info: info, trainedOn: TrainedOn(m, s.set.Corruption.Kind)}
 		if info.Patch > 0 {
 			if l.grid, err = models.NewPatches(info.Patch); err != nil {
 				s.err = err.Error()

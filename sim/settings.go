@@ -363,6 +363,9 @@ type Settings struct {
 	Own []uint8
 	// Pushes are edits of the state mid-run, in step order (push.go).
 	Pushes []Push
+	// Dataset is the data set Split and Index pick from and the Hopfield
+	// networks store: "" for MNIST, else one of mnist.Datasets.
+	Dataset string
 }
 
 // DefaultMask and DefaultNoise are the paper's two tasks.
@@ -447,6 +450,9 @@ func (s Settings) Validate(via Via) error {
 	}
 	if s.Index < 0 {
 		return fmt.Errorf("digit index %d is negative", s.Index)
+	}
+	if err := checkDataset(s.Dataset, via); err != nil {
+		return err
 	}
 	if s.Own != nil && len(s.Own) != models.Pixels {
 		return fmt.Errorf("own digit has %d values (allowed %d: 28×28)", len(s.Own), models.Pixels)

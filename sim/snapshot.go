@@ -57,6 +57,9 @@ type Lane struct {
 	// first push's step on (Branch[k].T = Branch[0].T + k), nil without
 	// pushes. The frame at a push's step is the edited state.
 	Branch []*Frame
+	// TrainedOn is the data set the model's weights were trained on ("",
+	// a model that stores the run's data set: the Hopfield networks).
+	TrainedOn string
 }
 
 // BranchAt returns the pushed run's frame at t: nil before the first
@@ -97,6 +100,21 @@ type Snapshot struct {
 	Err       string
 	Cue       int64 // the ticket of the last cue (Engine.Cue) the engine took
 	CueDone   bool  // that cue has played to its end (or was cancelled)
+	// Source is the data set the digit comes from (Settings.Dataset's),
+	// with its nearest-memory search and models. Read only.
+	Source *Source
+}
+
+// ClassName is the name of class k of the snapshot's data set ("7",
+// "Coat"), "" for NoLabel.
+func (sn *Snapshot) ClassName(k uint8) string {
+	if k == NoLabel || sn.Source == nil {
+		return ""
+	}
+	if cs := sn.Source.Data.Classes(); int(k) < len(cs) {
+		return cs[k]
+	}
+	return fmt.Sprint(k)
 }
 
 // Snapshot builds a snapshot now (for synchronous engines and tests).
@@ -132,7 +150,7 @@ func (s *session) snapshot() *Snapshot {
 	s.seq++
 	sn := &Snapshot{Seq: s.seq, Settings: s.set, Label: s.label, MNISTIdx: s.mnistIdx, Clean: s.clean,
 		PixelMask: s.pixel, MaskGrid: s.grid, T: s.shownT(), Playing: s.playing, Speed: s.speed,
-		Horizon: s.cfg.Horizon, End: s.maxT(), Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy}
+		Horizon: s.cfg.Horizon, End: s.maxT(), Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy, Source: s.src}
 	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
 	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
 	sn.Settings.Pushes = clonePushes(s.set.Pushes)
@@ -140,7 +158,7 @@ func (s *session) snapshot() *Snapshot {
 	sn.Input = clamped(s.input)
 	for _, l := range s.lanes {
 		b, bm := best(l.frames)
-		ln := Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm}
+		ln := Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm, TrainedOn: l.trainedOn}
 		if l.br != nil {
 			ln.Branch = l.br.frames[:len(l.br.frames):len(l.br.frames)]
 		}

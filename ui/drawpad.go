@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 )
 
 // padSide is the drawing pad's resolution: strokes are drawn at 192×192
@@ -178,7 +179,10 @@ func (m *Main) showDraw() {
 	}
 	storedName := "(a stored digit shows here when the window shows one)"
 	if m.snap != nil && m.snap.Settings.Own == nil {
-		storedName = fmt.Sprintf("MNIST %s digit %d, a %d: to compare", m.snap.Settings.Split, m.snap.Settings.Index, m.snap.Label)
+		storedName = fmt.Sprintf("%s %s picture %d, a %s: to compare", mnist.DatasetLabel(m.snap.Settings.DatasetName()), m.snap.Settings.Split, m.snap.Settings.Index, m.snap.ClassName(m.snap.Label))
+		if m.snap.Settings.DatasetName() == mnist.MNISTName {
+			storedName = fmt.Sprintf("MNIST %s digit %d, a %d: to compare", m.snap.Settings.Split, m.snap.Settings.Index, m.snap.Label)
+		}
 	}
 	right := container.NewGridWithRows(2,
 		container.NewBorder(nil, caption("your digit as MNIST's were made: fit in 20×20, centred by its centre of mass in 28×28"), nil, nil, made),

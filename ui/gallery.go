@@ -5,13 +5,14 @@ import (
 	"attractorlab/sim/mnist"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
+	"slices"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -20,15 +21,12 @@ import (
 // chosenSet is the digit set of the split selector and the label filter
 // (−1 for any label).
 func (m *Main) chosenSet() (*mnist.Set, int) {
-	set := m.deps.Data.Test
+	data := m.source().Data
+	set := data.Test
 	if m.side.split.Selected == "train" {
-		set = m.deps.Data.Train
+		set = data.Train
 	}
-	want := -1
-	if m.side.labelSel.Selected != "any" {
-		want, _ = strconv.Atoi(m.side.labelSel.Selected)
-	}
-	return set, want
+	return set, slices.Index(data.Classes(), m.side.labelSel.Selected)
 }
 
 func (m *Main) randomDigit() {
@@ -52,12 +50,27 @@ func (m *Main) showGallery() {
 		}
 	}
 	var d dialog.Dialog
-	grid := container.NewGridWrap(fyne.NewSize(64, 64))
+	// A picture other than a digit is named under its thumbnail (its
+	// class: "Sandal"), which a digit does not need.
+	classes := m.source().Data.Classes()
+	named := m.source().Data.Name() != mnist.MNISTName
+	cell := fyne.NewSize(64, 64)
+	if named {
+		cell = fyne.NewSize(84, 84+theme.TextSize())
+	}
+	grid := container.NewGridWrap(cell)
 	for _, k := range idx {
 		img := canvas.NewImageFromImage(grayImage(set.Clean(k, mnist.PixelGain)))
 		img.ScaleMode = canvas.ImageScalePixels
 		k := k
-		b := newTapImage(img, func() {
+		var o fyne.CanvasObject = img
+		if named {
+			name := canvas.NewText(classes[set.Labels[k]], theme.Color(theme.ColorNameForeground))
+			name.Alignment = fyne.TextAlignCenter
+			name.TextSize = theme.CaptionTextSize()
+			o = container.NewBorder(nil, name, nil, nil, img)
+		}
+		b := newTapImage(o, func() {
 			m.send(func(st *sim.Settings) { st.Index = k })
 			d.Hide()
 		})
@@ -65,17 +78,22 @@ func (m *Main) showGallery() {
 	}
 	scroll := container.NewVScroll(grid)
 	scroll.SetMinSize(fyne.NewSize(700, 460))
-	d = dialog.NewCustom(fmt.Sprintf("%s digits (label %s): click one (Esc closes)", m.side.split.Selected, m.side.labelSel.Selected), "Close", scroll, m.win)
+	what := "digits"
+	if data := m.source().Data; data.Name() != mnist.MNISTName {
+		what = mnist.DatasetLabel(data.Name()) + " pictures"
+	}
+	title := fmt.Sprintf("%s %s (label %s): click one (Esc closes)", m.side.split.Selected, what, m.side.labelSel.Selected)
+	d = dialog.NewCustom(title, "Close", scroll, m.win)
 	m.showDialog(d)
 }
 
 type tapImage struct {
 	widget.BaseWidget
-	img *canvas.Image
+	img fyne.CanvasObject
 	tap func()
 }
 
-func newTapImage(img *canvas.Image, tap func()) *tapImage {
+func newTapImage(img fyne.CanvasObject, tap func()) *tapImage {
 	t := &tapImage{img: img, tap: tap}
 	t.ExtendBaseWidget(t)
 	return t

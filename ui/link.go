@@ -12,6 +12,7 @@ import (
 
 	"attractorlab/sim"
 	"attractorlab/sim/lesson"
+	"attractorlab/sim/mnist"
 )
 
 // Links (sim.EncodeLink, sim.ParseLink) carry a whole scenario, or name a
@@ -153,15 +154,23 @@ func (m *Main) openLink(raw string) error {
 		return nil
 	}
 	st := target.Settings
-	set := m.deps.Data.Test
+	src, err := m.sourceFor(st.Dataset)
+	if err != nil {
+		return fmt.Errorf("link: %w", err)
+	}
+	set := src.Data.Test
 	if st.Split == sim.TrainSplit {
-		set = m.deps.Data.Train
+		set = src.Data.Train
 	}
 	if n := set.Len(); st.Index >= n {
 		return fmt.Errorf("link: field index = %d is out of range (allowed 0 … %d: the %s split here has %d digits)", st.Index, n-1, st.Split, n)
 	}
 	m.LeaveLesson()
 	m.Engine.Restore(st, target.T)
-	m.setStatus(fmt.Sprintf("opened the link: %s digit %d at t = %d", st.Split, st.Index, target.T))
+	what := "digit"
+	if st.DatasetName() != mnist.MNISTName {
+		what = mnist.DatasetLabel(st.Dataset) + " picture"
+	}
+	m.setStatus(fmt.Sprintf("opened the link: %s %s %d at t = %d", st.Split, what, st.Index, target.T))
 	return nil
 }

@@ -53,8 +53,9 @@ func (m *Main) layoutCenter(n int) {
 	m.stateTitles = m.stateTitles[:0]
 	m.heat = m.heat[:0]
 	m.heatTitles = m.heatTitles[:0]
+	m.cleanTitle = newTitle("clean\n")
 	top := []fyne.CanvasObject{
-		titledPanel(newTitle("clean\n"), m.clean),
+		titledPanel(m.cleanTitle, m.clean),
 		titledPanel(newTitle("input\nt = 0"), m.input),
 	}
 	var bottom []fyne.CanvasObject
@@ -84,9 +85,10 @@ func (m *Main) layoutCenter(n int) {
 		info := m.lanes(k)
 		switch {
 		case info.Patterns > 0:
-			pv := NewPatternsView(m.deps.Memories.Set, 8, 4)
+			set := m.source().Memories.Set
+			pv := NewPatternsView(set, 8, 4)
 			if n > 1 {
-				pv = NewPatternsView(m.deps.Memories.Set, 4, 2)
+				pv = NewPatternsView(set, 4, 2)
 			}
 			m.patterns[k] = pv
 			bottom = append(bottom, titledPanel(ht, pv))
@@ -318,6 +320,9 @@ func (m *Main) redrawImages() {
 		}
 		h.Refresh()
 		if pv := m.patterns[k]; pv != nil {
+			if sn.Source != nil {
+				pv.set = sn.Source.Memories.Set // the data set's stored pictures
+			}
 			pv.SetWeights(f.Attn)
 		}
 	}
@@ -338,7 +343,7 @@ func (m *Main) redrawImages() {
 	}
 	if len(sn.Lanes) > 0 {
 		f := sn.Lanes[min(m.lane, len(sn.Lanes)-1)].At(sn.T)
-		if mem := m.deps.Memories; mem != nil && f.Nearest < mem.Set.Len() {
+		if mem := m.source().Memories; mem != nil && f.Nearest < mem.Set.Len() {
 			m.nearest.Pixels = mem.Set.Clean(f.Nearest, mnist.PixelGain)
 			m.nearest.Refresh()
 		}
@@ -518,6 +523,16 @@ func checkMark(ok bool) string {
 }
 
 func (m *Main) drawText(sn *sim.Snapshot) {
+	if m.cleanTitle != nil {
+		what := "your own"
+		if c := sn.ClassName(sn.Label); c != "" {
+			what = "a " + c
+			if sn.Settings.DatasetName() == mnist.MNISTName {
+				what = "label " + c
+			}
+		}
+		setText(m.cleanTitle, "clean\n"+what)
+	}
 	if len(sn.Lanes) == 0 {
 		return
 	}
@@ -545,6 +560,15 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 				if h := min(m.head, l.Info.Heads); h > 0 {
 					attention = fmt.Sprintf("head %d of %d", h, l.Info.Heads)
 				}
+			}
+		}
+		if on := l.Foreign(sn.Settings.Dataset); on != "" {
+			// Weights from another data set: a legitimate experiment,
+			// named as one.
+			if len(sn.Lanes) > 1 {
+				name += " (" + mnist.DatasetLabel(l.TrainedOn) + ")"
+			} else {
+				name += " (" + on + ")"
 			}
 		}
 		title := fmt.Sprintf("%s\nt %d · MSE %.4f", name, f.T, f.MSE)
@@ -608,11 +632,15 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	}
 	l := sn.Lanes[min(m.lane, len(sn.Lanes)-1)]
 	f := l.At(sn.T)
-	if mem := m.deps.Memories; mem != nil {
-		txt := fmt.Sprintf("#%d: %d %s r %.2f\nmean digit r %.2f",
-			f.NearIdx, f.NearLbl, labelMark(f.NearLbl, sn.Label), f.NearCorr, f.CorrMean)
+	if mem := m.source().Memories; mem != nil {
+		mean := "mean digit"
+		if sn.Source != nil && sn.Source.Data.Name() != mnist.MNISTName {
+			mean = "mean picture"
+		}
+		txt := fmt.Sprintf("#%d: %s %s r %.2f\n%s r %.2f",
+			f.NearIdx, sn.ClassName(f.NearLbl), labelMark(f.NearLbl, sn.Label), f.NearCorr, mean, f.CorrMean)
 		if len(sn.Lanes) > 1 { // a narrow panel; the table has every model's
-			txt = fmt.Sprintf("#%d: %d %s\nr %.2f (%s)", f.NearIdx, f.NearLbl, labelMark(f.NearLbl, sn.Label), f.NearCorr, l.Info.Name)
+			txt = fmt.Sprintf("#%d: %s %s\nr %.2f (%s)", f.NearIdx, sn.ClassName(f.NearLbl), labelMark(f.NearLbl, sn.Label), f.NearCorr, l.Info.Name)
 		}
 		setText(m.nearestLbl, txt)
 	}
@@ -806,7 +834,7 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		cell(bestMSE, false)
 		cell(fmt.Sprintf("%.4f", l.Frames[0].MSE), false)
 		cell(fmt.Sprintf("%.4f", f.MSE), false)
-		cell(fmt.Sprintf("#%d: %d, %.2f", f.NearIdx, f.NearLbl, f.NearCorr), false)
+		cell(fmt.Sprintf("#%d: %s, %.2f", f.NearIdx, sn.ClassName(f.NearLbl), f.NearCorr), false)
 		if len(l.Branch) == 0 {
 			continue
 		}
@@ -827,7 +855,7 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 		cell(fmt.Sprintf("%.4f", l.Frames[0].MSE), false)
 		if b := l.BranchAt(sn.T); b != nil {
 			cell(fmt.Sprintf("%.4f", b.MSE), false)
-			cell(fmt.Sprintf("#%d: %d, %.2f", b.NearIdx, b.NearLbl, b.NearCorr), false)
+			cell(fmt.Sprintf("#%d: %s, %.2f", b.NearIdx, sn.ClassName(b.NearLbl), b.NearCorr), false)
 		} else {
 			cell(fmt.Sprintf("from t = %d", l.Branch[0].T), false)
 			cell("", false)

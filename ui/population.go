@@ -151,7 +151,7 @@ func (m *Main) showEnsemble() {
 		return
 	}
 	e := &ensembleWin{m: m, w: m.app.NewWindow("Ensemble — Attractor Lab")}
-	have := m.deps.Data.Test.Len()
+	have := m.source().Data.Test.Len()
 	e.n = widget.NewSelect(ensembleChoices(have), nil)
 	// 200 digits by default; 50 in the browser, where one thread runs it.
 	e.n.SetSelected(e.n.Options[min(popDefault(1, 0), len(e.n.Options)-1)])
@@ -190,7 +190,8 @@ func (e *ensembleWin) start() {
 	set := e.m.snap.Settings
 	set.Toggled = nil // the ensemble draws each digit's own seeded mask
 	names := append([]string(nil), set.Lanes...)
-	env := sweep.Env{Data: e.m.deps.Data, Cat: e.m.deps.Catalogue}
+	src := e.m.source()
+	env := sweep.Env{Data: src.Data, Cat: src.Catalogue}
 	nd := min(n, env.Data.Test.Len())
 	total := int64(0)
 	for _, name := range names {
@@ -212,7 +213,7 @@ func (e *ensembleWin) start() {
 			if !bare {
 				continue
 			}
-			if seeds[name] = sim.KeptSeeds(dir, p, e.m.deps.Data.Train); len(seeds[name]) == 0 {
+			if seeds[name] = sim.KeptSeeds(dir, p, src.Data.Train); len(seeds[name]) == 0 {
 				none = append(none, name)
 			} else {
 				total += int64(len(seeds[name])-1) * int64(nd*(ensembleSteps+1))
@@ -510,7 +511,7 @@ func (b *basinWin) config() (sweep.Config, error) {
 	if cfg.N, err = strconv.Atoi(strings.TrimSpace(b.n.Text)); err != nil {
 		return cfg, fmt.Errorf("test digits: %q is not a whole number (allowed %s)", b.n.Text, sim.Digits.Allowed())
 	}
-	if have := b.m.deps.Data.Test.Len(); cfg.N > have {
+	if have := b.m.source().Data.Test.Len(); cfg.N > have {
 		return cfg, fmt.Errorf("test digits: %d, but the loaded data has %d test digits (allowed 1 to %d here)", cfg.N, have, have)
 	}
 	if cfg.Seeds, err = strconv.Atoi(strings.TrimSpace(b.seeds.Text)); err != nil {
@@ -535,8 +536,9 @@ func (b *basinWin) start() {
 		return
 	}
 	cells := cfg.Cells()
-	nd := min(cfg.N, b.m.deps.Data.Test.Len())
-	env := sweep.Env{Data: b.m.deps.Data, Cat: b.m.deps.Catalogue}
+	src := b.m.source()
+	nd := min(cfg.N, src.Data.Test.Len())
+	env := sweep.Env{Data: src.Data, Cat: src.Catalogue}
 	b.job.status.SetText(fmt.Sprintf("running %d cells × %d test digits…", len(cells), nd))
 	var rs []sweep.Result
 	b.job.begin(int64(len(cells)), func(ctx context.Context) error {

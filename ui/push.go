@@ -93,8 +93,8 @@ func (m *Main) pushedText(sn *sim.Snapshot) string {
 		return fmt.Sprintf("pushed run\nfrom t = %d", sn.Settings.Pushes[0].T)
 	}
 	txt := fmt.Sprintf("pushed · MSE %.4f", b.MSE)
-	if m.deps.Memories != nil {
-		txt += fmt.Sprintf("\n#%d: %d %s r %.2f", b.NearIdx, b.NearLbl, labelMark(b.NearLbl, sn.Label), b.NearCorr)
+	if m.source().Memories != nil {
+		txt += fmt.Sprintf("\n#%d: %s %s r %.2f", b.NearIdx, sn.ClassName(b.NearLbl), labelMark(b.NearLbl, sn.Label), b.NearCorr)
 	}
 	return txt
 }

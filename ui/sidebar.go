@@ -2,6 +2,7 @@ package ui
 
 import (
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 	"fmt"
 	"image/color"
 	"math"
@@ -23,6 +24,7 @@ import (
 // controls are the sidebar's widgets.
 type controls struct {
 	split      *keySelect
+	dataset    *keySelect // the data set the digits come from
 	index      *keyEntry
 	labelSel   *keySelect
 	kind       *choice
@@ -47,6 +49,21 @@ type controls struct {
 
 // digitControls builds the split, index, label filter, Random and Gallery.
 func (m *Main) digitControls() fyne.CanvasObject {
+	var names []string
+	for _, d := range mnist.Datasets {
+		names = append(names, mnist.DatasetLabel(d))
+	}
+	m.side.dataset = newKeySelect(names, func(s string) {
+		for _, d := range mnist.Datasets {
+			if mnist.DatasetLabel(d) != s || m.snap == nil || m.snap.Settings.DatasetName() == d {
+				continue
+			}
+			if d == mnist.MNISTName {
+				d = "" // settings name MNIST by naming none
+			}
+			m.send(func(st *sim.Settings) { st.Dataset, st.Index, st.Own = d, 0, nil })
+		}
+	}, m.handleKey)
 	m.side.split = newKeySelect(sim.Splits, func(s string) {
 		sp, err := sim.ParseSplit(s)
 		if err != nil {
@@ -88,6 +105,7 @@ func (m *Main) digitControls() fyne.CanvasObject {
 	m.side.ownHint = hint("your own digit is the clean digit; choose a stored digit above to go back")
 	m.side.ownHint.Hide()
 	digit := container.NewVBox(heading("Digit"),
+		container.NewBorder(nil, nil, widget.NewLabel("data"), nil, m.side.dataset),
 		container.NewGridWithColumns(2, m.side.split, m.side.index),
 		container.NewBorder(nil, nil, widget.NewLabel("label"), nil, m.side.labelSel),
 		container.NewGridWithColumns(2, random, gallery),
@@ -432,6 +450,18 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 		m.side.ownHint.Hide()
 	}
 	m.side.split.SetSelected(st.Split.String())
+	m.side.dataset.SetSelected(mnist.DatasetLabel(st.DatasetName()))
+	if sn.Source != nil {
+		// The label filter offers the data set's classes.
+		opts := append([]string{"any"}, sn.Source.Data.Classes()...)
+		if !slices.Equal(opts, m.side.labelSel.Options) {
+			m.side.labelSel.Options = opts
+			if !slices.Contains(opts, m.side.labelSel.Selected) {
+				m.side.labelSel.Selected = "any"
+			}
+			m.side.labelSel.Refresh()
+		}
+	}
 	if !m.side.index.Disabled() && m.win.Canvas().Focused() != m.side.index {
 		m.side.index.SetText(strconv.Itoa(st.Index))
 	}

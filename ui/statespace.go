@@ -25,6 +25,7 @@ type spaceWin struct {
 	plot  *PlotView
 	note  *widget.Label
 	space *sim.StateSpace
+	mem   *sim.Memories // the stored pictures space was computed from
 	// drawnKey says what the plot shows (drawKey): a snapshot that would
 	// draw the same paths does not draw them again.
 	drawnKey string
@@ -62,10 +63,22 @@ func (m *Main) showStateSpace() {
 	})
 	sw.w.SetOnClosed(func() { m.space = nil })
 	m.space = sw
-	mem := m.deps.Memories
+	sw.compute(m.source().Memories)
+	sw.w.Show()
+}
+
+// compute places mem's stored pictures in their plane, off Fyne's
+// goroutine, then draws the window (again when the main window's data set
+// changed since).
+func (sw *spaceWin) compute(mem *sim.Memories) {
+	m := sw.m
+	sw.mem, sw.space, sw.drawnKey = mem, nil, ""
 	go func() {
 		s := mem.StateSpace()
 		fyne.Do(func() {
+			if sw.mem != mem {
+				return // the data set changed meanwhile: its own computation draws
+			}
 			sw.space = s
 			if m.snap != nil {
 				sw.draw(m.snap)
@@ -81,7 +94,6 @@ func (m *Main) showStateSpace() {
 			}
 		})
 	}()
-	sw.w.Show()
 }
 
 // load loads, in the main window, the stored digit nearest the point
@@ -146,6 +158,12 @@ func drawKey(sn *sim.Snapshot) string {
 
 // draw shows the snapshot's trajectories (once the plane is there).
 func (sw *spaceWin) draw(sn *sim.Snapshot) {
+	if sn.Source != nil && sn.Source.Memories != sw.mem {
+		// Another data set: its stored pictures, in their own plane.
+		sw.note.SetText("placing the stored pictures in their plane…")
+		sw.compute(sn.Source.Memories)
+		return
+	}
 	if sw.space == nil {
 		return
 	}

@@ -356,7 +356,7 @@ func (tw *trainWin) watch(p int) (sim.Watch, error) {
 	if err != nil {
 		return sim.Watch{}, err
 	}
-	return sim.Watch{Input: in, Dyn: sn.Settings.Dyn, Mem: tw.m.deps.Memories, Steps: trainDigitSteps, Every: sim.TrainViewEvery}, nil
+	return sim.Watch{Input: in, Dyn: sn.Settings.Dyn, Mem: tw.m.source().Memories, Steps: trainDigitSteps, Every: sim.TrainViewEvery}, nil
 }
 
 // preview shows, before a run, the shipped model of the chosen patch side

@@ -38,6 +38,33 @@ type Deps struct {
 	// the driver can tell it (nil or false: not known, as in the page,
 	// where the main window is the page).
 	WorkArea func() (fyne.Size, bool)
+	// Sources opens the data sets other than Data's (the data set
+	// picker, a scenario or link that names one); nil: Data's only.
+	Sources sim.Sources
+}
+
+// source is the data set the window shows (the snapshot's), Data's
+// before the first snapshot.
+func (m *Main) source() *sim.Source {
+	if m.snap != nil && m.snap.Source != nil {
+		return m.snap.Source
+	}
+	return &sim.Source{Data: m.deps.Data, Memories: m.deps.Memories, Catalogue: m.deps.Catalogue}
+}
+
+// sourceFor is the Source of a data set by name: the window's own, or
+// one Deps.Sources opens.
+func (m *Main) sourceFor(dataset string) (*sim.Source, error) {
+	if mnist.DatasetOrMNIST(dataset) == m.deps.Data.Name() {
+		return &sim.Source{Data: m.deps.Data, Memories: m.deps.Memories, Catalogue: m.deps.Catalogue}, nil
+	}
+	if cur := m.source(); mnist.DatasetOrMNIST(dataset) == cur.Data.Name() {
+		return cur, nil
+	}
+	if m.deps.Sources == nil {
+		return nil, fmt.Errorf("%s is not open here: this window runs %s", mnist.DatasetLabel(dataset), mnist.DatasetLabel(m.deps.Data.Name()))
+	}
+	return m.deps.Sources(mnist.DatasetOrMNIST(dataset))
 }
 
 // Main is the main window's content and its state. All fields are touched
@@ -80,6 +107,7 @@ type Main struct {
 	nearestLbl   *widget.Label
 	pushedView   *PixelView    // one model alone: its pushed run's state, beside the run's
 	pushedTitle  *widget.Label // what the pushed run is and its numbers
+	cleanTitle   *widget.Label // "clean" and what the picture is (its class)
 	pushWin      *pushWin      // the push window, when open (push.go)
 	pushSigma2   float64       // the σ² a push's noise last used (the push window, Ctrl+K)
 	heat         []*Heatmap
@@ -160,7 +188,7 @@ func NewMain(ctx context.Context, a fyne.App, w fyne.Window, deps Deps, settings
 	// took long enough that the queue grew, keys and Quit waited behind it
 	// (SIGTERM took 11.7 s) and the window fell further and further behind.
 	var waiting atomic.Pointer[sim.Snapshot]
-	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue,
+	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue, Sources: deps.Sources,
 		Settings: settings, OnSnap: func(sn *sim.Snapshot) {
 			if m.halted.Load() {
 				return
@@ -179,7 +207,7 @@ func NewMainSync(a fyne.App, w fyne.Window, deps Deps, settings sim.Settings) *M
 	m := &Main{app: a, win: w, ctx: context.Background(), deps: deps, infos: deps.Catalogue.Available(), query: -1, themeChoice: "System", showGrid: true}
 	m.usePlotFont()
 	m.build()
-	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue,
+	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue, Sources: deps.Sources,
 		Settings: settings, Synchronous: true, OnSnap: m.apply})
 	m.Engine.Settle()
 	return m

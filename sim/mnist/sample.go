@@ -154,6 +154,14 @@ const (
 // Datasets are the data sets the app runs on.
 var Datasets = []string{MNISTName, FashionName}
 
+// DatasetOrMNIST is name, MNISTName for "".
+func DatasetOrMNIST(name string) string {
+	if name == "" {
+		return MNISTName
+	}
+	return name
+}
+
 // Name is the data set's name (MNISTName for "").
 func (d *Data) Name() string {
 	if d.Dataset == "" {

@@ -1,0 +1,106 @@
+package ui
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"attractorlab/sim"
+	"attractorlab/sim/mnist"
+)
+
+// TestDatasetPicker: the data set picker beside the split runs the window
+// on another data set: its pictures, its classes in the label filter and
+// the titles, the Hopfield network's stored pictures, MNIST's weights
+// named as such; a scenario saved there names the data set; a data set
+// that cannot open is refused with its reason and the window stays.
+func TestDatasetPicker(t *testing.T) {
+	os.Setenv("LANG", "en_US.UTF-8")
+	deps := testDeps(t)
+	inv := func(s *mnist.Set) *mnist.Set {
+		out := &mnist.Set{Images: make([]byte, len(s.Images)), Labels: s.Labels, Index: s.Index}
+		for k, b := range s.Images {
+			out.Images[k] = 255 - b
+		}
+		return out
+	}
+	fash := &mnist.Data{Train: inv(deps.Data.Train), Test: inv(deps.Data.Test), Source: "inverted sample", Dataset: mnist.FashionName}
+	fail := false
+	deps.Sources = func(name string) (*sim.Source, error) {
+		if fail || name != mnist.FashionName {
+			return nil, errors.New("Fashion-MNIST cannot open here: no Fashion-MNIST in /nowhere")
+		}
+		return &sim.Source{Data: fash, Memories: sim.NewMemories(fash.Train), Catalogue: sim.NewCatalogue(fash.Train, sim.WeightFiles{})}, nil
+	}
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	m := NewMainSync(a, w, deps, sim.DefaultSettings())
+	w.SetContent(m.Content())
+	w.Resize(fyne.NewSize(1280, 800))
+
+	m.side.dataset.SetSelected("Fashion-MNIST")
+	m.Engine.Settle()
+	sn := m.snap
+	if sn.Err != "" || sn.Source.Data != fash {
+		t.Fatalf("after choosing Fashion-MNIST: error %q, data %s", sn.Err, sn.Source.Data.Name())
+	}
+	if want := append([]string{"any"}, mnist.FashionClasses[:]...); !slices.Equal(m.side.labelSel.Options, want) {
+		t.Fatalf("label filter offers %v, want %v", m.side.labelSel.Options, want)
+	}
+	if want := "clean\na " + mnist.FashionClasses[sn.Label]; m.cleanTitle.Text != want {
+		t.Fatalf("clean title %q, want %q", m.cleanTitle.Text, want)
+	}
+	if !strings.Contains(m.stateTitles[0].Text, "(trained on MNIST)") {
+		t.Fatalf("the model's title %q does not say its weights are MNIST's", m.stateTitles[0].Text)
+	}
+	// The label filter picks a class by name.
+	m.side.labelSel.SetSelected("Sneaker")
+	m.Engine.Settle()
+	if got := m.snap.Label; mnist.FashionClasses[got] != "Sneaker" {
+		t.Fatalf("label filter Sneaker: the picture is a %s", mnist.FashionClasses[got])
+	}
+	if !strings.Contains(m.nearestLbl.Text, "mean picture") {
+		t.Fatalf("nearest memory text %q", m.nearestLbl.Text)
+	}
+	// The scenario names the data set.
+	var b strings.Builder
+	if err := sim.WriteScenario(&b, m.snap); err != nil || !strings.Contains(b.String(), `"dataset": "fashion-mnist"`) {
+		t.Fatalf("scenario (%v):\n%s", err, b.String())
+	}
+	// Back to MNIST: digits again, the filter's digits.
+	m.side.dataset.SetSelected("MNIST")
+	m.Engine.Settle()
+	if m.snap.Source.Data != deps.Data || m.snap.Settings.Dataset != "" || m.side.labelSel.Options[1] != "0" {
+		t.Fatalf("back to MNIST: data %s, settings %q, filter %v", m.snap.Source.Data.Name(), m.snap.Settings.Dataset, m.side.labelSel.Options)
+	}
+	if strings.Contains(m.stateTitles[0].Text, "trained on") {
+		t.Fatalf("on MNIST the title %q names the training set", m.stateTitles[0].Text)
+	}
+}
+
+// TestDatasetThatCannotOpen: a data set Sources cannot open is refused with
+// its reason, and the window stays on its data set.
+func TestDatasetThatCannotOpen(t *testing.T) {
+	os.Setenv("LANG", "en_US.UTF-8")
+	deps := testDeps(t)
+	deps.Sources = func(name string) (*sim.Source, error) {
+		return nil, errors.New("Fashion-MNIST cannot open here: no Fashion-MNIST in /nowhere: run `attractorlab data --dataset fashion-mnist` first")
+	}
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	m := NewMainSync(a, w, deps, sim.DefaultSettings())
+	w.SetContent(m.Content())
+	m.side.dataset.SetSelected("Fashion-MNIST")
+	m.Engine.Settle()
+	if !strings.Contains(m.snap.Err, "attractorlab data --dataset fashion-mnist") || m.snap.Source.Data != deps.Data {
+		t.Fatalf("error %q, data %s", m.snap.Err, m.snap.Source.Data.Name())
+	}
+	if m.side.dataset.Selected != "MNIST" {
+		t.Fatalf("the picker shows %q, the window runs MNIST", m.side.dataset.Selected)
+	}
+}
