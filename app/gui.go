@@ -66,7 +66,9 @@ func parseGUIFlags(args []string) (guiOptions, error) {
 		files["bsa-p2"] = *weights
 	}
 	if *dataset != "" && !slices.Contains(mnist.Datasets, *dataset) {
-		return guiOptions{}, unknownDataset(*dataset)
+		if f, ok := strings.CutPrefix(*dataset, mnist.FolderPrefix); !ok || sim.CheckFolderName(f) != nil {
+			return guiOptions{}, unknownDataset(*dataset)
+		}
 	}
 	return guiOptions{files: files, lesson: *lessonArg, link: *link, dataset: *dataset}, nil
 }
@@ -320,7 +322,13 @@ func openSources(home *mnist.Data, files sim.WeightFiles) sim.Sources {
 				return nil, fmt.Errorf("Fashion-MNIST cannot open here: %w", err)
 			}
 		default:
-			return nil, unknownDataset(name)
+			f, ok := strings.CutPrefix(name, mnist.FolderPrefix)
+			if !ok {
+				return nil, unknownDataset(name)
+			}
+			if data, err = sim.LoadFolderData(f); err != nil {
+				return nil, fmt.Errorf("%s cannot open here: %w", mnist.DatasetLabel(name), err)
+			}
 		}
 		cat := sim.NewCatalogue(data.Train, files)
 		if _, err := cat.LoadAll(); err != nil {

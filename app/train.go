@@ -70,6 +70,13 @@ func trainingData(dataset string) (train, test *mnist.Set, err error) {
 		}
 		return d.Train, d.Test, nil
 	}
+	if strings.HasPrefix(dataset, mnist.FolderPrefix) {
+		d, err := loadData("", dataset)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d.Train, d.Test, nil
+	}
 	return nil, nil, unknownDataset(dataset)
 }
 
@@ -80,6 +87,12 @@ func recordDataset(meta map[string]string, dataset string) {
 	if dataset == mnist.FashionName {
 		meta["dataset"] = dataset
 		meta["dataset_md5"] = mnist.FashionFiles[0].MD5
+	}
+	if f, ok := strings.CutPrefix(dataset, mnist.FolderPrefix); ok {
+		meta["dataset"] = dataset
+		if md5, err := sim.FolderTrainMD5(f); err == nil {
+			meta["dataset_md5"] = md5
+		}
 	}
 }
 

@@ -40,7 +40,13 @@ func checkDataset(name string, via Via) error {
 		}
 	}
 	what := map[Via]string{ViaName: "data set", ViaFlag: "--dataset", ViaField: "field dataset"}[via]
-	return fmt.Errorf("%s = %q is not a data set here (allowed: %s)", what, name, strings.Join(mnist.Datasets, ", "))
+	if f, ok := strings.CutPrefix(name, mnist.FolderPrefix); ok {
+		if err := CheckFolderName(f); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%s = %q is not a data set here (allowed: %s, or %sNAME, a folder of pictures)", what, name, strings.Join(mnist.Datasets, ", "), mnist.FolderPrefix)
 }
 
 // canonicalDataset is the name settings keep: "" for MNIST (the data set

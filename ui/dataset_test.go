@@ -2,10 +2,16 @@ package ui
 
 import (
 	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -102,5 +108,80 @@ func TestDatasetThatCannotOpen(t *testing.T) {
 	}
 	if m.side.dataset.Selected != "MNIST" {
 		t.Fatalf("the picker shows %q, the window runs MNIST", m.side.dataset.Selected)
+	}
+}
+
+// TestOpenFolder: File → Open a folder of pictures converts the folder
+// into the cache and switches the window to it, its classes named; a
+// folder that is refused leaves the window as it was.
+func TestOpenFolder(t *testing.T) {
+	os.Setenv("LANG", "en_US.UTF-8")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "Digits")
+	_, sample, err := mnist.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 30 {
+		l := sample.Labels[k]
+		os.MkdirAll(filepath.Join(dir, "class "+fmt.Sprint(l)), 0o755)
+		img := image.NewGray(image.Rect(0, 0, 28, 28))
+		for q, b := range sample.Raw(k) {
+			img.SetGray(q%28, q/28, color.Gray{Y: b})
+		}
+		f, err := os.Create(filepath.Join(dir, "class "+fmt.Sprint(l), fmt.Sprintf("%d.png", k)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		png.Encode(f, img)
+		f.Close()
+	}
+	deps := testDeps(t)
+	deps.Sources = func(name string) (*sim.Source, error) {
+		f, ok := strings.CutPrefix(name, mnist.FolderPrefix)
+		if !ok {
+			return nil, errors.New("not in this test")
+		}
+		d, err := sim.LoadFolderData(f)
+		if err != nil {
+			return nil, err
+		}
+		return &sim.Source{Data: d, Memories: sim.NewMemories(d.Train), Catalogue: sim.NewCatalogue(d.Train, sim.WeightFiles{})}, nil
+	}
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	m := NewMainSync(a, w, deps, sim.DefaultSettings())
+	w.SetContent(m.Content())
+	w.Resize(fyne.NewSize(1280, 800))
+	convert := func(dir string) error {
+		got := make(chan error, 1)
+		m.ConvertFolder(dir, func(err error) { got <- err })
+		select {
+		case err := <-got:
+			m.Engine.Settle()
+			return err
+		case <-time.After(time.Minute):
+			t.Fatal("the conversion did not end")
+		}
+		return nil
+	}
+	if err := convert(filepath.Join(dir, "class 7")); err == nil || !strings.Contains(err.Error(), "no pictures") {
+		t.Fatalf("a class folder as the data set: %v", err)
+	}
+	if m.snap.Settings.Dataset != "" {
+		t.Fatalf("after a refused folder the window runs %q", m.snap.Settings.Dataset)
+	}
+	if err := convert(dir); err != nil {
+		t.Fatal(err)
+	}
+	sn := m.snap
+	if sn.Err != "" || sn.Settings.Dataset != "folder:digits" || m.side.dataset.Selected != "digits (folder)" {
+		t.Fatalf("after the folder: error %q, data set %q, picker %q", sn.Err, sn.Settings.Dataset, m.side.dataset.Selected)
+	}
+	if !strings.HasPrefix(m.cleanTitle.Text, "clean\na class ") || !slices.Contains(m.side.labelSel.Options, "class 7") {
+		t.Fatalf("clean title %q, label filter %v", m.cleanTitle.Text, m.side.labelSel.Options)
+	}
+	if !strings.Contains(m.status.Text, "digits (folder):") {
+		t.Fatalf("status %q", m.status.Text)
 	}
 }

@@ -39,6 +39,7 @@ func (m *Main) menu() *fyne.MainMenu {
 		fyne.NewMenuItemSeparator(),
 		plain("Draw a digit…", m.showDraw),
 		plain("Open a picture as the digit…", m.openPicture),
+		plain("Open a folder of pictures as a data set…", m.openFolder),
 		fyne.NewMenuItemSeparator(),
 		item("Export…", ctrl(fyne.KeyE), m.showExport),
 		fyne.NewMenuItemSeparator(),

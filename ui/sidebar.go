@@ -24,7 +24,8 @@ import (
 // controls are the sidebar's widgets.
 type controls struct {
 	split      *keySelect
-	dataset    *keySelect // the data set the digits come from
+	dataset    *keySelect        // the data set the digits come from
+	datasets   map[string]string // the picker's labels' data sets
 	index      *keyEntry
 	labelSel   *keySelect
 	kind       *choice
@@ -49,20 +50,23 @@ type controls struct {
 
 // digitControls builds the split, index, label filter, Random and Gallery.
 func (m *Main) digitControls() fyne.CanvasObject {
+	// MNIST, Fashion-MNIST and the folders of pictures in the cache
+	// (attractorlab data --dataset FOLDER), by the names people read.
+	m.side.datasets = map[string]string{}
 	var names []string
-	for _, d := range mnist.Datasets {
+	for _, d := range append(slices.Clone(mnist.Datasets), sim.Folders()...) {
 		names = append(names, mnist.DatasetLabel(d))
+		m.side.datasets[mnist.DatasetLabel(d)] = d
 	}
 	m.side.dataset = newKeySelect(names, func(s string) {
-		for _, d := range mnist.Datasets {
-			if mnist.DatasetLabel(d) != s || m.snap == nil || m.snap.Settings.DatasetName() == d {
-				continue
-			}
-			if d == mnist.MNISTName {
-				d = "" // settings name MNIST by naming none
-			}
-			m.send(func(st *sim.Settings) { st.Dataset, st.Index, st.Own = d, 0, nil })
+		d, ok := m.side.datasets[s]
+		if !ok || m.snap == nil || m.snap.Settings.DatasetName() == d {
+			return
 		}
+		if d == mnist.MNISTName {
+			d = "" // settings name MNIST by naming none
+		}
+		m.send(func(st *sim.Settings) { st.Dataset, st.Index, st.Own = d, 0, nil })
 	}, m.handleKey)
 	m.side.split = newKeySelect(sim.Splits, func(s string) {
 		sp, err := sim.ParseSplit(s)
@@ -450,6 +454,13 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 		m.side.ownHint.Hide()
 	}
 	m.side.split.SetSelected(st.Split.String())
+	if lbl := mnist.DatasetLabel(st.DatasetName()); !slices.Contains(m.side.dataset.Options, lbl) {
+		// A folder data set opened by a link or scenario, cached since
+		// the window started.
+		m.side.datasets[lbl] = st.DatasetName()
+		m.side.dataset.Options = append(m.side.dataset.Options, lbl)
+		m.side.dataset.Refresh()
+	}
 	m.side.dataset.SetSelected(mnist.DatasetLabel(st.DatasetName()))
 	if sn.Source != nil {
 		// The label filter offers the data set's classes.

@@ -130,6 +130,18 @@ func LoadTest(dir string) (*Set, error) {
 	return loadPair(dir, MNISTFiles, 2, mnistMend)
 }
 
+// LoadPairs reads a training pair (files[0], [1]) and a test pair
+// ([2], [3]) from dir, each file md5-checked as loadPair does.
+func LoadPairs(dir string, files []struct{ Name, MD5 string }, mend string) (train, test *Set, err error) {
+	if train, err = loadPair(dir, files, 0, mend); err != nil {
+		return nil, nil, err
+	}
+	if test, err = loadPair(dir, files, 2, mend); err != nil {
+		return nil, nil, err
+	}
+	return train, test, nil
+}
+
 // loadPair reads files[k] (images) and [k+1] (labels) from dir, each
 // md5-checked, into a Set; a wrong md5 is reported with mend (what it
 // means and what to do).

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 
 	"attractorlab/assets"
@@ -141,9 +142,17 @@ type Data struct {
 	// Warning says why full MNIST was not used although it was expected
 	// (a corrupt cache); "" when nothing went wrong.
 	Warning string
-	// Dataset names the data set (Datasets): "" is MNIST.
+	// Dataset names the data set (Datasets, or FolderPrefix and a
+	// folder's name): "" is MNIST.
 	Dataset string
+	// ClassNames name the labels of a folder's data set (its
+	// sub-folders); nil for MNIST and Fashion-MNIST.
+	ClassNames []string
 }
+
+// FolderPrefix starts the name of a data set made from a folder of
+// pictures ("folder:leaves").
+const FolderPrefix = "folder:"
 
 // Dataset names.
 const (
@@ -178,12 +187,18 @@ func DatasetLabel(name string) string {
 	case MNISTName, "":
 		return "MNIST"
 	}
+	if f, ok := strings.CutPrefix(name, FolderPrefix); ok {
+		return f + " (folder)"
+	}
 	return name
 }
 
 // Classes names the labels of the data set: the digits, or Fashion-MNIST's
 // ten kinds of clothing.
 func (d *Data) Classes() []string {
+	if d.ClassNames != nil {
+		return d.ClassNames
+	}
 	if d.Dataset == FashionName {
 		return FashionClasses[:]
 	}
