@@ -80,22 +80,6 @@ func trainingData(dataset string) (train, test *mnist.Set, err error) {
 	return nil, nil, unknownDataset(dataset)
 }
 
-// recordDataset writes into a weights file's metadata the data set it was
-// trained on and the md5 of that set's training images (a file without
-// it was trained on MNIST, as every file before them was).
-func recordDataset(meta map[string]string, dataset string) {
-	if dataset == mnist.FashionName {
-		meta["dataset"] = dataset
-		meta["dataset_md5"] = mnist.FashionFiles[0].MD5
-	}
-	if f, ok := strings.CutPrefix(dataset, mnist.FolderPrefix); ok {
-		meta["dataset"] = dataset
-		if md5, err := sim.FolderTrainMD5(f); err == nil {
-			meta["dataset_md5"] = md5
-		}
-	}
-}
-
 func runTrain(ctx context.Context, args []string) error {
 	switch m := trainModel(args); m {
 	case "bsa":
@@ -175,7 +159,7 @@ func runTrain(ctx context.Context, args []string) error {
 	// longer run are an n-epoch run).
 	m.Meta["command"] = "attractorlab train " + strings.Join(withEpochs(args, epochs), " ")
 	m.Meta["epochs_done"] = fmt.Sprint(epochs)
-	recordDataset(m.Meta, *dataset)
+	sim.RecordDataset(m.Meta, *dataset)
 	if serr := o.Write(*out, m.WriteBSA); serr != nil {
 		return serr
 	}
@@ -274,7 +258,7 @@ func runTrainTransformer(ctx context.Context, model string, args []string) error
 	m.Init(*seed)
 	m.Meta["command"] = "attractorlab train " + strings.Join(args, " ")
 	m.Meta["pixel_gain"] = fmt.Sprint(mnist.PixelGain)
-	recordDataset(m.Meta, *dataset)
+	sim.RecordDataset(m.Meta, *dataset)
 	images := sim.TrainingImages(train, *nImages)
 	m.Meta["train_images"] = fmt.Sprint(len(images))
 	cfg.Progress = func(s models.TransformerEpoch) { fmt.Println(s) }

@@ -87,3 +87,19 @@ func (l Lane) Foreign(dataset string) string {
 	}
 	return "trained on " + mnist.DatasetLabel(l.TrainedOn)
 }
+
+// RecordDataset writes into a weights file's metadata the data set it was
+// trained on and the md5 of that set's training images (a file without
+// it was trained on MNIST, as every file before them was).
+func RecordDataset(meta map[string]string, dataset string) {
+	switch {
+	case dataset == mnist.FashionName:
+		meta["dataset"] = dataset
+		meta["dataset_md5"] = mnist.FashionFiles[0].MD5
+	case strings.HasPrefix(dataset, mnist.FolderPrefix):
+		meta["dataset"] = dataset
+		if md5, err := FolderTrainMD5(strings.TrimPrefix(dataset, mnist.FolderPrefix)); err == nil {
+			meta["dataset_md5"] = md5
+		}
+	}
+}

@@ -356,6 +356,9 @@ type TrainingForm struct {
 	// halves ("" or the recipe's 10; 0: never). A lesson on a small set
 	// (one update an epoch) sets it so its updates are not frozen early.
 	HalveEvery string
+	// Dataset is the data set it trains on (its name; "" or "mnist":
+	// the embedded MNIST sample).
+	Dataset string
 }
 
 // DefaultTrainingForm is the form as the window opens: the recipe of §5
@@ -451,6 +454,9 @@ func (f TrainingForm) Command() string {
 	}
 	if f.FromShipped {
 		c += " --from shipped"
+	}
+	if f.Dataset != "" && f.Dataset != mnist.MNISTName {
+		c += " --dataset " + f.Dataset
 	}
 	return c
 }

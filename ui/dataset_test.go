@@ -27,22 +27,7 @@ import (
 // that cannot open is refused with its reason and the window stays.
 func TestDatasetPicker(t *testing.T) {
 	os.Setenv("LANG", "en_US.UTF-8")
-	deps := testDeps(t)
-	inv := func(s *mnist.Set) *mnist.Set {
-		out := &mnist.Set{Images: make([]byte, len(s.Images)), Labels: s.Labels, Index: s.Index}
-		for k, b := range s.Images {
-			out.Images[k] = 255 - b
-		}
-		return out
-	}
-	fash := &mnist.Data{Train: inv(deps.Data.Train), Test: inv(deps.Data.Test), Source: "inverted sample", Dataset: mnist.FashionName}
-	fail := false
-	deps.Sources = func(name string) (*sim.Source, error) {
-		if fail || name != mnist.FashionName {
-			return nil, errors.New("Fashion-MNIST cannot open here: no Fashion-MNIST in /nowhere")
-		}
-		return &sim.Source{Data: fash, Memories: sim.NewMemories(fash.Train), Catalogue: sim.NewCatalogue(fash.Train, sim.WeightFiles{})}, nil
-	}
+	deps, fash := invertedDeps(t)
 	a := test.NewTempApp(t)
 	w := test.NewTempWindow(t, nil)
 	m := NewMainSync(a, w, deps, sim.DefaultSettings())
@@ -86,6 +71,76 @@ func TestDatasetPicker(t *testing.T) {
 	}
 	if strings.Contains(m.stateTitles[0].Text, "trained on") {
 		t.Fatalf("on MNIST the title %q names the training set", m.stateTitles[0].Text)
+	}
+}
+
+// invertedDeps are testDeps with a second data set named Fashion-MNIST:
+// the sample's pictures inverted.
+func invertedDeps(t *testing.T) (Deps, *mnist.Data) {
+	deps := testDeps(t)
+	inv := func(s *mnist.Set) *mnist.Set {
+		out := &mnist.Set{Images: make([]byte, len(s.Images)), Labels: s.Labels, Index: s.Index}
+		for k, b := range s.Images {
+			out.Images[k] = 255 - b
+		}
+		return out
+	}
+	fash := &mnist.Data{Train: inv(deps.Data.Train), Test: inv(deps.Data.Test), Source: "inverted sample", Dataset: mnist.FashionName}
+	src := &sim.Source{Data: fash, Memories: sim.NewMemories(fash.Train), Catalogue: sim.NewCatalogue(fash.Train, sim.WeightFiles{})}
+	deps.Sources = func(name string) (*sim.Source, error) {
+		if name != mnist.FashionName {
+			return nil, errors.New("not in this test")
+		}
+		return src, nil
+	}
+	return deps, fash
+}
+
+// TestTrainOnAnotherDataset: Training… trains on the main window's data
+// set; the weights say so, and the model joins that data set's models,
+// not MNIST's.
+func TestTrainOnAnotherDataset(t *testing.T) {
+	os.Setenv("LANG", "en_US.UTF-8")
+	deps, fash := invertedDeps(t)
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	m := NewMainSync(a, w, deps, sim.DefaultSettings())
+	w.SetContent(m.Content())
+	w.Resize(fyne.NewSize(1280, 800))
+	m.side.dataset.SetSelected("Fashion-MNIST")
+	m.Engine.Settle()
+	m.showTraining()
+	tw := m.train
+	tw.ui.wait(func() {
+		tw.images.SetSelected("200")
+		tw.epochs.SetText("1")
+	})
+	runTraining(t, tw, nil)
+	if tw.trained == nil || tw.trained.Meta["dataset"] != mnist.FashionName || !strings.Contains(tw.status.Text, "bsa-p2-trained") {
+		t.Fatalf("trained %v (data set %q); status %q", tw.trained != nil, tw.trained.Meta["dataset"], tw.status.Text)
+	}
+	// The same couplings as sim.TrainBSA on the data set's pictures.
+	s := tw.set
+	s.Batched = nil
+	plain, _, err := sim.TrainBSA(t.Context(), fash.Train, fash.Test, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plain.J, tw.trained.J) {
+		t.Fatal("the window's couplings differ from sim.TrainBSA's on the data set's pictures")
+	}
+	if last := m.infos[len(m.infos)-1]; last.Name != "bsa-p2-trained" {
+		t.Fatalf("on Fashion-MNIST the last model is %q", last.Name)
+	}
+	if !strings.Contains(tw.ran.Command(), "--dataset fashion-mnist") {
+		t.Fatalf("the command %q does not name the data set", tw.ran.Command())
+	}
+	m.side.dataset.SetSelected("MNIST")
+	m.Engine.Settle()
+	for _, in := range m.infos {
+		if in.Name == "bsa-p2-trained" {
+			t.Fatal("the model trained on Fashion-MNIST is among MNIST's models")
+		}
 	}
 }
 

@@ -202,7 +202,7 @@ func (m *Main) fillModels() {
 // refreshModels reads the catalogue's models again (a model trained in
 // the Training window joined it) and lists them.
 func (m *Main) refreshModels() {
-	m.infos = m.deps.Catalogue.Available()
+	m.infos = m.source().Catalogue.Available()
 	m.fillModels()
 	if m.snap != nil {
 		m.apply(m.snap)

@@ -122,6 +122,7 @@ type trainWin struct {
 	paused   atomic.Bool
 	set      sim.BSATraining
 	ran      sim.TrainingForm // the form the run was started with
+	src      *sim.Source      // the data set the run trains on
 	stats    []sim.EpochStats
 	trained  *sim.BSA // the last finished epoch's couplings
 	name     string   // its name in the catalogue, once there
@@ -418,7 +419,7 @@ func (tw *trainWin) setButtons() {
 func (tw *trainWin) form() sim.TrainingForm {
 	return sim.TrainingForm{Patch: 2 + 2*tw.patch.SelectedIndex(), FromShipped: tw.start.SelectedIndex() == 1,
 		Images: tw.images.Selected, Lambda: tw.lambda.Text, D: tw.d.Text, Attn: tw.attn.Selected,
-		Epochs: tw.epochs.Text, LR: tw.lr.Text, Seed: tw.seed.Text, HalveEvery: tw.halveEvery}
+		Epochs: tw.epochs.Text, LR: tw.lr.Text, Seed: tw.seed.Text, HalveEvery: tw.halveEvery, Dataset: tw.m.source().Data.Name()}
 }
 
 // drawDigitInput shows the main window's input as the digit the run
@@ -445,11 +446,18 @@ func (tw *trainWin) begin() {
 		tw.status.SetText("cannot train: " + err.Error())
 		return
 	}
+	// The main window's data set: MNIST's embedded sample (the recipe's
+	// 10,000 training digits), or the training pictures of another.
+	src := tw.m.source()
 	train, test, err := mnist.Sample()
+	if src.Data.Name() != mnist.MNISTName {
+		train, test = src.Data.Train, src.Data.Test
+	}
 	if err != nil {
 		tw.status.SetText("cannot train: " + err.Error())
 		return
 	}
+	tw.src = src
 	tw.set, tw.ran, tw.stats, tw.running, tw.began = s, tw.form(), nil, true, time.Now()
 	tw.paused.Store(false)
 	tw.drawDigitInput()
@@ -460,8 +468,8 @@ func (tw *trainWin) begin() {
 	tw.prog.SetValue(0)
 	tw.shipName = sim.ShippedName(s.Patch)
 
-	tw.status.SetText(fmt.Sprintf("training BSA P=%d, d=%d, from %s on %d images, λ %g, %s, %d epochs…",
-		s.Patch, s.Dim(), tw.start.Selected, min(s.Images, train.Len()), s.Lambda, s.Attn, s.Config.Epochs))
+	tw.status.SetText(fmt.Sprintf("training BSA P=%d, d=%d, from %s on %d %s images, λ %g, %s, %d epochs…",
+		s.Patch, s.Dim(), tw.start.Selected, min(s.Images, train.Len()), mnist.DatasetLabel(src.Data.Name()), s.Lambda, s.Attn, s.Config.Epochs))
 	// The widgets are set; from here on the run's goroutines update them
 	// through tw.ui only.
 	batches := (min(s.Images, train.Len()) + s.Config.Batch - 1) / s.Config.Batch
@@ -537,8 +545,11 @@ func (tw *trainWin) finish(net *sim.BSA, epochs int, err error) {
 	case net == nil:
 		tw.status.SetText("cancelled before the first epoch finished: nothing was trained")
 	default:
+		// The weights say what they were trained on; the model joins
+		// the catalogue of that data set.
+		sim.RecordDataset(net.Meta, tw.src.Data.Name())
 		tw.trained = net
-		tw.name = tw.m.deps.Catalogue.SetTrained(sim.CloneBSA(net))
+		tw.name = tw.src.Catalogue.SetTrained(sim.CloneBSA(net))
 		tw.m.refreshModels()
 		how := "trained"
 		if cancelled {

@@ -588,6 +588,12 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	m.snap = sn
 	m.updating = true
 	defer func() { m.updating = false }()
+	if prev != nil && sn.Source != prev.Source && sn.Source != nil {
+		// Another data set: its catalogue's models (one trained on it
+		// in the window is there, not in MNIST's).
+		m.infos = sn.Source.Catalogue.Available()
+		m.fillModels()
+	}
 	defer m.startPendingTrain()
 	if m.tokens != nil {
 		defer m.tokens.draw(sn)
