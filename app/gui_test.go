@@ -34,7 +34,7 @@ func TestGUIFlags(t *testing.T) {
 		{[]string{"--lesson", "masking", "--link", link}, "--lesson and --link both say what the window opens on: give one"},
 		{[]string{link}, "gui takes no arguments (got \"" + link[:20]},
 		{[]string{"--link"}, "flag needs an argument: -link"},
-		{[]string{"--dataset", "cifar"}, `--dataset "cifar" is not a data set here (allowed: mnist, fashion-mnist)`},
+		{[]string{"--dataset", "cifar"}, `--dataset "cifar" is not a data set here (allowed: mnist, fashion-mnist, or folder:NAME`},
 	} {
 		_, err := parseGUIFlags(c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

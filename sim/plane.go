@@ -150,8 +150,25 @@ func recordedSet(b []byte) (h [32]byte) {
 	return h
 }
 
-// EmbeddedPlane is the name of the sample's plane in assets.Sample.
-const EmbeddedPlane = "sample/train-plane.bin"
+// EmbeddedPlane is the name of the sample's plane in assets.Sample,
+// FashionPlane of the Fashion-MNIST sample's in assets.FashionSample.
+const (
+	EmbeddedPlane = "sample/train-plane.bin"
+	FashionPlane  = "fashion/train-plane.bin"
+)
+
+// embeddedPlanes are the planes the build carries: MNIST's sample's and
+// Fashion-MNIST's (when the build has it).
+func embeddedPlanes() [][]byte {
+	var out [][]byte
+	if b, err := assets.Sample.ReadFile(EmbeddedPlane); err == nil {
+		out = append(out, b)
+	}
+	if b, err := assets.FashionSample.ReadFile(FashionPlane); err == nil {
+		out = append(out, b)
+	}
+	return out
+}
 
 // PlaneCache is where the planes of sets other than the embedded sample
 // are kept: os.UserCacheDir()/attractorlab/planes.
@@ -176,17 +193,23 @@ func StateSpaceOf(set *mnist.Set, dir string) *StateSpace {
 	// The embedded subset itself (the set every run stores) needs no
 	// hash: the plane was made from it (TestEmbeddedPlaneIsTheComputedOne
 	// checks the hash it records). Hashing its 7.8 MB held the web page.
-	if train, _, err := mnist.Sample(); err == nil && set == train {
-		if b, err := assets.Sample.ReadFile(EmbeddedPlane); err == nil {
-			if p, err := ReadPlane(b, recordedSet(b)); err == nil {
-				s := p.Space(set)
-				s.Source = "embedded"
-				return s
+	for _, em := range []struct {
+		sample func() (*mnist.Set, *mnist.Set, error)
+		fsys   interface{ ReadFile(string) ([]byte, error) }
+		name   string
+	}{{mnist.Sample, assets.Sample, EmbeddedPlane}, {mnist.FashionSample, assets.FashionSample, FashionPlane}} {
+		if train, _, err := em.sample(); err == nil && set == train {
+			if b, err := em.fsys.ReadFile(em.name); err == nil {
+				if p, err := ReadPlane(b, recordedSet(b)); err == nil {
+					s := p.Space(set)
+					s.Source = "embedded"
+					return s
+				}
 			}
 		}
 	}
 	h := SetHash(set)
-	if b, err := assets.Sample.ReadFile(EmbeddedPlane); err == nil {
+	for _, b := range embeddedPlanes() {
 		if p, err := ReadPlane(b, h); err == nil {
 			s := p.Space(set)
 			s.Source = "embedded"

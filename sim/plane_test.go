@@ -17,41 +17,47 @@ func TestEmbeddedPlaneIsTheComputedOne(t *testing.T) {
 	if raceOn {
 		t.Skip("a second of single-goroutine numerics; test-portable and test-simd run it")
 	}
-	train, _, err := mnist.Sample()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := assets.Sample.ReadFile(EmbeddedPlane)
-	if err != nil {
-		t.Fatalf("the sample has no plane (%v): go run ./sim/mnist/internal/gensample -plane -out assets/sample", err)
-	}
-	kept, err := ReadPlane(b, SetHash(train))
-	if err != nil {
-		t.Fatalf("%s: %v", EmbeddedPlane, err)
-	}
-	got := ComputePlane(train)
-	if kept.N != got.N {
-		t.Fatalf("kept plane of %d digits, the sample has %d", kept.N, got.N)
-	}
-	worst := 0.0
-	for _, pair := range [][2][]float64{{kept.Mean, got.Mean}, {kept.PC[0], got.PC[0]}, {kept.PC[1], got.PC[1]}, {kept.Share[:], got.Share[:]}} {
-		for q := range pair[0] {
-			worst = math.Max(worst, math.Abs(pair[0][q]-pair[1][q]))
+	for _, em := range []struct {
+		sample func() (*mnist.Set, *mnist.Set, error)
+		fsys   interface{ ReadFile(string) ([]byte, error) }
+		name   string
+	}{{mnist.Sample, assets.Sample, EmbeddedPlane}, {mnist.FashionSample, assets.FashionSample, FashionPlane}} {
+		train, _, err := em.sample()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if worst > 1e-6 {
-		t.Errorf("the embedded plane differs from the computed one by %.3g (allowed 1e-6)", worst)
-	}
-	// The window and reproduce take it from the embedded file.
-	s := StateSpaceOf(train, t.TempDir())
-	if s.Source != "embedded" || s.Warning != "" {
-		t.Errorf("sample's state space from %q (warning %q), want the embedded plane", s.Source, s.Warning)
-	}
-	want := got.Space(train)
-	for k := range want.Points {
-		for c := range 2 {
-			if d := math.Abs(s.Points[k][c] - want.Points[k][c]); d > 1e-5 {
-				t.Fatalf("digit %d, component %d: %v from the embedded plane, %v computed", k, c, s.Points[k][c], want.Points[k][c])
+		b, err := em.fsys.ReadFile(em.name)
+		if err != nil {
+			t.Fatalf("the sample has no plane (%v): go run ./sim/mnist/internal/gensample -plane -out assets/sample", err)
+		}
+		kept, err := ReadPlane(b, SetHash(train))
+		if err != nil {
+			t.Fatalf("%s: %v", em.name, err)
+		}
+		got := ComputePlane(train)
+		if kept.N != got.N {
+			t.Fatalf("%s: kept plane of %d pictures, the sample has %d", em.name, kept.N, got.N)
+		}
+		worst := 0.0
+		for _, pair := range [][2][]float64{{kept.Mean, got.Mean}, {kept.PC[0], got.PC[0]}, {kept.PC[1], got.PC[1]}, {kept.Share[:], got.Share[:]}} {
+			for q := range pair[0] {
+				worst = math.Max(worst, math.Abs(pair[0][q]-pair[1][q]))
+			}
+		}
+		if worst > 1e-6 {
+			t.Errorf("%s: the embedded plane differs from the computed one by %.3g (allowed 1e-6)", em.name, worst)
+		}
+		// The window and reproduce take it from the embedded file.
+		s := StateSpaceOf(train, t.TempDir())
+		if s.Source != "embedded" || s.Warning != "" {
+			t.Errorf("%s: sample's state space from %q (warning %q), want the embedded plane", em.name, s.Source, s.Warning)
+		}
+		want := got.Space(train)
+		for k := range want.Points {
+			for c := range 2 {
+				if d := math.Abs(s.Points[k][c] - want.Points[k][c]); d > 1e-5 {
+					t.Fatalf("%s: picture %d, component %d: %v from the embedded plane, %v computed", em.name, k, c, s.Points[k][c], want.Points[k][c])
+				}
 			}
 		}
 	}

@@ -244,3 +244,31 @@ func TestFashionFetcher(t *testing.T) {
 		t.Fatalf("the second fetch: %v %q", err, logs)
 	}
 }
+
+// TestFashionSampleWithoutCache: without a converted cache, Fashion-MNIST
+// is the embedded sample (the same training subset, 100 test pictures a
+// class), said so; a cache folder named that is missing is refused.
+func TestFashionSampleWithoutCache(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	d, err := LoadFashionData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name() != FashionName || d.Train.Len() != 10*SubsetPerClass || d.Test.Len() != 10*TestPerClass || !strings.Contains(d.Source, "embedded Fashion-MNIST sample") {
+		t.Fatalf("%s: %d training, %d test pictures, from %q", d.Name(), d.Train.Len(), d.Test.Len(), d.Source)
+	}
+	for c := range 10 {
+		n := 0
+		for _, l := range d.Test.Labels {
+			if int(l) == c {
+				n++
+			}
+		}
+		if n != TestPerClass {
+			t.Fatalf("class %d has %d test pictures, want %d", c, n, TestPerClass)
+		}
+	}
+	if _, err := LoadFashionData(filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "attractorlab data --dataset fashion-mnist") {
+		t.Fatalf("a cache folder that is not there: %v", err)
+	}
+}

@@ -79,9 +79,12 @@ func SampleIDX(s *Set) (images, labels, index *IDX) {
 	return
 }
 
-func setFromEmbedded(prefix string) (*Set, error) {
+func setFromEmbedded(prefix string) (*Set, error) { return setFromFS(assets.Sample, "sample", prefix) }
+
+// setFromFS reads an embedded set (dir/prefix-{images,labels,index}.idx.gz).
+func setFromFS(fsys fs.ReadFileFS, dir, prefix string) (*Set, error) {
 	read := func(name string) (*IDX, error) {
-		b, err := assets.Sample.ReadFile("sample/" + prefix + "-" + name + ".idx.gz")
+		b, err := fsys.ReadFile(dir + "/" + prefix + "-" + name + ".idx.gz")
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +123,29 @@ var sample struct {
 	once        sync.Once
 	train, test *Set
 	err         error
+}
+
+var fashionSample struct {
+	once        sync.Once
+	train, test *Set
+	err         error
+}
+
+// FashionSample returns the embedded Fashion-MNIST sample: the training
+// subset drawn as MNIST's (10,000 pictures, 1,000 a class) and the first
+// 100 test pictures of every class. A build without it (the page) says so.
+func FashionSample() (train, test *Set, err error) {
+	fashionSample.once.Do(func() {
+		if _, err := assets.FashionSample.ReadFile("fashion/train-labels.idx.gz"); err != nil {
+			fashionSample.err = errors.New("this build has no Fashion-MNIST sample")
+			return
+		}
+		fashionSample.train, fashionSample.err = setFromFS(assets.FashionSample, "fashion", "train")
+		if fashionSample.err == nil {
+			fashionSample.test, fashionSample.err = setFromFS(assets.FashionSample, "fashion", "test")
+		}
+	})
+	return fashionSample.train, fashionSample.test, fashionSample.err
 }
 
 // Sample returns the embedded training subset (10,000 images) and test
@@ -208,8 +234,11 @@ func (d *Data) Classes() []string {
 // LoadFashionData is Fashion-MNIST from its cache (dir, or FashionCache
 // when ""), as the app runs on it: the training subset drawn as MNIST's
 // is (SubsetPerClass images a class, SubsetSeed), and the 10,000 test
-// images. A cache that is missing or fails its md5s says how to make it.
+// images. Without a converted cache (dir ""), the embedded sample: the
+// same training subset and 100 test pictures a class. A cache dir named
+// that is missing, or a cache that fails its md5s, says how to make it.
 func LoadFashionData(dir string) (*Data, error) {
+	explicit := dir != ""
 	if dir == "" {
 		c, err := FashionCache()
 		if err != nil {
@@ -219,6 +248,14 @@ func LoadFashionData(dir string) (*Data, error) {
 	}
 	m, err := LoadFashion(dir)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !explicit {
+			// Not converted here: the embedded sample, as MNIST's.
+			train, test, serr := FashionSample()
+			if serr == nil {
+				return &Data{Train: train, Test: test, Source: "the embedded Fashion-MNIST sample (100 test pictures a class; attractorlab data --dataset fashion-mnist converts all 10,000)",
+					Dataset: FashionName}, nil
+			}
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no Fashion-MNIST in %s: run `attractorlab data --dataset fashion-mnist` first", dir)
 		}

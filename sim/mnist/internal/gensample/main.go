@@ -6,6 +6,7 @@
 //
 //	go generate ./sim/mnist   (or: go run ./sim/mnist/internal/gensample -mnist DIR -out assets/sample)
 //	go run ./sim/mnist/internal/gensample -plane -out assets/sample   (the plane alone, from the embedded subset)
+//	go run ./sim/mnist/internal/gensample -fashion -out assets/fashion   (Fashion-MNIST's, from its cache)
 package main
 
 import (
@@ -23,6 +24,7 @@ func main() {
 	dir := flag.String("mnist", "", "directory with the four MNIST IDX files (default: the cache filled by `attractorlab data`)")
 	out := flag.String("out", "sample", "output directory")
 	planeOnly := flag.Bool("plane", false, "write only the plane of the embedded training subset (no MNIST needed)")
+	fashion := flag.Bool("fashion", false, "write the Fashion-MNIST sample from its cache (attractorlab data --dataset fashion-mnist) instead")
 	flag.Parse()
 	if *planeOnly {
 		train, _, err := mnist.Sample()
@@ -34,13 +36,23 @@ func main() {
 		}
 		return
 	}
-	if *dir == "" {
-		*dir = mnist.DataDir()
+	var m *mnist.MNIST
+	var err error
+	if *fashion {
+		cache, cerr := mnist.FashionCache()
+		if cerr != nil {
+			fail(cerr)
+		}
+		m, err = mnist.LoadFashion(cache)
+	} else {
+		if *dir == "" {
+			*dir = mnist.DataDir()
+		}
+		if *dir == "" {
+			fail(fmt.Errorf("no MNIST files: run `attractorlab data` first or pass -mnist DIR"))
+		}
+		m, err = mnist.LoadMNIST(*dir)
 	}
-	if *dir == "" {
-		fail(fmt.Errorf("no MNIST files: run `attractorlab data` first or pass -mnist DIR"))
-	}
-	m, err := mnist.LoadMNIST(*dir)
 	if err != nil {
 		fail(err)
 	}
