@@ -306,11 +306,15 @@ func savedSession(last string, cat *sim.Catalogue) (st sim.Settings, t int, ok b
 func openSources(home *mnist.Data, files sim.WeightFiles) sim.Sources {
 	var mu sync.Mutex
 	opened := map[string]*sim.Source{}
+	_, _, inPage := pageAddress()
 	return func(name string) (*sim.Source, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if src, ok := opened[name]; ok {
 			return src, nil
+		}
+		if inPage && name != home.Name() {
+			return nil, fmt.Errorf("the page runs on MNIST only: %s is in the desktop app (attractorlab --dataset %s)", mnist.DatasetLabel(name), name)
 		}
 		var data *mnist.Data
 		var err error
