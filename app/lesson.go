@@ -168,7 +168,8 @@ func exportLesson(ctx context.Context, l *lesson.Lesson, data *mnist.Data, cat *
 		return fmt.Errorf("lesson export: %w", err)
 	}
 	defer o.Abort()
-	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText()}
+	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText(),
+		Sources: openSources(data, sim.WeightFiles{})}
 	var md strings.Builder
 	fmt.Fprintf(&md, "# %s\n\nA lesson of Attractor Lab %s (`attractorlab --lesson %s` runs it live).\n"+
 		"Every number below was read from the models as they ran.\n", l.Title, versionText(), l.Name)

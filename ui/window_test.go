@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -29,8 +30,33 @@ func testDeps(t testing.TB) Deps {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: sim.NewCatalogue(data.Train, sim.WeightFiles{})}
+	return Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: sim.NewCatalogue(data.Train, sim.WeightFiles{}),
+		Sources: fashionSample}
 }
+
+// fashionSample opens Fashion-MNIST's embedded sample (the shipped lesson
+// on clothing runs on it).
+func fashionSample(name string) (*sim.Source, error) {
+	if name != mnist.FashionName {
+		return nil, fmt.Errorf("%s is not in the tests' data", name)
+	}
+	fashionOnce.Do(func() {
+		train, test, err := mnist.FashionSample()
+		if err != nil {
+			fashionErr = err
+			return
+		}
+		d := &mnist.Data{Train: train, Test: test, Dataset: mnist.FashionName}
+		fashionSrc = &sim.Source{Data: d, Memories: sim.NewMemories(train), Catalogue: sim.NewCatalogue(train, sim.WeightFiles{})}
+	})
+	return fashionSrc, fashionErr
+}
+
+var (
+	fashionOnce sync.Once
+	fashionSrc  *sim.Source
+	fashionErr  error
+)
 
 func newTestMain(t testing.TB) (*Main, fyne.Window) {
 	t.Helper()

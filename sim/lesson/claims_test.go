@@ -23,8 +23,21 @@ func TestShippedClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem := sim.NewMemories(data.Train)
+	// Fashion-MNIST's slides run on the embedded sample.
+	ftrain, ftest, err := mnist.FashionSample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fash := &mnist.Data{Train: ftrain, Test: ftest, Dataset: mnist.FashionName}
+	fsrc := &sim.Source{Data: fash, Memories: sim.NewMemories(ftrain), Catalogue: sim.NewCatalogue(ftrain, sim.WeightFiles{})}
+	sources := func(name string) (*sim.Source, error) {
+		if name != mnist.FashionName {
+			t.Fatalf("a shipped lesson names the data set %q", name)
+		}
+		return fsrc, nil
+	}
 	at := func(s Slide) *sim.Snapshot {
-		e := sim.NewEngine(sim.EngineConfig{Data: data, Memories: mem, Catalogue: cat, Settings: s.Settings, Synchronous: true})
+		e := sim.NewEngine(sim.EngineConfig{Data: data, Memories: mem, Catalogue: cat, Settings: s.Settings, Synchronous: true, Sources: sources})
 		e.Settle()
 		if s.Run.ToBest {
 			e.SeekBest()
@@ -110,6 +123,26 @@ func TestShippedClaims(t *testing.T) {
 	sn = at(hp.Slides[1])
 	if c := lane(sn, "hopfield-classic").At(sn.T).NearCorr; !(c < 0.95) {
 		t.Errorf("hopfield: classical K = 100 nearest memory correlation %.3f, not a blend", c)
+	}
+	// clothing: MNIST's weights on a noisy coat dip below its input, then
+	// end worse than it and like the average garment; under masking one
+	// step beats the zero-filled input (it does not on the digit of the
+	// masking lesson).
+	cl := byName["clothing"]
+	sn = at(cl.Slides[1])
+	if sn.Settings.DatasetName() != mnist.FashionName || sn.Source.Data != fash {
+		t.Fatalf("clothing runs on %s", sn.Settings.DatasetName())
+	}
+	if l := &sn.Lanes[0]; !(l.Best > 5 && l.BestMSE < l.Frames[0].MSE) {
+		t.Errorf("clothing: t* = %d, MSE %.4f from %.4f", l.Best, l.BestMSE, l.Frames[0].MSE)
+	}
+	sn = at(cl.Slides[2])
+	if f := sn.Lanes[0].At(sn.T); !(f.MSE > sn.Lanes[0].Frames[0].MSE) || !(f.CorrMean > 0.6) {
+		t.Errorf("clothing: at t = 100 MSE %.4f (input %.4f), r with the average garment %.2f", f.MSE, sn.Lanes[0].Frames[0].MSE, f.CorrMean)
+	}
+	sn = at(cl.Slides[3])
+	if l := &sn.Lanes[0]; sn.Settings.Corruption.Kind != sim.Mask || !(l.At(1).MSE < l.Frames[0].MSE) {
+		t.Errorf("clothing: masked, step 1 MSE %.4f against the input's %.4f", l.At(1).MSE, l.Frames[0].MSE)
 	}
 	// watch it learn: the live training's digit (10,000 images) dips below
 	// its input before the first epoch ends and deepens by the last; with

@@ -28,8 +28,8 @@ func TestShippedLessons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 7 {
-		t.Fatalf("%d shipped lessons, want 7", len(ls))
+	if len(ls) != 8 {
+		t.Fatalf("%d shipped lessons, want 8", len(ls))
 	}
 	seen := map[string]bool{}
 	for _, l := range ls {

@@ -257,7 +257,7 @@ func TestLessonNeedsOnlyItsModels(t *testing.T) {
 	}
 	// Not a shipped name and no such file: both are said.
 	if _, err := Load("hopfeld", lim); err == nil || !errors.Is(err, os.ErrNotExist) ||
-		!strings.Contains(err.Error(), `lesson "hopfeld" is neither a shipped lesson (transient-memory, masking, global-attractor, three-models, hopfield, watch-it-learn, why-it-leaves) nor a file`) {
+		!strings.Contains(err.Error(), `lesson "hopfeld" is neither a shipped lesson (transient-memory, masking, global-attractor, three-models, hopfield, watch-it-learn, why-it-leaves, clothing) nor a file`) {
 		t.Fatalf("a misspelt name: %v", err)
 	}
 }
