@@ -107,8 +107,8 @@ keystep() { # $1: x, $2: y of the control in the window; $3: name
   local d; d=$(waitchange "clicked-$3" "stepped-$3") || { echo "e2e: → did nothing after a click on $3"; cp "$tmp"/*-"$3".png /tmp/ 2>/dev/null; exit 1; }
   echo "e2e: pixels changed by → after clicking $3: $d"
 }
-keystep 87 250 mask-choice
-keystep 18 531 checkbox
+keystep 87 286 mask-choice
+keystep 18 567 checkbox
 # Export the window by keys alone (Ctrl+E, Tab to "Window (PNG)", Space,
 # then a typed absolute path): the file is the window, not a blank image.
 settle pre-export

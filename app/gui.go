@@ -313,8 +313,8 @@ func openSources(home *mnist.Data, files sim.WeightFiles) sim.Sources {
 		if src, ok := opened[name]; ok {
 			return src, nil
 		}
-		if inPage && name != home.Name() {
-			return nil, fmt.Errorf("the page runs on MNIST only: %s is in the desktop app (attractorlab --dataset %s)", mnist.DatasetLabel(name), name)
+		if inPage && strings.HasPrefix(name, mnist.FolderPrefix) {
+			return nil, fmt.Errorf("the page has no folders of pictures: %s is in the desktop app (attractorlab --dataset %s)", mnist.DatasetLabel(name), name)
 		}
 		var data *mnist.Data
 		var err error

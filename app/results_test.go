@@ -32,7 +32,13 @@ const readmeHeader = "| model | task | input MSE(0) | t* | MSE at t* (or the bes
 
 // readmeResults reads the README's results table: model → task → row.
 func readmeResults(t *testing.T) map[string]map[string]readmeRow {
-	b, err := os.ReadFile("../README.md")
+	return readResultsTable(t, "../README.md", readmeHeader)
+}
+
+// readResultsTable reads the results table under header in the document
+// at path (the README's columns): model → task → row.
+func readResultsTable(t *testing.T, path, header string) map[string]map[string]readmeRow {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +62,7 @@ func readmeResults(t *testing.T) map[string]map[string]readmeRow {
 		return [2]float64{num(line, a), num(line, b)}
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if line == readmeHeader {
+		if line == header {
 			in = true
 			continue
 		}
@@ -90,7 +96,7 @@ func readmeResults(t *testing.T) map[string]map[string]readmeRow {
 		out[f[0]][f[1]] = r
 	}
 	if !in {
-		t.Fatalf("README.md has no results table (header %q)", readmeHeader)
+		t.Fatalf("%s has no results table (header %q)", path, header)
 	}
 	return out
 }
@@ -108,7 +114,28 @@ func TestREADMEResults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-runs the README's results table (about 4 minutes)")
 	}
-	want := readmeResults(t)
+	checkResultsTable(t, readmeResults(t), "the README", nil)
+}
+
+// fashionHeader starts docs/results.md's table of the embedded
+// Fashion-MNIST sample.
+const fashionHeader = "| model (shipped weights, trained on MNIST) | task | input MSE(0) | t* | MSE at t* (or the best t) | masked pixels: t = 0 → t | visible pixels: t = 0 → t |"
+
+// TestFashionSampleResults re-runs docs/results.md's table of the
+// embedded Fashion-MNIST sample (the shipped weights, trained on MNIST,
+// and the Hopfield networks storing the sample's garments) and holds it
+// as TestREADMEResults holds the README's.
+func TestFashionSampleResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-runs docs/results.md's Fashion-MNIST sample table")
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // no converted Fashion-MNIST: the sample
+	checkResultsTable(t, readResultsTable(t, "../docs/results.md", fashionHeader), "docs/results.md's Fashion-MNIST sample table", []string{"--dataset", "fashion-mnist"})
+}
+
+// checkResultsTable runs reproduce --model all for both tasks (with
+// extra flags) and holds each number to the table's (doc names it).
+func checkResultsTable(t *testing.T, want map[string]map[string]readmeRow, doc string, extra []string) {
 	var names []string
 	for name := range want {
 		names = append(names, name)
@@ -117,7 +144,7 @@ func TestREADMEResults(t *testing.T) {
 	reg := slices.Clone(sim.ModelNames)
 	slices.Sort(reg)
 	if !slices.Equal(names, reg) {
-		t.Fatalf("the README's results table has %v, the registry %v", names, reg)
+		t.Fatalf("%s has %v, the registry %v", doc, names, reg)
 	}
 	near := func(got, want float64) bool {
 		if math.IsNaN(want) {
@@ -127,20 +154,21 @@ func TestREADMEResults(t *testing.T) {
 	}
 	for _, task := range []string{"mask", "noise"} {
 		out := filepath.Join(t.TempDir(), task)
-		if err := run(context.Background(), []string{"reproduce", "--model", "all", "--task", task, "--n", "1000", "--steps", "100", "--seed", "0", "--out", out}); err != nil {
+		args := append([]string{"reproduce", "--model", "all", "--task", task, "--n", "1000", "--steps", "100", "--seed", "0", "--out", out}, extra...)
+		if err := run(context.Background(), args); err != nil {
 			t.Fatal(err)
 		}
 		got := readSummary(t, filepath.Join(out, "summary.csv"))
 		for _, model := range sim.ModelNames {
 			w, ok := want[model][task]
 			if !ok {
-				t.Errorf("the README's results table has no row for %s, %s", model, task)
+				t.Errorf("%s has no row for %s, %s", doc, model, task)
 				continue
 			}
 			g := got[model]
 			if g.best != w.best || g.improves != w.improves || !near(g.input, w.input) || !near(g.mse, w.mse) ||
 				!near(g.masked[0], w.masked[0]) || !near(g.masked[1], w.masked[1]) || !near(g.visible[0], w.visible[0]) || !near(g.visible[1], w.visible[1]) {
-				t.Errorf("%s, %s: measured %+v; the README says %+v", model, task, g, w)
+				t.Errorf("%s, %s: measured %+v; %s says %+v", model, task, g, doc, w)
 			}
 		}
 	}

@@ -2,9 +2,12 @@
 
 package assets
 
-import "embed"
+import (
+	"embed"
+	"io/fs"
+)
 
-// FashionSample holds the Fashion-MNIST sample as gzipped IDX files, as
+// FashionFiles holds the Fashion-MNIST sample as gzipped IDX files, as
 // Sample holds MNIST's: fashion/train-{images,labels,index}.idx.gz (the
 // training subset, 1,000 pictures a class, drawn as MNIST's is) and
 // fashion/test-… (the first 100 test pictures of every class), and the
@@ -12,4 +15,8 @@ import "embed"
 // `go run ./sim/mnist/internal/gensample -fashion -out assets/fashion`.
 //
 //go:embed fashion
-var FashionSample embed.FS
+var FashionFiles embed.FS
+
+// FashionSample reads the sample's files: embedded here; the page fetches
+// them (fashion_web.go).
+var FashionSample fs.ReadFileFS = FashionFiles

@@ -164,8 +164,11 @@ func embeddedPlanes() [][]byte {
 	if b, err := assets.Sample.ReadFile(EmbeddedPlane); err == nil {
 		out = append(out, b)
 	}
-	if b, err := assets.FashionSample.ReadFile(FashionPlane); err == nil {
-		out = append(out, b)
+	if _, _, err := mnist.FashionSampleLoaded(); err == nil {
+		// Read only once the sample is (in the page, a download).
+		if b, err := assets.FashionSample.ReadFile(FashionPlane); err == nil {
+			out = append(out, b)
+		}
 	}
 	return out
 }
@@ -197,7 +200,7 @@ func StateSpaceOf(set *mnist.Set, dir string) *StateSpace {
 		sample func() (*mnist.Set, *mnist.Set, error)
 		fsys   interface{ ReadFile(string) ([]byte, error) }
 		name   string
-	}{{mnist.Sample, assets.Sample, EmbeddedPlane}, {mnist.FashionSample, assets.FashionSample, FashionPlane}} {
+	}{{mnist.Sample, assets.Sample, EmbeddedPlane}, {mnist.FashionSampleLoaded, assets.FashionSample, FashionPlane}} {
 		if train, _, err := em.sample(); err == nil && set == train {
 			if b, err := em.fsys.ReadFile(em.name); err == nil {
 				if p, err := ReadPlane(b, recordedSet(b)); err == nil {

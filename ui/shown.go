@@ -23,6 +23,10 @@ type Shown struct {
 	// Space is the state-space window: "" closed, "placing" open while
 	// the stored digits are placed in their plane, "drawn" once drawn.
 	Space string `json:"space,omitempty"`
+	// Dataset is the data set's name ("mnist", "fashion-mnist", …),
+	// Class the clean picture's class ("7", "Coat"; "" for one's own).
+	Dataset string `json:"dataset"`
+	Class   string `json:"class"`
 }
 
 // Shown reports what the window shows. Call it on Fyne's goroutine.
@@ -38,6 +42,8 @@ func (m *Main) Shown() Shown {
 		s.Present = m.presentation
 		s.Own = m.snap.Settings.Own != nil
 		s.Pushes = len(m.snap.Settings.Pushes)
+		s.Dataset = m.snap.Settings.DatasetName()
+		s.Class = m.snap.ClassName(m.snap.Label)
 		if len(m.snap.Lanes) > 0 {
 			s.Branch = len(m.snap.Lanes[0].Branch)
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"attractorlab/assets"
 )
@@ -129,6 +130,7 @@ var fashionSample struct {
 	once        sync.Once
 	train, test *Set
 	err         error
+	loaded      atomic.Bool
 }
 
 // FashionSample returns the embedded Fashion-MNIST sample: the training
@@ -144,8 +146,18 @@ func FashionSample() (train, test *Set, err error) {
 		if fashionSample.err == nil {
 			fashionSample.test, fashionSample.err = setFromFS(assets.FashionSample, "fashion", "test")
 		}
+		fashionSample.loaded.Store(true)
 	})
 	return fashionSample.train, fashionSample.test, fashionSample.err
+}
+
+// FashionSampleLoaded is FashionSample once it has been read, an error
+// before (it reads nothing: in the page, reading is a download).
+func FashionSampleLoaded() (train, test *Set, err error) {
+	if fashionSample.loaded.Load() {
+		return FashionSample()
+	}
+	return nil, nil, errors.New("the Fashion-MNIST sample is not read yet")
 }
 
 // Sample returns the embedded training subset (10,000 images) and test
@@ -242,7 +254,12 @@ func LoadFashionData(dir string) (*Data, error) {
 	if dir == "" {
 		c, err := FashionCache()
 		if err != nil {
-			return nil, err
+			// No cache folder here (the page): the sample.
+			train, test, serr := FashionSample()
+			if serr != nil {
+				return nil, fmt.Errorf("Fashion-MNIST: no cache (%v) and %w", err, serr)
+			}
+			return &Data{Train: train, Test: test, Source: "the Fashion-MNIST sample (100 test pictures a class)", Dataset: FashionName}, nil
 		}
 		dir = c
 	}

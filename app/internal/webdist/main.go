@@ -39,6 +39,9 @@ type Files struct {
 		GZ   int    `json:"gz"`
 	} `json:"wasm"`
 	Weights map[string]int `json:"weights"` // name → bytes of weights/NAME.web
+	// Data are the data sets' files the page fetches when a data set is
+	// first chosen (Fashion-MNIST's sample): path under data/ → bytes.
+	Data    map[string]int `json:"data"`
 	Preload []string       `json:"preload"`
 	// Heads: each weights file's start in half precision (the 8-byte
 	// header length and the JSON header; base64 in JSON), which describes
@@ -155,6 +158,26 @@ func build(wasmPath, execPath, out string) error {
 		if _, ok := f.Weights[name]; !ok {
 			return fmt.Errorf("the page preloads %s, which assets/weights does not hold", name)
 		}
+	}
+	// Fashion-MNIST's sample, as the desktop app embeds it, for the page
+	// to fetch when Fashion-MNIST is first chosen.
+	f.Data = map[string]int{}
+	ents, err := assets.FashionFiles.ReadDir("fashion")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".gz") && !strings.HasSuffix(e.Name(), ".bin") {
+			continue
+		}
+		b, err := assets.FashionFiles.ReadFile("fashion/" + e.Name())
+		if err != nil {
+			return err
+		}
+		if err := write("data/fashion/"+e.Name(), b); err != nil {
+			return err
+		}
+		f.Data["fashion/"+e.Name()] = len(b)
 	}
 	meta, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {

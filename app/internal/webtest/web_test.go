@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 )
 
 // The site comes from ATTRACTORLAB_WEB (make test-web sets it to dist/web
@@ -53,6 +54,8 @@ type shown struct {
 	Branch   int      `json:"branch"`
 	Present  bool     `json:"presentation"`
 	Space    string   `json:"space"`
+	Dataset  string   `json:"dataset"`
+	Class    string   `json:"class"`
 }
 
 // pageState is the page's own progress: the first frame's time and the
@@ -400,7 +403,7 @@ func TestWebPage(t *testing.T) {
 	// a drawn 7 becomes the own digit.
 	seven := filepath.Join(t.TempDir(), "seven.png")
 	writeSeven(t, seven)
-	if err := chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseMoved, 219, 195), chromedp.MouseClickXY(219, 195)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseMoved, 219, 231), chromedp.MouseClickXY(219, 231)); err != nil {
 		t.Fatal(err)
 	}
 	choose(t, ctx, choosers, seven, "the Picture button")
@@ -555,6 +558,25 @@ func TestWebPage(t *testing.T) {
 	}
 	t.Logf("View → State space: drawn %.2f s after Ctrl+G; the page's long tasks meanwhile (ms): %v", opened.Seconds(), long)
 	screenshot(t, ctx, "web-state-space")
+
+	// Fashion-MNIST from a link: the page fetches its sample (data/…) on
+	// first use and runs the coat as the desktop does.
+	coat := sim.PaperDemo()
+	coat.Dataset, coat.Index = mnist.FashionName, 0
+	link, err = sim.EncodeLink(base, coat, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began = time.Now()
+	open(t, ctx, link)
+	s = until(t, ctx, "the coat", func(s shown) bool {
+		return s.Dataset == mnist.FashionName && s.Class == "Coat" && s.T == 20 && s.Frames >= 100
+	})
+	if s.Err != "" || s.Dialogs != 0 {
+		t.Fatalf("the Fashion-MNIST link: %+v", s)
+	}
+	t.Logf("a Fashion-MNIST link, its sample fetched on first use: drawn %.1f s after navigation", time.Since(began).Seconds())
+	screenshot(t, ctx, "web-fashion")
 }
 
 func median(d []time.Duration) time.Duration {
