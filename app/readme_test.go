@@ -113,8 +113,11 @@ func TestREADMECommands(t *testing.T) {
 		// TestDatasetPicker.
 		"attractorlab --dataset fashion-mnist": {},
 		"attractorlab --dataset folder:shapes": {},
-		"attractorlab data --dataset FOLDER":   {{"data", "--dataset", p("shapes")}},
-		"attractorlab data --dataset shapes":   {{"data", "--dataset", p("shapes")}},
+		// docs/results.md's Fashion-MNIST sample table: re-run and held by
+		// TestFashionSampleResults.
+		"attractorlab reproduce --dataset fashion-mnist --model all --task mask|noise --n 200": {},
+		"attractorlab data --dataset FOLDER":                                                   {{"data", "--dataset", p("shapes")}},
+		"attractorlab data --dataset shapes":                                                   {{"data", "--dataset", p("shapes")}},
 		"attractorlab train --dataset folder:shapes --patch 2 --out bsa-p2-shapes.safetensors": {
 			with([]string{"train", "--dataset", "folder:shapes", "--patch", "2", "--out", p("bsa-p2-shapes.safetensors")}, fast),
 		},

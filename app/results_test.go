@@ -114,7 +114,7 @@ func TestREADMEResults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-runs the README's results table (about 4 minutes)")
 	}
-	checkResultsTable(t, readmeResults(t), "the README", nil)
+	checkResultsTable(t, readmeResults(t), "the README", 1000, nil)
 }
 
 // fashionHeader starts docs/results.md's table of the embedded
@@ -122,20 +122,21 @@ func TestREADMEResults(t *testing.T) {
 const fashionHeader = "| model (shipped weights, trained on MNIST) | task | input MSE(0) | t* | MSE at t* (or the best t) | masked pixels: t = 0 → t | visible pixels: t = 0 → t |"
 
 // TestFashionSampleResults re-runs docs/results.md's table of the
-// embedded Fashion-MNIST sample (the shipped weights, trained on MNIST,
-// and the Hopfield networks storing the sample's garments) and holds it
-// as TestREADMEResults holds the README's.
+// embedded Fashion-MNIST sample (its first 200 test pictures; the shipped
+// weights, trained on MNIST, and the Hopfield networks storing the
+// sample's garments) and holds it as TestREADMEResults holds the
+// README's.
 func TestFashionSampleResults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-runs docs/results.md's Fashion-MNIST sample table")
 	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // no converted Fashion-MNIST: the sample
-	checkResultsTable(t, readResultsTable(t, "../docs/results.md", fashionHeader), "docs/results.md's Fashion-MNIST sample table", []string{"--dataset", "fashion-mnist"})
+	checkResultsTable(t, readResultsTable(t, "../docs/results.md", fashionHeader), "docs/results.md's Fashion-MNIST sample table", 200, []string{"--dataset", "fashion-mnist"})
 }
 
 // checkResultsTable runs reproduce --model all for both tasks (with
 // extra flags) and holds each number to the table's (doc names it).
-func checkResultsTable(t *testing.T, want map[string]map[string]readmeRow, doc string, extra []string) {
+func checkResultsTable(t *testing.T, want map[string]map[string]readmeRow, doc string, n int, extra []string) {
 	var names []string
 	for name := range want {
 		names = append(names, name)
@@ -154,7 +155,7 @@ func checkResultsTable(t *testing.T, want map[string]map[string]readmeRow, doc s
 	}
 	for _, task := range []string{"mask", "noise"} {
 		out := filepath.Join(t.TempDir(), task)
-		args := append([]string{"reproduce", "--model", "all", "--task", task, "--n", "1000", "--steps", "100", "--seed", "0", "--out", out}, extra...)
+		args := append([]string{"reproduce", "--model", "all", "--task", task, "--n", fmt.Sprint(n), "--steps", "100", "--seed", "0", "--out", out}, extra...)
 		if err := run(context.Background(), args); err != nil {
 			t.Fatal(err)
 		}
