@@ -113,6 +113,9 @@ func TestREADMECommands(t *testing.T) {
 		// TestDatasetPicker.
 		"attractorlab --dataset fashion-mnist": {},
 		"attractorlab --dataset folder:shapes": {},
+		"attractorlab train --dataset fashion-mnist --patch P --epochs E": {
+			with([]string{"train", "--dataset", "fashion-mnist", "--patch", "2", "--out", p("first-use.safetensors")}, fast),
+		},
 		// docs/results.md's Fashion-MNIST sample table: re-run and held by
 		// TestFashionSampleResults.
 		"attractorlab reproduce --dataset fashion-mnist --model all --task mask|noise --n 200": {},

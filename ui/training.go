@@ -243,6 +243,11 @@ func (tw *trainWin) build() {
 	tw.start = widget.NewSelect(trainStarts, nil)
 	tw.start.SetSelectedIndex(0)
 	def := sim.DefaultTrainingForm()
+	if tw.m.source().Data.Name() != mnist.MNISTName {
+		// A data set without shipped weights: trained here on first use,
+		// long enough to be near the full recipe (sim.FirstUseEpochs).
+		def.Epochs = fmt.Sprint(sim.FirstUseEpochs)
+	}
 	tw.images = widget.NewSelect(trainImageChoices, nil)
 	tw.images.SetSelected(def.Images)
 	tw.attn = widget.NewSelect(sim.Attentions, nil)
