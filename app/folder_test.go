@@ -150,3 +150,35 @@ func captureStdout(f func() error) (string, error) {
 	w.Close()
 	return <-done, ferr
 }
+
+// TestFolderOpenedAnew: the window's data sets keep what they opened, but
+// a folder converted again (its pictures changed) is opened anew.
+func TestFolderOpenedAnew(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "digits")
+	digitFolder(t, dir, 6)
+	if _, err := captureStdout(func() error { return run(ctx, []string{"data", "--dataset", dir}) }); err != nil {
+		t.Fatal(err)
+	}
+	home, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := openSources(home, nil)
+	a, err := open("folder:digits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := open("folder:digits"); err != nil || b != a {
+		t.Fatalf("opened twice: %v, the same source %v", err, b == a)
+	}
+	digitFolder(t, dir, 12)
+	if _, err := captureStdout(func() error { return run(ctx, []string{"data", "--dataset", dir}) }); err != nil {
+		t.Fatal(err)
+	}
+	c, err := open("folder:digits")
+	if err != nil || c == a || c.Data.Train.Len() != 100 {
+		t.Fatalf("converted again: %v, a new source %v, %d training pictures", err, c != a, c.Data.Train.Len())
+	}
+}

@@ -311,7 +311,9 @@ func openSources(home *mnist.Data, files sim.WeightFiles) sim.Sources {
 		mu.Lock()
 		defer mu.Unlock()
 		if src, ok := opened[name]; ok {
-			return src, nil
+			if f, isFolder := strings.CutPrefix(name, mnist.FolderPrefix); !isFolder || folderUnchanged(f, src) {
+				return src, nil
+			}
 		}
 		if inPage && strings.HasPrefix(name, mnist.FolderPrefix) {
 			return nil, fmt.Errorf("the page has no folders of pictures: %s is in the desktop app (attractorlab --dataset %s)", mnist.DatasetLabel(name), name)
@@ -342,4 +344,12 @@ func openSources(home *mnist.Data, files sim.WeightFiles) sim.Sources {
 		opened[name] = src
 		return src, nil
 	}
+}
+
+// folderUnchanged reports whether folder data set name is still what src
+// was opened from (its training pictures' md5): converted again (File →
+// Open a folder, data --dataset), it is opened anew.
+func folderUnchanged(name string, src *sim.Source) bool {
+	md5, err := sim.FolderTrainMD5(name)
+	return err == nil && md5 == src.Data.TrainMD5
 }

@@ -467,5 +467,5 @@ func LoadFolderData(name string) (*mnist.Data, error) {
 		return nil, fmt.Errorf("%s: %d training and %d test pictures, the manifest says %d and %d (%s)", cache, train.Len(), test.Len(), m.Train, m.Test, mend)
 	}
 	return &mnist.Data{Train: train, Test: test, Source: "the folder " + m.Source, Dataset: mnist.FolderPrefix + name,
-		ClassNames: slices.Clone(m.Classes)}, nil
+		ClassNames: slices.Clone(m.Classes), TrainMD5: m.Files[0].MD5}, nil
 }

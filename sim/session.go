@@ -108,27 +108,17 @@ func (s *session) maskGrid(lanes []string) int {
 }
 
 // source is the Source of a data set: the engine's own when its data is
-// that set, else the one EngineConfig.Sources gives (kept once made).
+// that set, else the one EngineConfig.Sources gives (which keeps what it
+// opened, and opens a folder converted again anew).
 func (s *session) source(dataset string) (*Source, error) {
 	name := canonicalDataset(dataset)
 	if name == canonicalDataset(s.cfg.Data.Name()) {
 		return s.home, nil
 	}
-	if src, ok := s.others[name]; ok {
-		return src, nil
-	}
 	if s.cfg.Sources == nil {
 		return nil, fmt.Errorf("%s is not open here: this window runs %s", mnist.DatasetLabel(dataset), mnist.DatasetLabel(s.cfg.Data.Name()))
 	}
-	src, err := s.cfg.Sources(mnist.DatasetOrMNIST(name))
-	if err != nil {
-		return nil, err
-	}
-	if s.others == nil {
-		s.others = map[string]*Source{}
-	}
-	s.others[name] = src
-	return src, nil
+	return s.cfg.Sources(mnist.DatasetOrMNIST(name))
 }
 
 // maskOf is the seeded mask of set's digit (the session's clean digit) on
@@ -174,9 +164,8 @@ func (s Settings) NoiseImage() int {
 type session struct {
 	cfg EngineConfig
 	// home is the engine's own data set (cfg's), src the one the
-	// settings name, others the data sets opened since.
+	// settings name.
 	home, src  *Source
-	others     map[string]*Source
 	set        Settings
 	emit       func(*Snapshot)
 	t          int

@@ -32,13 +32,15 @@ func TestEngineSwitchesDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	fash := invertedData(t, data)
-	opened := 0
+	var src *Source
 	sources := func(name string) (*Source, error) {
 		if name != mnist.FashionName {
 			return nil, errors.New("no such data set in this test")
 		}
-		opened++
-		return &Source{Data: fash, Memories: NewMemories(fash.Train), Catalogue: NewCatalogue(fash.Train, WeightFiles{})}, nil
+		if src == nil {
+			src = &Source{Data: fash, Memories: NewMemories(fash.Train), Catalogue: NewCatalogue(fash.Train, WeightFiles{})}
+		}
+		return src, nil
 	}
 	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
 		Horizon: 5, MaxT: 10, Settings: DefaultSettings(), Synchronous: true, Sources: sources})
@@ -73,12 +75,16 @@ func TestEngineSwitchesDataset(t *testing.T) {
 	if got := sn.ClassName(sn.Label); got != mnist.FashionClasses[sn.Label] {
 		t.Fatalf("class name %q, want %q", got, mnist.FashionClasses[sn.Label])
 	}
-	// Back to MNIST and to Fashion again: the source is opened once.
+	// Back to MNIST and to Fashion again.
 	e.Update(func(s *Settings) { s.Dataset = "" })
+	e.Settle()
+	if sn := e.Snapshot(); sn.Source.Data != data {
+		t.Fatalf("back to MNIST: %s", sn.Source.Data.Name())
+	}
 	e.Update(func(s *Settings) { s.Dataset = mnist.FashionName })
 	e.Settle()
-	if opened != 1 {
-		t.Fatalf("Fashion-MNIST opened %d times, want once", opened)
+	if sn := e.Snapshot(); sn.Source != src {
+		t.Fatal("Fashion-MNIST again: another source")
 	}
 	// A scenario from elsewhere on a data set the engine cannot open.
 	e2 := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),

@@ -186,6 +186,9 @@ type Data struct {
 	// ClassNames name the labels of a folder's data set (its
 	// sub-folders); nil for MNIST and Fashion-MNIST.
 	ClassNames []string
+	// TrainMD5 is a folder data set's training pictures' md5 (its
+	// manifest's), "" for the others.
+	TrainMD5 string
 }
 
 // FolderPrefix starts the name of a data set made from a folder of
