@@ -158,7 +158,7 @@ func TestLinkRefusesWhatAFileRefuses(t *testing.T) {
 		{"not a whole number", edit(`"hopfield_k": 10`, `"hopfield_k": 10.5`), "link: field hopfield_k = 10.5 is not a whole number (allowed 1 … 1000)", false},
 		{"unknown model", edit(`"bsa-p4"]`, `"gpt"]`), `link: model "gpt" is not one of`, false},
 		{"version", edit(`"version": 1`, `"version": 3`), "link: field version = 3: written by a newer Attractor Lab", false},
-		{"unknown data set", edit(`"version": 1`, `"version": 2, "dataset": "cifar"`), `link: field dataset = "cifar" is not a data set here (allowed: mnist, fashion-mnist)`, false},
+		{"unknown data set", edit(`"version": 1`, `"version": 2, "dataset": "cifar"`), `link: field dataset = "cifar" is not a data set here (allowed: mnist, fashion-mnist, or folder:NAME`, false},
 		{"not JSON", []byte("hello"), "link: not a scenario file: invalid character", false},
 		{"patch off the models' grid", edit(`[5]`, `[196]`), "link: field toggled_patches: patch 196 is out of range (allowed 0 … 48", true},
 		{"patch off every grid", edit(`[5]`, `[784]`), "link: field toggled_patches: patch 784 is out of range (allowed 0 … 48", false},

@@ -29,7 +29,7 @@ func barText(m *Main) string {
 func TestLessonByKeys(t *testing.T) {
 	m, w := newTestMain(t)
 	ls, err := m.ShippedLessons()
-	if err != nil || len(ls) != 7 {
+	if err != nil || len(ls) != 8 {
 		t.Fatalf("shipped lessons: %d, %v", len(ls), err)
 	}
 	l := ls[0]
