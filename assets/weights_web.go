@@ -21,9 +21,17 @@ const WebWeights = true
 // fetched before the app started). It blocks the calling goroutine until
 // the page's fetch settles, and must not run inside a JavaScript callback.
 func ReadWeights(name string) ([]byte, error) {
+	return pageFetch("fetchWeights", name, "weights/"+name+".web", "weights")
+}
+
+// pageFetch calls the page's attractorlab[method](arg), a Promise of a
+// Uint8Array, and waits for it; path names the file in errors, what the
+// kind of file the page must provide. It blocks the calling goroutine
+// until the fetch settles, and must not run inside a JavaScript callback.
+func pageFetch(method, arg, path, what string) ([]byte, error) {
 	page := js.Global().Get("attractorlab")
-	if page.IsUndefined() || page.Get("fetchWeights").IsUndefined() {
-		return nil, errors.New("the page provides no weights (attractorlab.fetchWeights): open the app from its index.html")
+	if page.IsUndefined() || page.Get(method).IsUndefined() {
+		return nil, fmt.Errorf("the page provides no %s (attractorlab.%s): open the app from its index.html", what, method)
 	}
 	type result struct {
 		b   []byte
@@ -38,12 +46,12 @@ func ReadWeights(name string) ([]byte, error) {
 		return nil
 	})
 	fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		ch <- result{err: fmt.Errorf("fetching weights/%s.web: %s", name, args[0].Call("toString").String())}
+		ch <- result{err: fmt.Errorf("fetching %s: %s", path, args[0].Call("toString").String())}
 		return nil
 	})
 	defer ok.Release()
 	defer fail.Release()
-	page.Call("fetchWeights", name).Call("then", ok, fail)
+	page.Call(method, arg).Call("then", ok, fail)
 	r := <-ch
 	return r.b, r.err
 }

