@@ -358,3 +358,51 @@ func decode64(e *Embedding, img []float64, x []float64) {
 		}
 	}
 }
+
+// TestHopfieldJVPSupport: where most weights are below dropBelow of the
+// largest (a large β), the JVP over the support's rows is the product over
+// all patterns (JVPDense) to 1e-14 of its largest term's scale β·max‖X_k‖²
+// (the terms, not the result, which cancels to 0 where one pattern holds
+// all the weight); where every weight counts (β small), to rounding.
+func TestHopfieldJVPSupport(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	pats := make([][]float32, 400)
+	var big float64
+	for k := range pats {
+		pats[k] = make([]float32, Pixels)
+		var ss float64
+		for q := range pats[k] {
+			pats[k][q] = rng.Float32() * float32(q%7) / 6
+			ss += float64(pats[k][q]) * float64(pats[k][q])
+		}
+		big = max(big, ss)
+	}
+	h := NewHopfield(pats)
+	xi := make([]float64, Pixels)
+	for q := range xi {
+		xi[q] = 0.3 * rng.Float64()
+	}
+	for _, c := range []struct {
+		beta     float32
+		min, max int
+	}{{0.02, 400, 400}, {16, 2, 399}, {400, 1, 1}} {
+		l := h.Map64(c.beta).At(xi)
+		if n := len(l.support); n < c.min || n > c.max {
+			t.Fatalf("β %v: %d patterns in the support, want %d … %d", c.beta, n, c.min, c.max)
+		}
+		scale := float64(c.beta) * big
+		for range 3 {
+			v := unit(rng, Pixels)
+			a, b := make([]float64, Pixels), make([]float64, Pixels)
+			l.JVP(v, a)
+			l.JVPDense(v, b)
+			d := make([]float64, Pixels)
+			for q := range d {
+				d[q] = a[q] - b[q]
+			}
+			if e := norm64(d); !(e <= 1e-14*scale) {
+				t.Fatalf("β %v: over the support against over all patterns: difference %g, scale %g", c.beta, e, scale)
+			}
+		}
+	}
+}

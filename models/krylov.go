@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -27,8 +28,11 @@ type Eig struct {
 }
 
 // EigOptions bound the Arnoldi iteration: the Krylov dimension grows by
-// Step until the wanted values' residuals are ≤ Tol·max(|λ_1|, 1e-12) or
-// the dimension reaches Max (≤ N).
+// Step or by half, whichever is more, until the wanted values' residuals
+// are ≤ Tol·max(|λ_1|, 1e-12) or the dimension reaches Max (≤ N). (Each
+// check is a dense eigendecomposition of the m × m Hessenberg matrix, O(m³):
+// grown by a fixed step, the checks of a slowly converging spectrum, such
+// as the recycled block's cluster near 1, cost more than its products.)
 type EigOptions struct {
 	Tol       float64
 	Step, Max int
@@ -59,7 +63,7 @@ func LeadingEigs(ctx context.Context, a Operator, k int, opt EigOptions, progres
 	}
 	ar := newArnoldi(a, maxM, opt.Seed)
 	var eigs []Eig
-	for m := min(max(opt.Step, 2*k), maxM); ; m = min(m+opt.Step, maxM) {
+	for m := min(max(opt.Step, 2*k), maxM); ; m = min(max(m+opt.Step, m*3/2), maxM) {
 		if err := ar.extend(ctx, m, progress); err != nil {
 			return nil, err
 		}
@@ -243,7 +247,7 @@ func LeadingSingular(ctx context.Context, a, at Operator, k int, opt EigOptions,
 	}
 	maxM := min(opt.Max, a.N)
 	ar := newArnoldi(ata, maxM, opt.Seed)
-	for m := min(max(opt.Step, 2*k), maxM); ; m = min(m+opt.Step, maxM) {
+	for m := min(max(opt.Step, 2*k), maxM); ; m = min(max(m+opt.Step, m*3/2), maxM) {
 		if err := ar.extend(ctx, m, progress); err != nil {
 			return nil, err
 		}
@@ -320,20 +324,17 @@ func hij(h [][]float64, i, j int) float64 {
 	return h[j][i]
 }
 
+// dotf and axpy are gonum's (unrolled assembly on amd64): the Arnoldi
+// basis's reorthogonalisation is most of a slowly converging spectrum's
+// work besides the products.
 func dotf(a, b []float64) float64 {
-	var s float64
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
+	return blas64.Dot(blas64.Vector{N: len(a), Inc: 1, Data: a}, blas64.Vector{N: len(a), Inc: 1, Data: b[:len(a)]})
 }
 
 func nrm2(a []float64) float64 { return math.Sqrt(dotf(a, a)) }
 
 func axpy(y []float64, c float64, x []float64) {
-	for i, v := range x {
-		y[i] += c * v
-	}
+	blas64.Axpy(c, blas64.Vector{N: len(x), Inc: 1, Data: x}, blas64.Vector{N: len(x), Inc: 1, Data: y[:len(x)]})
 }
 
 func scal(x []float64, c float64) {
