@@ -35,8 +35,8 @@ func trajectories(t testing.TB, data *mnist.Data, m *models.BSA, c Corruption, n
 // for bit, in one call and state by state (a Trail, as the window
 // searches its frames).
 func TestNearestPrunedOnDigits(t *testing.T) {
-	if raceOn {
-		t.Skip("single-goroutine numerics: checked without the race detector (make test-portable, test-simd)")
+	if raceOn || underNode {
+		t.Skip("single-goroutine numerics: checked natively without the race detector (make test-portable, test-simd)")
 	}
 	data, mem, m := benchData(t)
 	if !mem.Search().Pruned() {

@@ -243,9 +243,11 @@ type perImage struct{ Model }
 // chunked engine equals the per-image one (its naive twin) to 1e-5, for
 // masking and noise, over 100 steps.
 func TestChunkedReproduceMatchesPerImage(t *testing.T) {
-	n := 20
-	if raceOn {
-		n = 4 // the race pass checks the crew's sharing; the numbers are checked on 20 without it
+	n, steps := 20, 100
+	if raceOn || underNode {
+		// The race pass checks the crew's sharing, Node the WebAssembly
+		// build; the numbers are checked on 20 × 100 natively.
+		n, steps = 4, 20
 	}
 	data, err := mnist.LoadData("")
 	if err != nil {
@@ -258,7 +260,7 @@ func TestChunkedReproduceMatchesPerImage(t *testing.T) {
 	mem := NewMemories(data.Train)
 	for _, task := range []Corruption{DefaultMask, DefaultNoise} {
 		model := &BSAModel{M: m, Dyn: DefaultDynamics()}
-		cfg := ReproduceConfig{Model: model, Corruption: task, N: n, Steps: 100}
+		cfg := ReproduceConfig{Model: model, Corruption: task, N: n, Steps: steps}
 		a, err := Reproduce(context.Background(), data, mem, cfg)
 		if err != nil {
 			t.Fatal(err)
