@@ -154,14 +154,17 @@ uninstall:
 # WebAssembly and its gzipped copy, wasm_exec.js, the icon, the weights in
 # half precision, files.json) that any web server can host. The portable
 # kernels run there; no_emoji leaves out Fyne's emoji font (4 MB), which
-# the window never draws.
+# the window never draws; migrated_fynedo turns off Fyne's check that each
+# call comes from its own goroutine, which reads the goroutine's stack on
+# every refresh (an eighth of the page's time stepping; the desktop builds
+# and their tests keep the check, and the code follows it).
 WEB     := dist/web
 WEBWASM := dist/attractorlab.wasm
 WEBPORT ?= 8080
 
 web:
 	@mkdir -p dist
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags "-s -w" -tags webweights,no_emoji -o $(WEBWASM) ./app
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags "-s -w" -tags webweights,no_emoji,migrated_fynedo -o $(WEBWASM) ./app
 	$(GO) run ./app/internal/webdist -wasm $(WEBWASM) -exec "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" -out $(WEB)
 
 # Serves dist/web on http://localhost:$(WEBPORT)/ (Ctrl-C stops it).

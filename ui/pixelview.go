@@ -141,6 +141,11 @@ func square(w, h int) (side, ox, oy int) {
 	return side, (w - side) / 2, (h - side) / 2
 }
 
+// draw paints the view at w × h: each of the 784 cells' colour is worked
+// out once, each column's and row's cell and place in it once, and the
+// pixels are written straight into the image, a row like the one above
+// it copied (drawNaive, the test's twin, works all of it out per pixel:
+// the same image; the page pays for it on every step).
 func (v *PixelView) draw(w, h int) image.Image {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	side, ox, oy := square(w, h)
@@ -150,47 +155,77 @@ func (v *PixelView) draw(w, h int) image.Image {
 	cell := float64(side) / 28
 	outline := color.RGBA{230, 90, 40, 255}
 	gridC := color.RGBA{90, 90, 110, 255}
-	for y := 0; y < side; y++ {
-		py := min(int(float64(y)/cell), 27)
-		for x := 0; x < side; x++ {
+	var base [784]color.RGBA
+	for q := range base {
+		g := uint8(min(max(v.Pixels[q], 0), 1)*255 + 0.5)
+		c := color.RGBA{g, g, g, 255}
+		if v.Overlay != nil {
+			ov := float64(v.Overlay[q])
+			o := viridis(ov)
+			a := 0.2 + 0.75*ov
+			mix := func(x, y uint8) uint8 { return uint8(float64(x)*(1-a) + float64(y)*a) }
+			c = color.RGBA{mix(c.R, o.R), mix(c.G, o.G), mix(c.B, o.B), 255}
+		}
+		base[q] = c
+	}
+	// Each column's (and row's) cell, and where in its cell it lies, as
+	// drawNaive works them out: on a grid line, near the cell's low or
+	// high edge, on the selected patch's border.
+	type place struct {
+		cell                int
+		grid, low, high, in bool // in: inside the selected patch's row (column) of patches
+		border              bool // on the selected patch's border along this axis
+	}
+	edge := 1.5 / cell
+	e2 := 2.5 / cell
+	sr, sc := -1, -1
+	if v.Selected >= 0 && v.Grid > 0 {
+		g := 28 / v.Grid
+		sr, sc = v.Selected/g, v.Selected%g
+	}
+	places := func(sel int) []place {
+		out := make([]place, side)
+		for x := range out {
 			px := min(int(float64(x)/cell), 27)
-			q := py*28 + px
-			g := uint8(min(max(v.Pixels[q], 0), 1)*255 + 0.5)
-			c := color.RGBA{g, g, g, 255}
-			if v.Overlay != nil {
-				// paint the attention over the image, opaque where it is high
-				ov := float64(v.Overlay[q])
-				o := viridis(ov)
-				a := 0.2 + 0.75*ov
-				mix := func(x, y uint8) uint8 { return uint8(float64(x)*(1-a) + float64(y)*a) }
-				c = color.RGBA{mix(c.R, o.R), mix(c.G, o.G), mix(c.B, o.B), 255}
+			fx := float64(x)/cell - float64(px)
+			pl := place{cell: px, low: fx < edge, high: fx > 1-edge}
+			if v.Grid > 0 {
+				pl.grid = px%v.Grid == 0 && fx < edge/1.5
+				pl.in = px/v.Grid == sel
+				lx := float64(px%v.Grid) + fx
+				pl.border = lx < e2 || lx > float64(v.Grid)-e2
 			}
-			fx, fy := float64(x)/cell-float64(px), float64(y)/cell-float64(py)
-			edge := 1.5 / cell
-			if v.Grid > 0 && (px%v.Grid == 0 && fx < edge/1.5 || py%v.Grid == 0 && fy < edge/1.5) {
+			out[x] = pl
+		}
+		return out
+	}
+	cols, rows := places(sc), places(sr)
+	for y := range side {
+		ry := rows[y]
+		row := img.Pix[(oy+y)*img.Stride+ox*4 : (oy+y)*img.Stride+(ox+side)*4]
+		if y > 0 && rows[y-1] == ry {
+			// The same cells, edges and borders as the row above.
+			copy(row, img.Pix[(oy+y-1)*img.Stride+ox*4:])
+			continue
+		}
+		py := ry.cell
+		for x, cx := range cols {
+			q := py*28 + cx.cell
+			c := base[q]
+			if cx.grid || ry.grid {
 				c = gridC
 			}
 			if v.Mask != nil && v.Mask[q] {
-				// outline the boundary of the masked region
-				if (fx < edge && (px == 0 || !v.Mask[q-1])) || (fx > 1-edge && (px == 27 || !v.Mask[q+1])) ||
-					(fy < edge && (py == 0 || !v.Mask[q-28])) || (fy > 1-edge && (py == 27 || !v.Mask[q+28])) {
+				if (cx.low && (cx.cell == 0 || !v.Mask[q-1])) || (cx.high && (cx.cell == 27 || !v.Mask[q+1])) ||
+					(ry.low && (py == 0 || !v.Mask[q-28])) || (ry.high && (py == 27 || !v.Mask[q+28])) {
 					c = outline
 				}
 			}
-			if v.Selected >= 0 && v.Grid > 0 {
-				g := 28 / v.Grid
-				sr, sc := v.Selected/g, v.Selected%g
-				inR, inC := py/v.Grid == sr, px/v.Grid == sc
-				if inR && inC {
-					lx := float64(px%v.Grid) + fx
-					ly := float64(py%v.Grid) + fy
-					e2 := 2.5 / cell
-					if lx < e2 || lx > float64(v.Grid)-e2 || ly < e2 || ly > float64(v.Grid)-e2 {
-						c = color.RGBA{255, 40, 40, 255}
-					}
-				}
+			if sr >= 0 && ry.in && cx.in && (cx.border || ry.border) {
+				c = color.RGBA{255, 40, 40, 255}
 			}
-			img.SetRGBA(ox+x, oy+y, c)
+			p := row[x*4 : x*4+4 : x*4+4]
+			p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
 		}
 	}
 	if v.Frame != nil {

@@ -1,0 +1,136 @@
+package ui
+
+import (
+	"image"
+	"image/color"
+	"math/rand/v2"
+	"testing"
+)
+
+// drawNaive is PixelView.draw worked out pixel by pixel: its twin.
+func (v *PixelView) drawNaive(w, h int) image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	side, ox, oy := square(w, h)
+	if side < 28 || len(v.Pixels) != 784 {
+		return img
+	}
+	cell := float64(side) / 28
+	outline := color.RGBA{230, 90, 40, 255}
+	gridC := color.RGBA{90, 90, 110, 255}
+	for y := 0; y < side; y++ {
+		py := min(int(float64(y)/cell), 27)
+		for x := 0; x < side; x++ {
+			px := min(int(float64(x)/cell), 27)
+			q := py*28 + px
+			g := uint8(min(max(v.Pixels[q], 0), 1)*255 + 0.5)
+			c := color.RGBA{g, g, g, 255}
+			if v.Overlay != nil {
+				// paint the attention over the image, opaque where it is high
+				ov := float64(v.Overlay[q])
+				o := viridis(ov)
+				a := 0.2 + 0.75*ov
+				mix := func(x, y uint8) uint8 { return uint8(float64(x)*(1-a) + float64(y)*a) }
+				c = color.RGBA{mix(c.R, o.R), mix(c.G, o.G), mix(c.B, o.B), 255}
+			}
+			fx, fy := float64(x)/cell-float64(px), float64(y)/cell-float64(py)
+			edge := 1.5 / cell
+			if v.Grid > 0 && (px%v.Grid == 0 && fx < edge/1.5 || py%v.Grid == 0 && fy < edge/1.5) {
+				c = gridC
+			}
+			if v.Mask != nil && v.Mask[q] {
+				// outline the boundary of the masked region
+				if (fx < edge && (px == 0 || !v.Mask[q-1])) || (fx > 1-edge && (px == 27 || !v.Mask[q+1])) ||
+					(fy < edge && (py == 0 || !v.Mask[q-28])) || (fy > 1-edge && (py == 27 || !v.Mask[q+28])) {
+					c = outline
+				}
+			}
+			if v.Selected >= 0 && v.Grid > 0 {
+				g := 28 / v.Grid
+				sr, sc := v.Selected/g, v.Selected%g
+				inR, inC := py/v.Grid == sr, px/v.Grid == sc
+				if inR && inC {
+					lx := float64(px%v.Grid) + fx
+					ly := float64(py%v.Grid) + fy
+					e2 := 2.5 / cell
+					if lx < e2 || lx > float64(v.Grid)-e2 || ly < e2 || ly > float64(v.Grid)-e2 {
+						c = color.RGBA{255, 40, 40, 255}
+					}
+				}
+			}
+			img.SetRGBA(ox+x, oy+y, c)
+		}
+	}
+	if v.Frame != nil {
+		fc := color.RGBAModel.Convert(v.Frame).(color.RGBA)
+		bw := max(side/40, 3)
+		for y := 0; y < side; y++ {
+			for x := 0; x < side; x++ {
+				if x < bw || y < bw || x >= side-bw || y >= side-bw {
+					img.SetRGBA(ox+x, oy+y, fc)
+				}
+			}
+		}
+	}
+	return img
+}
+
+// TestPixelViewDrawMatchesNaive: the fast draw paints the naive twin's
+// image on random pictures, overlays, masks, grids, selections and frames,
+// at sizes that are and are not multiples of 28 and not square.
+func TestPixelViewDrawMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for trial := range 40 {
+		v := &PixelView{Selected: -1, Pixels: make([]float32, 784)}
+		for q := range v.Pixels {
+			v.Pixels[q] = rng.Float32()*1.4 - 0.2
+		}
+		if trial%2 == 0 {
+			v.Overlay = make([]float32, 784)
+			for q := range v.Overlay {
+				v.Overlay[q] = rng.Float32()
+			}
+		}
+		if trial%3 != 0 {
+			v.Mask = make([]bool, 784)
+			for q := range v.Mask {
+				v.Mask[q] = rng.IntN(3) == 0
+			}
+		}
+		v.Grid = []int{0, 1, 2, 4, 7}[trial%5]
+		if v.Grid > 0 && trial%4 != 0 {
+			g := 28 / v.Grid
+			v.Selected = rng.IntN(g * g)
+		}
+		if trial%7 == 0 {
+			v.Frame = color.NRGBA{200, 30, 90, 255}
+		}
+		w, h := 20+rng.IntN(400), 20+rng.IntN(400)
+		if trial == 0 {
+			w, h = 280, 280
+		}
+		a, b := v.draw(w, h).(*image.RGBA), v.drawNaive(w, h).(*image.RGBA)
+		for k := range a.Pix {
+			if a.Pix[k] != b.Pix[k] {
+				t.Fatalf("trial %d (%d×%d, grid %d, selected %d): byte %d is %d, the naive draw's %d", trial, w, h, v.Grid, v.Selected, k, a.Pix[k], b.Pix[k])
+			}
+		}
+	}
+}
+
+func BenchmarkPixelViewDraw(b *testing.B) {
+	v := &PixelView{Selected: 5, Grid: 4, Pixels: make([]float32, 784), Mask: make([]bool, 784)}
+	for q := range v.Pixels {
+		v.Pixels[q] = float32(q%29) / 28
+		v.Mask[q] = q%5 == 0
+	}
+	b.Run("fast", func(b *testing.B) {
+		for b.Loop() {
+			v.draw(300, 300)
+		}
+	})
+	b.Run("naive", func(b *testing.B) {
+		for b.Loop() {
+			v.drawNaive(300, 300)
+		}
+	})
+}
