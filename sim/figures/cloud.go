@@ -97,27 +97,57 @@ func rasterOf(cv draw.Canvas) (*image.RGBA, float64) {
 // disc blends a disc of colour col (its alpha the disc's opacity) centred
 // at (cx, cy) pixels over img inside clip, each pixel covered by the share
 // of it the disc covers (sampled 4×4), as "over" on premultiplied pixels.
+// Each column's four squared sample offsets and each row's are worked out
+// once, and a pixel whose farthest sample is inside (whose nearest is
+// outside) counts 16 (0) without the other fifteen: the same counts as
+// discNaive, its twin in the tests, which squares every sample's offsets.
 func disc(img *image.RGBA, clip image.Rectangle, cx, cy, rad float64, col color.NRGBA) {
 	x0, x1 := max(clip.Min.X, int(math.Floor(cx-rad))), min(clip.Max.X-1, int(math.Ceil(cx+rad)))
 	y0, y1 := max(clip.Min.Y, int(math.Floor(cy-rad))), min(clip.Max.Y-1, int(math.Ceil(cy+rad)))
+	if x1 < x0 || y1 < y0 {
+		return
+	}
 	r2 := rad * rad
+	// sq holds a pixel's four squared sample offsets along an axis, with
+	// their least and greatest.
+	type sq struct {
+		d      [4]float64
+		lo, hi float64
+	}
+	offsets := func(p int, c float64) sq {
+		var s sq
+		for k := range 4 {
+			d := float64(p) + (float64(k)+0.5)/4 - c
+			s.d[k] = d * d
+		}
+		s.lo, s.hi = min(s.d[0], s.d[1], s.d[2], s.d[3]), max(s.d[0], s.d[1], s.d[2], s.d[3])
+		return s
+	}
+	var colsBuf [16]sq
+	cols := colsBuf[:0]
+	for x := x0; x <= x1; x++ {
+		cols = append(cols, offsets(x, cx))
+	}
 	for y := y0; y <= y1; y++ {
-		for x := x0; x <= x1; x++ {
-			n := 0
-			for sy := range 4 {
-				dy := float64(y) + (float64(sy)+0.5)/4 - cy
-				for sx := range 4 {
-					dx := float64(x) + (float64(sx)+0.5)/4 - cx
-					if dx*dx+dy*dy <= r2 {
-						n++
+		ry := offsets(y, cy)
+		for i, cxs := range cols {
+			var n int
+			switch {
+			case cxs.lo+ry.lo > r2:
+				continue
+			case cxs.hi+ry.hi <= r2:
+				n = 16
+			default:
+				for _, dy := range ry.d {
+					for _, dx := range cxs.d {
+						if dx+dy <= r2 {
+							n++
+						}
 					}
 				}
 			}
-			if n == 0 {
-				continue
-			}
 			a := float64(col.A) / 255 * float64(n) / 16
-			o := img.PixOffset(x, y)
+			o := img.PixOffset(x0+i, y)
 			p := img.Pix[o : o+4 : o+4]
 			for k, c := range [4]uint8{col.R, col.G, col.B, 255} {
 				p[k] = uint8(math.Round(float64(c)*a + float64(p[k])*(1-a)))

@@ -2,6 +2,7 @@ package figures
 
 import (
 	"image"
+	"image/color"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -87,4 +88,62 @@ func randomSpace(n int) *sim.StateSpace {
 		s.Labels = append(s.Labels, uint8(rng.IntN(10)))
 	}
 	return s
+}
+
+// discNaive is disc sampling every one of a pixel's 16 points: its twin.
+// It blends a disc of colour col (its alpha the disc's opacity) centred
+// at (cx, cy) pixels over img inside clip, each pixel covered by the share
+// of it the disc covers (sampled 4×4), as "over" on premultiplied pixels.
+func discNaive(img *image.RGBA, clip image.Rectangle, cx, cy, rad float64, col color.NRGBA) {
+	x0, x1 := max(clip.Min.X, int(math.Floor(cx-rad))), min(clip.Max.X-1, int(math.Ceil(cx+rad)))
+	y0, y1 := max(clip.Min.Y, int(math.Floor(cy-rad))), min(clip.Max.Y-1, int(math.Ceil(cy+rad)))
+	r2 := rad * rad
+	for y := y0; y <= y1; y++ {
+		for x := x0; x <= x1; x++ {
+			n := 0
+			for sy := range 4 {
+				dy := float64(y) + (float64(sy)+0.5)/4 - cy
+				for sx := range 4 {
+					dx := float64(x) + (float64(sx)+0.5)/4 - cx
+					if dx*dx+dy*dy <= r2 {
+						n++
+					}
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			a := float64(col.A) / 255 * float64(n) / 16
+			o := img.PixOffset(x, y)
+			p := img.Pix[o : o+4 : o+4]
+			for k, c := range [4]uint8{col.R, col.G, col.B, 255} {
+				p[k] = uint8(math.Round(float64(c)*a + float64(p[k])*(1-a)))
+			}
+		}
+	}
+}
+
+// TestDiscMatchesNaive: disc paints discNaive's bytes for random centres,
+// radii (below a pixel to several), colours and clips, over random pixels.
+func TestDiscMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 300 {
+		a := image.NewRGBA(image.Rect(0, 0, 40, 30))
+		for k := range a.Pix {
+			a.Pix[k] = uint8(rng.IntN(256))
+		}
+		b := image.NewRGBA(a.Rect)
+		copy(b.Pix, a.Pix)
+		clip := image.Rect(rng.IntN(10), rng.IntN(10), 25+rng.IntN(16), 20+rng.IntN(11))
+		cx, cy := rng.Float64()*44-2, rng.Float64()*34-2
+		rad := 0.2 + rng.Float64()*6
+		col := color.NRGBA{uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256))}
+		disc(a, clip, cx, cy, rad, col)
+		discNaive(b, clip, cx, cy, rad, col)
+		for k := range a.Pix {
+			if a.Pix[k] != b.Pix[k] {
+				t.Fatalf("trial %d (centre %.3f, %.3f, radius %.3f): byte %d is %d, the naive disc's %d", trial, cx, cy, rad, k, a.Pix[k], b.Pix[k])
+			}
+		}
+	}
 }
