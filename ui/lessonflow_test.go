@@ -225,19 +225,19 @@ func TestEscLeavesNoBand(t *testing.T) {
 			m.togglePresentation()
 		}
 		w.Resize(fyne.NewSize(1280, 800))
-		before := m.center.Position()
-		size := m.center.Size()
+		before := m.panels.Position()
+		size := m.panels.Size()
 		ls, _ := m.ShippedLessons()
 		m.StartLesson(ls[0])
-		if m.center.Position().Y <= before.Y {
+		if m.panels.Position().Y <= before.Y {
 			t.Fatalf("presentation %v: the lesson bar takes no room", pres)
 		}
 		typeKey(w, fyne.KeyEscape)
 		if _, _, ok := m.InLesson(); ok {
 			t.Fatal("Esc did not leave the lesson")
 		}
-		if m.center.Position() != before || m.center.Size() != size {
-			t.Fatalf("presentation %v: after Esc the panels are at %v, %v; before the lesson %v, %v", pres, m.center.Position(), m.center.Size(), before, size)
+		if m.panels.Position() != before || m.panels.Size() != size {
+			t.Fatalf("presentation %v: after Esc the panels are at %v, %v; before the lesson %v, %v", pres, m.panels.Position(), m.panels.Size(), before, size)
 		}
 		if pres != m.presentation {
 			t.Fatal("the Esc that left the lesson also left presentation mode")

@@ -121,7 +121,8 @@ type Main struct {
 	answersWidth float32         // the width the table's text needs (answerNatural)
 	hist         *Histogram
 	center       *fyne.Container
-	body         *fyne.Container // the lesson bar above the panels
+	body         *fyne.Container   // the lesson bar above the panels
+	panels       *container.Scroll // the panels (center), scrolled where the window is too small for them
 
 	playBtn   *keyButton
 	transport *fyne.Container
@@ -304,7 +305,11 @@ func (m *Main) build() {
 
 	m.sidebar = container.New(fixedWidth(sidebarWidth), m.sidebar)
 	m.bar = newLessonBar()
-	m.body = container.NewBorder(m.bar.box, nil, nil, nil, m.center)
+	// The panels scroll where the window is narrower (or shorter) than they
+	// need (an 800 × 600 screen, a small page): cut off, the nearest
+	// memory and the plots' right edge were out of reach.
+	m.panels = container.NewScroll(m.center)
+	m.body = container.NewBorder(m.bar.box, nil, nil, nil, m.panels)
 	m.root = container.New(&sizeWatch{on: m.resized}, container.NewBorder(nil, bottom, m.sidebar, nil, m.body))
 	m.win.Canvas().SetOnTypedKey(m.typedKey)
 	m.win.Canvas().SetOnTypedRune(func(r rune) {
