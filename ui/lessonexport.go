@@ -6,6 +6,7 @@ import (
 	"image"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/software"
 	"fyne.io/fyne/v2/test"
 
@@ -59,6 +60,9 @@ func lessonShots(ctx context.Context, deps Deps, l *lesson.Lesson, width, height
 	win := a.NewWindow("Attractor Lab")
 	m := NewMainSync(a, win, deps, l.Slides[0].Settings)
 	m.themeChoice = themeName
+	// A slide shows every panel whole: none scrolls, so the window needs
+	// the panels' own size.
+	m.panels.Direction = container.ScrollNone
 	win.SetContent(m.Content())
 	size := fyne.NewSize(float32(width), float32(height))
 	win.Resize(size)
