@@ -84,9 +84,8 @@ const dropBelow = 1e-20
 // JVP writes DF(ξ)·dx into out: u = X dx, a = β (w ⊙ u − w (w·u)),
 // out = Xᵀ a, over the patterns whose weight counts (see dropBelow): the
 // products over all M rows (JVPDense, the test's twin) to 1e-15 of the
-// terms' scale, and at a
-// state near a memory, where a few patterns hold the weight, far fewer
-// multiply-adds.
+// terms' scale, with far fewer multiply-adds at a state near a memory,
+// where a few patterns hold the weight.
 func (l *HopLin) JVP(dx, out []float64) {
 	f := l.f
 	if len(l.support) == f.M {
