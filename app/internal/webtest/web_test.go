@@ -432,13 +432,15 @@ func TestWebPage(t *testing.T) {
 	}
 	until(t, ctx, "the kick taken back", func(s shown) bool { return s.Pushes == 0 && s.Branch == 0 })
 
-	// P: presentation mode, and back.
-	key(t, ctx, "p")
-	until(t, ctx, "presentation mode", func(s shown) bool { return s.Present })
+	// P: presentation mode, and back, each timed from the keydown to the
+	// frame painted once the window says it is in (or out of) it: the
+	// page looks at what the window shows every tenth of a second, so a
+	// time is known to about 100 ms.
+	on := timed(t, ctx, func() { key(t, ctx, "p") }, "s.presentation === true")
 	time.Sleep(500 * time.Millisecond)
 	screenshot(t, ctx, "web-presentation")
-	key(t, ctx, "p")
-	until(t, ctx, "presentation mode left", func(s shown) bool { return !s.Present })
+	off := timed(t, ctx, func() { key(t, ctx, "p") }, "!s.presentation")
+	t.Logf("presentation mode: on %.0f ms, off %.0f ms (keydown to the painted frame after the window says so)", ms(on), ms(off))
 	before := current(t, ctx).T
 	key(t, ctx, kb.ArrowRight)
 	until(t, ctx, "a step after presentation mode", func(s shown) bool { return s.T == before+1 })
