@@ -144,7 +144,7 @@ func square(w, h int) (side, ox, oy int) {
 // draw paints the view at w × h: each of the 784 cells' colour is worked
 // out once, each column's and row's cell and place in it once, and the
 // pixels are written straight into the image, a row like the one above
-// it copied (drawNaive, the test's twin, works all of it out per pixel:
+// it copied (drawNaive, the test's twin, places every pixel by itself:
 // the same image; the page pays for it on every step).
 func (v *PixelView) draw(w, h int) image.Image {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -157,16 +157,7 @@ func (v *PixelView) draw(w, h int) image.Image {
 	gridC := color.RGBA{90, 90, 110, 255}
 	var base [784]color.RGBA
 	for q := range base {
-		g := uint8(min(max(v.Pixels[q], 0), 1)*255 + 0.5)
-		c := color.RGBA{g, g, g, 255}
-		if v.Overlay != nil {
-			ov := float64(v.Overlay[q])
-			o := viridis(ov)
-			a := 0.2 + 0.75*ov
-			mix := func(x, y uint8) uint8 { return uint8(float64(x)*(1-a) + float64(y)*a) }
-			c = color.RGBA{mix(c.R, o.R), mix(c.G, o.G), mix(c.B, o.B), 255}
-		}
-		base[q] = c
+		base[q] = v.cellColor(q)
 	}
 	// Each column's (and row's) cell, and where in its cell it lies, as
 	// drawNaive works them out: on a grid line, near the cell's low or
@@ -228,18 +219,40 @@ func (v *PixelView) draw(w, h int) image.Image {
 			p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
 		}
 	}
-	if v.Frame != nil {
-		fc := color.RGBAModel.Convert(v.Frame).(color.RGBA)
-		bw := max(side/40, 3)
-		for y := 0; y < side; y++ {
-			for x := 0; x < side; x++ {
-				if x < bw || y < bw || x >= side-bw || y >= side-bw {
-					img.SetRGBA(ox+x, oy+y, fc)
-				}
+	v.paintFrame(img, side, ox, oy)
+	return img
+}
+
+// cellColor is pixel q's grey, with the attention painted over it where
+// there is an Overlay (opaque where it is high).
+func (v *PixelView) cellColor(q int) color.RGBA {
+	g := uint8(min(max(v.Pixels[q], 0), 1)*255 + 0.5)
+	c := color.RGBA{g, g, g, 255}
+	if v.Overlay != nil {
+		ov := float64(v.Overlay[q])
+		o := viridis(ov)
+		a := 0.2 + 0.75*ov
+		mix := func(x, y uint8) uint8 { return uint8(float64(x)*(1-a) + float64(y)*a) }
+		c = color.RGBA{mix(c.R, o.R), mix(c.G, o.G), mix(c.B, o.B), 255}
+	}
+	return c
+}
+
+// paintFrame draws the Frame border (if any) round the side × side picture
+// at (ox, oy).
+func (v *PixelView) paintFrame(img *image.RGBA, side, ox, oy int) {
+	if v.Frame == nil {
+		return
+	}
+	fc := color.RGBAModel.Convert(v.Frame).(color.RGBA)
+	bw := max(side/40, 3)
+	for y := 0; y < side; y++ {
+		for x := 0; x < side; x++ {
+			if x < bw || y < bw || x >= side-bw || y >= side-bw {
+				img.SetRGBA(ox+x, oy+y, fc)
 			}
 		}
 	}
-	return img
 }
 
 // pixelAt maps a position in the widget to a pixel (−1 outside the image).

@@ -7,7 +7,9 @@ import (
 	"testing"
 )
 
-// drawNaive is PixelView.draw worked out pixel by pixel: its twin.
+// drawNaive is PixelView.draw placing every pixel by itself (its cell,
+// grid line, mask outline and selection border): its twin. The cells'
+// colours and the frame are the same code (cellColor, paintFrame).
 func (v *PixelView) drawNaive(w, h int) image.Image {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	side, ox, oy := square(w, h)
@@ -22,16 +24,7 @@ func (v *PixelView) drawNaive(w, h int) image.Image {
 		for x := 0; x < side; x++ {
 			px := min(int(float64(x)/cell), 27)
 			q := py*28 + px
-			g := uint8(min(max(v.Pixels[q], 0), 1)*255 + 0.5)
-			c := color.RGBA{g, g, g, 255}
-			if v.Overlay != nil {
-				// paint the attention over the image, opaque where it is high
-				ov := float64(v.Overlay[q])
-				o := viridis(ov)
-				a := 0.2 + 0.75*ov
-				mix := func(x, y uint8) uint8 { return uint8(float64(x)*(1-a) + float64(y)*a) }
-				c = color.RGBA{mix(c.R, o.R), mix(c.G, o.G), mix(c.B, o.B), 255}
-			}
+			c := v.cellColor(q)
 			fx, fy := float64(x)/cell-float64(px), float64(y)/cell-float64(py)
 			edge := 1.5 / cell
 			if v.Grid > 0 && (px%v.Grid == 0 && fx < edge/1.5 || py%v.Grid == 0 && fy < edge/1.5) {
@@ -60,17 +53,7 @@ func (v *PixelView) drawNaive(w, h int) image.Image {
 			img.SetRGBA(ox+x, oy+y, c)
 		}
 	}
-	if v.Frame != nil {
-		fc := color.RGBAModel.Convert(v.Frame).(color.RGBA)
-		bw := max(side/40, 3)
-		for y := 0; y < side; y++ {
-			for x := 0; x < side; x++ {
-				if x < bw || y < bw || x >= side-bw || y >= side-bw {
-					img.SetRGBA(ox+x, oy+y, fc)
-				}
-			}
-		}
-	}
+	v.paintFrame(img, side, ox, oy)
 	return img
 }
 
