@@ -127,6 +127,8 @@ func run(ctx context.Context, args []string) error {
 		return runPhase(ctx, args)
 	case "dynamics":
 		return runDynamics(ctx, args)
+	case "worker":
+		return runWorker(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -5,14 +5,63 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"syscall/js"
 	"time"
 
 	"fyne.io/fyne/v2"
 
 	"attractorlab/sim"
+	"attractorlab/sim/mnist"
+	"attractorlab/sim/sweep"
+	"attractorlab/sim/webwork"
 	"attractorlab/ui"
 )
+
+// pageWorkers are the page's Web Workers, which run the population jobs
+// (nil when the page has none: they run on its thread).
+func pageWorkers() sweep.Remote {
+	if p := webwork.NewPool(); p != nil {
+		return p
+	}
+	return nil
+}
+
+// runWorker is `attractorlab worker`: the app as one of the page's Web
+// Workers (assets/web/worker.js starts it). It loads the data sets as the
+// window does (the embedded sample; Fashion-MNIST's, fetched through the
+// page) and each model once, and runs the parts of population jobs the
+// page sends it (webwork.Serve).
+func runWorker(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("worker takes no arguments (got %q)", args[0])
+	}
+	home, err := mnist.LoadCached()
+	if err != nil {
+		return err
+	}
+	envs := map[string]sweep.Env{}
+	return webwork.Serve(ctx, func(dataset string) (sweep.Env, error) {
+		name := mnist.DatasetOrMNIST(dataset)
+		if env, ok := envs[name]; ok {
+			return env, nil
+		}
+		var data *mnist.Data
+		switch name {
+		case home.Name():
+			data = home
+		case mnist.FashionName:
+			if data, err = mnist.LoadFashionData(""); err != nil {
+				return sweep.Env{}, fmt.Errorf("Fashion-MNIST cannot open in the worker: %w", err)
+			}
+		default:
+			return sweep.Env{}, fmt.Errorf("the page's workers run MNIST and Fashion-MNIST, not %s", mnist.DatasetLabel(name))
+		}
+		env := sweep.Env{Data: data, Cat: sim.NewCatalogue(data.Train, sim.WeightFiles{}), Workers: 1}
+		envs[name] = env
+		return env, nil
+	})
+}
 
 // pageAddress is the page the web build runs in: its whole address (a link
 // to open when it is one) and the address without query or fragment (the

@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 
+	"attractorlab/sim/sweep"
 	"attractorlab/ui"
 )
 
@@ -12,3 +14,12 @@ import (
 func pageAddress() (href, base string, ok bool) { return "", "", false }
 
 func pageReady(context.Context, *ui.Main, func()) {}
+
+// pageWorkers: the desktop runs population jobs on its own cores.
+func pageWorkers() sweep.Remote { return nil }
+
+// runWorker: `attractorlab worker` is the web build's Web Worker
+// (web_js.go); elsewhere it is not a command.
+func runWorker(context.Context, []string) error {
+	return fmt.Errorf("%w %q: it runs only inside the web build's page, as its Web Workers\n\n%s", errUsage, "worker", usage)
+}

@@ -45,3 +45,10 @@ var FontBold []byte
 //
 //go:embed web/index.html
 var WebPage []byte
+
+// WebWorker is the script of the web build's Web Workers
+// (web/worker.js): each runs the app's WebAssembly as `attractorlab
+// worker` for the population jobs (sim/webwork).
+//
+//go:embed web/worker.js
+var WebWorker []byte

@@ -77,19 +77,18 @@ func gemm8x16(k int, a []float32, ao, sa, sk int, b []float32, bo, ldb int, c []
 	}
 }
 
+// gemm1x16 is one row of gemm8x16: one accumulator summed in p order, as
+// each of gemm8x16's rows is, so that a row's bits do not depend on
+// whether it fell in a block of 8 (a batch cut anywhere steps its states
+// to the same bits: TestGemmRowsIndependent).
 func gemm1x16(k int, a []float32, ao, sk int, b []float32, bo, ldb int, c []float32, co int) {
-	var c0, c1 archsimd.Float32x16
-	p := 0
-	for ; p+1 < k; p += 2 {
+	var c0 archsimd.Float32x16
+	for p := 0; p < k; p++ {
 		c0 = archsimd.BroadcastFloat32x16(at(a, ao)).MulAdd(vecU(b, bo), c0)
-		c1 = archsimd.BroadcastFloat32x16(at(a, ao+sk)).MulAdd(vecU(b, bo+ldb), c1)
-		ao += 2 * sk
-		bo += 2 * ldb
+		ao += sk
+		bo += ldb
 	}
-	if p < k {
-		c0 = archsimd.BroadcastFloat32x16(at(a, ao)).MulAdd(vecU(b, bo), c0)
-	}
-	storeU(vecU(c, co).Add(c0.Add(c1)), c, co)
+	storeU(vecU(c, co).Add(c0), c, co)
 }
 
 // geluAVX512 evaluates Φ(x) = ½erfc(−x/√2) with erfcPoly on 16 lanes and

@@ -103,3 +103,47 @@ func TestGELUMatchesNaive(t *testing.T) {
 		checkGuard(t, name, dg)
 	}
 }
+
+// TestGemmRowsIndependent: a row of gemm's product is the same bits
+// whatever rows it is computed with, so a batch of states (the Hopfield
+// network's, a transformer's images) cut anywhere — into a worker's part,
+// a crew member's rows — steps each state to the same bits.
+func TestGemmRowsIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, sh := range [][3]int{{13, 784, 300}, {9, 1008, 784}, {11, 80, 33}, {7, 16, 5}, {17, 70, 64}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, aT := range []bool{false, true} {
+			a := make([]float32, m*k)
+			b := make([]float32, k*n)
+			for i := range a {
+				a[i] = r.Float32()
+			}
+			for i := range b {
+				b[i] = r.Float32() - 0.5
+			}
+			lda, row := k, func(i int) []float32 { return a[i*k:] }
+			if aT { // A stored transposed: column i is row i
+				lda, row = m, nil
+			}
+			c := make([]float32, m*n)
+			gemm(m, n, k, a, lda, aT, b, n, c, n)
+			for i := range m {
+				one := make([]float32, k)
+				if aT {
+					for p := range k {
+						one[p] = a[p*m+i]
+					}
+				} else {
+					copy(one, row(i))
+				}
+				c1 := make([]float32, n)
+				gemm(1, n, k, one, k, false, b, n, c1, n)
+				for j := range c1 {
+					if c1[j] != c[i*n+j] {
+						t.Fatalf("m n k %v, A transposed %v: row %d column %d alone %v, in the batch %v", sh, aT, i, j, c1[j], c[i*n+j])
+					}
+				}
+			}
+		}
+	}
+}

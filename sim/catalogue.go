@@ -250,6 +250,21 @@ func (c *Catalogue) SetTrained(net *models.BSA) string {
 	return name
 }
 
+// Trained is the network of the model name trained in this session
+// (SetTrained), when there is one.
+func (c *Catalogue) Trained(name string) (*models.BSA, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.Contains(TrainedNames, name) {
+		return nil, false
+	}
+	m, ok := c.loaded[name].(*BSAModel)
+	if !ok {
+		return nil, false
+	}
+	return m.M, true
+}
+
 // Model returns the named model bound to the settings' parameters for it
 // (its registry row's bind: the bare self-attention's λ, γ and attention;
 // the modern network's β; the classical network's K, update rule and

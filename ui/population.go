@@ -22,6 +22,7 @@ import (
 
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
+	"attractorlab/sim/mnist"
 	"attractorlab/sim/sweep"
 )
 
@@ -153,7 +154,9 @@ func (m *Main) showEnsemble() {
 	e := &ensembleWin{m: m, w: m.app.NewWindow("Ensemble — Attractor Lab")}
 	have := m.source().Data.Test.Len()
 	e.n = widget.NewSelect(ensembleChoices(have), nil)
-	// 200 digits by default; 50 in the browser, where one thread runs it.
+	// 200 digits by default; 50 in the browser, whose kernels are the
+	// portable ones (and whose workers are as many as the machine's cores,
+	// at most 4).
 	e.n.SetSelected(e.n.Options[min(popDefault(1, 0), len(e.n.Options)-1)])
 	e.job = newJob("Run", e.start)
 	e.band = NewPlotView()
@@ -171,7 +174,14 @@ func (m *Main) showEnsemble() {
 	top := container.NewVBox(container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewLabel(fmt.Sprintf("test digits (of %d loaded)", have)), e.n, widget.NewLabel("band over"), e.over), export, e.job.bar()), e.job.status)
 	m.fitWindow(e.w, container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)), fyne.NewSize(1100, 520))
-	e.w.Canvas().SetOnTypedKey(m.escCloses)
+	e.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
+		// Return runs the ensemble, as the Run button does.
+		if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !e.job.run.Disabled() {
+			e.start()
+			return
+		}
+		m.escCloses(k)
+	})
 	e.w.SetOnClosed(func() {
 		if e.job.stop != nil {
 			e.job.stop()
@@ -191,7 +201,7 @@ func (e *ensembleWin) start() {
 	set.Toggled = nil // the ensemble draws each digit's own seeded mask
 	names := append([]string(nil), set.Lanes...)
 	src := e.m.source()
-	env := sweep.Env{Data: src.Data, Cat: src.Catalogue}
+	env := e.m.populationEnv(src)
 	nd := min(n, env.Data.Test.Len())
 	total := int64(0)
 	for _, name := range names {
@@ -279,6 +289,17 @@ func (e *ensembleWin) start() {
 			nd, len(names), took.Seconds(), describeCorruption(set.Corruption), strings.Join(res, "; ")))
 		e.draw()
 	})
+}
+
+// populationEnv is what a population job runs on: src's digits and
+// models, here or in Deps.Remote's workers. A folder of pictures is only
+// this session's, so its jobs run here.
+func (m *Main) populationEnv(src *sim.Source) sweep.Env {
+	env := sweep.Env{Data: src.Data, Cat: src.Catalogue}
+	if m.deps.Remote != nil && !strings.HasPrefix(src.Data.Name(), mnist.FolderPrefix) {
+		env.Remote = m.deps.Remote
+	}
+	return env
 }
 
 // The ensemble's band choices.
@@ -538,7 +559,7 @@ func (b *basinWin) start() {
 	cells := cfg.Cells()
 	src := b.m.source()
 	nd := min(cfg.N, src.Data.Test.Len())
-	env := sweep.Env{Data: src.Data, Cat: src.Catalogue}
+	env := b.m.populationEnv(src)
 	b.job.status.SetText(fmt.Sprintf("running %d cells × %d test digits…", len(cells), nd))
 	var rs []sweep.Result
 	b.job.begin(int64(len(cells)), func(ctx context.Context) error {

@@ -1,5 +1,10 @@
 package ui
 
+import (
+	"math"
+	"slices"
+)
+
 // Shown is what the window shows, in words: the web page publishes it
 // (attractorlab.shown) for its browser test and for scripts that drive the
 // page, as the desktop's end-to-end check reads the lesson lines.
@@ -27,6 +32,18 @@ type Shown struct {
 	// Class the clean picture's class ("7", "Coat"; "" for one's own).
 	Dataset string `json:"dataset"`
 	Class   string `json:"class"`
+	// Ensemble is the Ensemble window, when open.
+	Ensemble *EnsembleShown `json:"ensemble,omitempty"`
+}
+
+// EnsembleShown is what the Ensemble window shows: whether a run is going,
+// its status line and, once a run has finished, each model's median MSE
+// curve over the digits and the digits' count.
+type EnsembleShown struct {
+	Running bool                 `json:"running"`
+	Status  string               `json:"status"`
+	Digits  int                  `json:"digits"`
+	Median  map[string][]float64 `json:"median,omitempty"`
 }
 
 // Shown reports what the window shows. Call it on Fyne's goroutine.
@@ -60,6 +77,19 @@ func (m *Main) Shown() Shown {
 		s.Status = m.status.Text
 	}
 	s.Dialogs = len(m.dialogs)
+	if e := m.ens; e != nil {
+		es := &EnsembleShown{Running: e.job.stop != nil, Status: e.job.status.Text}
+		for _, b := range e.bands {
+			if slices.ContainsFunc(b.Median, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }) {
+				continue // JSON has no NaN: the status line says it all
+			}
+			if es.Median == nil {
+				es.Median = map[string][]float64{}
+			}
+			es.Median[b.Model], es.Digits = b.Median, b.N
+		}
+		s.Ensemble = es
+	}
 	if m.space != nil {
 		s.Space = "placing"
 		if m.space.space != nil {

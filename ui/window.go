@@ -25,6 +25,7 @@ import (
 	"attractorlab/sim/figures"
 	"attractorlab/sim/lesson"
 	"attractorlab/sim/mnist"
+	"attractorlab/sim/sweep"
 )
 
 // Deps is what the window needs: the data, the stored memories and the
@@ -41,6 +42,9 @@ type Deps struct {
 	// Sources opens the data sets other than Data's (the data set
 	// picker, a scenario or link that names one); nil: Data's only.
 	Sources sim.Sources
+	// Remote runs the population jobs' digits elsewhere (the web build's
+	// Web Workers: the page's thread only draws); nil runs them here.
+	Remote sweep.Remote
 }
 
 // source is the data set the window shows (the snapshot's), Data's

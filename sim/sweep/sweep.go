@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"attractorlab/models"
 	"attractorlab/sim"
 	"attractorlab/sim/mnist"
 )
@@ -345,6 +344,9 @@ type Env struct {
 	Data    *mnist.Data
 	Cat     *sim.Catalogue
 	Workers int // goroutines per cell (0: every core)
+	// Remote, when set, runs the digits elsewhere, cut into parts (the
+	// web build's workers); nil runs them here.
+	Remote Remote
 }
 
 // RunCell runs cell's model on the first N test digits corrupted at the
@@ -354,7 +356,7 @@ func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	mse := e.all
+	mse := e.All
 	T := len(mse) / n
 	r := Result{Cell: cell, N: n, Curve: make([]float64, T), Escape: -1,
 		MaskedTStar: math.NaN(), VisibleTStar: math.NaN(), Masked0: math.NaN()}
@@ -373,10 +375,10 @@ func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error)
 	r.MSEEnd = r.Curve[T-1]
 	b := sim.BestOf(T, func(t int) float64 { return r.Curve[t] })
 	r.TStar, r.MSETStar, r.Improves = b.T, b.MSE, b.Improves
-	if e.masked != nil {
-		r.Masked0 = mean(e.masked, 0)
+	if e.Masked != nil {
+		r.Masked0 = mean(e.Masked, 0)
 		if r.TStar > 0 {
-			r.MaskedTStar, r.VisibleTStar = mean(e.masked, r.TStar), mean(e.visible, r.TStar)
+			r.MaskedTStar, r.VisibleTStar = mean(e.Masked, r.TStar), mean(e.Visible, r.TStar)
 		}
 	}
 	if r.TStar > 0 {
@@ -391,53 +393,16 @@ func (c Config) RunCell(ctx context.Context, env Env, cell Cell) (Result, error)
 	return r, nil
 }
 
-// digitErrors are every digit's MSE at every step, [t][b]; under masking
-// also the MSE on its masked pixels and on its visible ones (nil under
-// noise).
-type digitErrors struct{ all, masked, visible []float64 }
-
 // runMSE runs model under s on the first n test digits for steps steps
 // (fewer for the ViT) and returns every digit's errors at every step
 // and the digits run. step, when not nil, is told of each image-step done
 // (from the workers).
-func runMSE(ctx context.Context, env Env, s sim.Settings, model string, n, steps int, step func()) (digitErrors, int, error) {
-	m, err := env.Cat.Model(model, s)
+func runMSE(ctx context.Context, env Env, s sim.Settings, model string, n, steps int, step func()) (PartErrors, int, error) {
+	e, err := errorsOf(ctx, env, s, model, n, steps, step)
 	if err != nil {
-		return digitErrors{}, 0, err
+		return PartErrors{}, 0, err
 	}
-	info := m.Info()
-	if info.MaxSteps > 0 {
-		steps = min(steps, info.MaxSteps)
-	}
-	pt, err := models.NewPatches(info.MaskGrid())
-	if err != nil {
-		return digitErrors{}, 0, err
-	}
-	n = min(n, env.Data.Test.Len())
-	inputs := make([]*sim.Corrupted, n)
-	for k := range inputs {
-		inputs[k] = s.Corruption.Apply(env.Data.Test.Clean(k, mnist.PixelGain), pt, k)
-	}
-	// [t][b]: summed in a fixed order by callers.
-	e := digitErrors{all: make([]float64, (steps+1)*n)}
-	if s.Corruption.Kind == sim.Mask {
-		e.masked, e.visible = make([]float64, (steps+1)*n), make([]float64, (steps+1)*n)
-	}
-	err = sim.Run(ctx, m, inputs, steps, models.NewCrew(env.Workers), func(t, b int, pred []float32, _ float64) {
-		in := inputs[b]
-		all, masked, visible := sim.MSE(pred, in.Clean, in.Pixel)
-		e.all[t*n+b] = all
-		if e.masked != nil {
-			e.masked[t*n+b], e.visible[t*n+b] = masked, visible
-		}
-		if step != nil {
-			step()
-		}
-	})
-	if err != nil {
-		return digitErrors{}, 0, err
-	}
-	return e, n, nil
+	return e, e.N, nil
 }
 
 // digitBests are each digit's own t* ≥ 1, from mse [t][b].
@@ -464,7 +429,7 @@ type Band struct {
 // image-step done, from the workers.
 func Ensemble(ctx context.Context, env Env, s sim.Settings, model string, n, steps int, step func()) (Band, error) {
 	e, n, err := runMSE(ctx, env, s, model, n, steps, step)
-	mse := e.all
+	mse := e.All
 	if err != nil {
 		return Band{}, err
 	}

@@ -113,7 +113,7 @@ func build(wasmPath, execPath, out string) error {
 	for _, w := range []struct {
 		name string
 		b    []byte
-	}{{"index.html", page}, {"wasm_exec.js", execJS}, {"icon.png", assets.Icon}, {"attractorlab.wasm", code}, {"attractorlab.wasm.gz", gz}} {
+	}{{"index.html", page}, {"wasm_exec.js", execJS}, {"worker.js", assets.WebWorker}, {"icon.png", assets.Icon}, {"attractorlab.wasm", code}, {"attractorlab.wasm.gz", gz}} {
 		if err := write(w.name, w.b); err != nil {
 			return err
 		}

@@ -8,11 +8,13 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,8 +28,11 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"attractorlab/assets"
+	"attractorlab/models"
 	"attractorlab/sim"
 	"attractorlab/sim/mnist"
+	"attractorlab/sim/sweep"
 )
 
 // The site comes from ATTRACTORLAB_WEB (make test-web sets it to dist/web
@@ -56,6 +61,12 @@ type shown struct {
 	Space    string   `json:"space"`
 	Dataset  string   `json:"dataset"`
 	Class    string   `json:"class"`
+	Ensemble *struct {
+		Running bool                 `json:"running"`
+		Status  string               `json:"status"`
+		Digits  int                  `json:"digits"`
+		Median  map[string][]float64 `json:"median"`
+	} `json:"ensemble"`
 }
 
 // pageState is the page's own progress: the first frame's time and the
@@ -579,6 +590,121 @@ func TestWebPage(t *testing.T) {
 	}
 	t.Logf("a Fashion-MNIST link, its sample fetched on first use: drawn %.1f s after navigation", time.Since(began).Seconds())
 	screenshot(t, ctx, "web-fashion")
+
+	testEnsembleInWorkers(t, ctx, base)
+}
+
+// testEnsembleInWorkers: Population → Ensemble (Ctrl+M), run by Return,
+// runs its 50 test digits in the page's Web Workers (before, on the page's
+// thread, the page stood still for the whole run). The page's long tasks
+// meanwhile are logged and bounded, and its median curve is the desktop's
+// within rounding (the page's kernels are the portable ones, in another
+// order of sums than this machine's).
+func testEnsembleInWorkers(t *testing.T, ctx context.Context, base string) {
+	st := sim.PaperDemo()
+	link, err := sim.EncodeLink(base, st, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open(t, ctx, link)
+	until(t, ctx, "the paper demo's link", func(s shown) bool { return s.T == 5 && s.Frames >= 100 && len(s.Models) == 1 })
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("m", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, "the Ensemble window", func(s shown) bool { return s.Ensemble != nil })
+	// The page's long tasks and its longest gap between two animation
+	// frames while the ensemble runs.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`attractorlab.long = [];
+		new PerformanceObserver((l) => { for (const e of l.getEntries()) attractorlab.long.push(Math.round(e.duration)); }).observe({type: "longtask"});
+		attractorlab.gap = 0;
+		attractorlab.watching = true;
+		let last = performance.now();
+		const frame = (now) => { attractorlab.gap = Math.max(attractorlab.gap, now - last); last = now; if (attractorlab.watching) requestAnimationFrame(frame); };
+		requestAnimationFrame(frame);
+		true`)); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	key(t, ctx, kb.Enter)
+	until(t, ctx, "the ensemble running", func(s shown) bool { return s.Ensemble != nil && s.Ensemble.Running })
+	s := until(t, ctx, "the ensemble's end", func(s shown) bool { return s.Ensemble != nil && !s.Ensemble.Running })
+	took := time.Since(began)
+	time.Sleep(200 * time.Millisecond) // a long task is reported once it ends
+	long, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`attractorlab.watching = false, attractorlab.long`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gap, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`attractorlab.gap`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	workers, err := chromedp.Run(ctx, chromedp.Evaluate[int](`attractorlab.pool.length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Ensemble, 50 digits × 1 model in %d Web Workers: %.1f s; the longest gap between the page's frames meanwhile %.0f ms; its long tasks (ms): %v; status %q",
+		workers, took.Seconds(), gap, long, s.Ensemble.Status)
+	screenshot(t, ctx, "web-ensemble")
+	med := s.Ensemble.Median["bsa-p2"]
+	if s.Ensemble.Digits != 50 || len(med) != 101 || workers < 1 {
+		t.Fatalf("the ensemble: %d digits, a median of %d steps, %d workers; status %q", s.Ensemble.Digits, len(med), workers, s.Ensemble.Status)
+	}
+	// Bounded at 400 ms, not the 100 ms wanted: the page's own thread
+	// still repaints (50–80 ms a frame here, with SwiftShader), collects
+	// its garbage (up to 300 ms) and draws the results (about 180 ms).
+	over := 0
+	for _, d := range long {
+		if d > 100 {
+			over++
+		}
+		if d > 400 {
+			t.Errorf("a long task of %.0f ms while the ensemble ran in the workers: over 400 ms", d)
+		}
+	}
+	t.Logf("Ensemble: %d of the page's %d long tasks over 100 ms", over, len(long))
+	// The desktop's median: the same 50 digits (the embedded sample) and
+	// the page's weights (half precision).
+	want := desktopEnsemble(t, st, 50)
+	worst := 0.0
+	for k := range want {
+		d := math.Abs(med[k]-want[k]) / math.Max(math.Abs(want[k]), 1e-3)
+		worst = math.Max(worst, d)
+	}
+	t.Logf("the page's median MSE against the desktop's: at most %.2g apart (relative), t* MSE %.5f and %.5f", worst, slices.Min(med[1:]), slices.Min(want[1:]))
+	if worst > 1e-4 {
+		t.Errorf("the page's median MSE differs from the desktop's by %.2g (relative): page %v, desktop %v", worst, med, want)
+	}
+}
+
+// desktopEnsemble is the median MSE curve of bsa-p2 under s over the
+// first n embedded test digits, run here with the web build's
+// half-precision weights.
+func desktopEnsemble(t *testing.T, s sim.Settings, n int) []float64 {
+	t.Helper()
+	train, test, err := mnist.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := assets.ReadWeights("bsa-p2.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	half, err := models.HalfWeights(raw, "bsa-p2.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bsa-p2-half.safetensors")
+	if err := os.WriteFile(path, half, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := &mnist.Data{Train: train, Test: test}
+	env := sweep.Env{Data: data, Cat: sim.NewCatalogue(train, sim.WeightFiles{"bsa-p2": path})}
+	s.Toggled = nil
+	b, err := sweep.Ensemble(context.Background(), env, s, "bsa-p2", n, 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Median
 }
 
 func median(d []time.Duration) time.Duration {

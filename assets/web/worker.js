@@ -1,0 +1,81 @@
+"use strict";
+// A Web Worker of Attractor Lab's page: the app's WebAssembly, started as
+// `attractorlab worker`, runs the parts of population jobs (the Ensemble,
+// the Basin map) the page sends it, so that the page's own thread only
+// draws. The page's first message brings the compiled module (no second
+// download or compile), the weights it has fetched and files.json; then
+// come parts {id, part} and cancellations {id, cancel}. The app answers
+// {id, done} (image-steps finished), then {id, answer} or {id, error}.
+importScripts("wasm_exec.js");
+
+let inbox = []; // messages that came before the app was up
+
+// The app's last lines of output (Go writes them through console.log):
+// a worker that stops says why with them.
+const said = [];
+const log = console.log.bind(console);
+console.log = (...args) => {
+  said.push(args.join(" "));
+  if (said.length > 4) said.shift();
+  log(...args);
+};
+const why = () => (said.length ? ": " + said.join(" ").trim() : "");
+
+async function fetchBytes(url) {
+  const resp = await fetch(url);
+  if (!resp.ok) throw new Error(url + ": the server answered " + resp.status + " " + resp.statusText);
+  return new Uint8Array(await resp.arrayBuffer());
+}
+
+self.attractorlab = {
+  weights: new Map(), // name → Uint8Array (transport form), from the page
+  files: null,
+  hasWeights(name) { return this.weights.has(name); },
+  weightsHead(name) {
+    const h = this.files && this.files.heads && this.files.heads[name];
+    if (!h) return null;
+    const bin = atob(h);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  },
+  fetchWeights(name) {
+    if (this.weights.has(name)) return Promise.resolve(this.weights.get(name));
+    return fetchBytes("weights/" + name + ".web").then((b) => { this.weights.set(name, b); return b; });
+  },
+  fetchData(path) { return fetchBytes("data/" + path); },
+  serve: null, // set by the app
+  // started: the app is ready for parts.
+  started() {
+    const waiting = inbox;
+    inbox = null;
+    for (const m of waiting) this.serve(m);
+  },
+};
+
+// The app's binary holds the window's toolkit too, whose start-up looks at
+// the page's document (its cursor style, its text field for keys); a worker
+// has none, so it gets one that does nothing. The worker never draws.
+self.document = {
+  body: { style: { setProperty() {} } },
+  getElementById() { return null; },
+};
+
+onmessage = async (e) => {
+  const m = e.data;
+  if (m.module) {
+    for (const [name, b] of m.weights) self.attractorlab.weights.set(name, b);
+    self.attractorlab.files = m.files;
+    try {
+      const go = new Go();
+      go.argv = ["attractorlab", "worker"];
+      const instance = await WebAssembly.instantiate(m.module, go.importObject);
+      go.run(instance).then(() => postMessage({ stopped: "the worker's app stopped" + why() }));
+    } catch (err) {
+      postMessage({ stopped: "the worker could not start: " + (err && err.message ? err.message : err) });
+    }
+    return;
+  }
+  if (inbox) inbox.push(m);
+  else self.attractorlab.serve(m);
+};
