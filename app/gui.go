@@ -153,9 +153,10 @@ func runGUI(ctx context.Context, args []string) error {
 			settings.Dataset = ""
 		}
 	}
+	remote, trainer := pageWorkers()
 	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText(),
 		WorkArea: func() (fyne.Size, bool) { return workArea(w) },
-		Sources:  openSources(data, files), Remote: pageWorkers()}
+		Sources:  openSources(data, files), Remote: remote, Trainer: trainer}
 	m := ui.NewMain(ctx, a, w, deps, settings)
 	m.OnLesson = func(s string) { fmt.Println(s) }
 	// The window stops drawing first (Halt: from here on, before Fyne's

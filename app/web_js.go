@@ -19,12 +19,12 @@ import (
 )
 
 // pageWorkers are the page's Web Workers, which run the population jobs
-// (nil when the page has none: they run on its thread).
-func pageWorkers() sweep.Remote {
+// and training (nil when the page has none: they run on its thread).
+func pageWorkers() (sweep.Remote, sim.TrainRemote) {
 	if p := webwork.NewPool(); p != nil {
-		return p
+		return p, p
 	}
-	return nil
+	return nil, nil
 }
 
 // runWorker is `attractorlab worker`: the app as one of the page's Web
@@ -40,11 +40,11 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	envs := map[string]sweep.Env{}
-	return webwork.Serve(ctx, func(dataset string) (sweep.Env, error) {
+	sources := map[string]webwork.Source{}
+	return webwork.Serve(ctx, func(dataset string) (webwork.Source, error) {
 		name := mnist.DatasetOrMNIST(dataset)
-		if env, ok := envs[name]; ok {
-			return env, nil
+		if src, ok := sources[name]; ok {
+			return src, nil
 		}
 		var data *mnist.Data
 		switch name {
@@ -52,14 +52,29 @@ func runWorker(ctx context.Context, args []string) error {
 			data = home
 		case mnist.FashionName:
 			if data, err = mnist.LoadFashionData(""); err != nil {
-				return sweep.Env{}, fmt.Errorf("Fashion-MNIST cannot open in the worker: %w", err)
+				return webwork.Source{}, fmt.Errorf("Fashion-MNIST cannot open in the worker: %w", err)
 			}
 		default:
-			return sweep.Env{}, fmt.Errorf("the page's workers run MNIST and Fashion-MNIST, not %s", mnist.DatasetLabel(name))
+			return webwork.Source{}, fmt.Errorf("the page's workers run MNIST and Fashion-MNIST, not %s", mnist.DatasetLabel(name))
 		}
-		env := sweep.Env{Data: data, Cat: sim.NewCatalogue(data.Train, sim.WeightFiles{}), Workers: 1}
-		envs[name] = env
-		return env, nil
+		src := webwork.Source{Env: sweep.Env{Data: data, Cat: sim.NewCatalogue(data.Train, sim.WeightFiles{}), Workers: 1},
+			Train: data.Train, Test: data.Test}
+		// Training on MNIST uses the recipe's 10,000 training digits (the
+		// embedded sample), as the window does.
+		if name == mnist.MNISTName {
+			if src.Train, src.Test, err = mnist.Sample(); err != nil {
+				return webwork.Source{}, err
+			}
+		}
+		var mem *sim.Memories
+		src.Memories = func() *sim.Memories {
+			if mem == nil {
+				mem = sim.NewMemories(data.Train)
+			}
+			return mem
+		}
+		sources[name] = src
+		return src, nil
 	})
 }
 

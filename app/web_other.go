@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"attractorlab/sim"
 	"attractorlab/sim/sweep"
 	"attractorlab/ui"
 )
@@ -15,8 +16,9 @@ func pageAddress() (href, base string, ok bool) { return "", "", false }
 
 func pageReady(context.Context, *ui.Main, func()) {}
 
-// pageWorkers: the desktop runs population jobs on its own cores.
-func pageWorkers() sweep.Remote { return nil }
+// pageWorkers: the desktop runs population jobs and training on its own
+// cores.
+func pageWorkers() (sweep.Remote, sim.TrainRemote) { return nil, nil }
 
 // runWorker: `attractorlab worker` is the web build's Web Worker
 // (web_js.go); elsewhere it is not a command.

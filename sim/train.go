@@ -236,6 +236,9 @@ type Watch struct {
 	OnEpoch func(models.EpochStats)
 	OnBatch func(epoch, batch int)
 	OnView  func(TrainingView)
+	// OnReference gets the shipped model's run of the digit, when a run
+	// sent elsewhere was asked for it (TrainJob.Reference).
+	OnReference func(DigitRun)
 }
 
 // View re-runs w's digit with net and reads its couplings (Epoch and

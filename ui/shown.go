@@ -34,6 +34,16 @@ type Shown struct {
 	Class   string `json:"class"`
 	// Ensemble is the Ensemble window, when open.
 	Ensemble *EnsembleShown `json:"ensemble,omitempty"`
+	// Training is the Training window, when open: whether a run is going,
+	// the epochs it has finished, and its status line.
+	Training *TrainingShown `json:"training,omitempty"`
+}
+
+// TrainingShown is what the Training window shows.
+type TrainingShown struct {
+	Running bool   `json:"running"`
+	Epochs  int    `json:"epochs"`
+	Status  string `json:"status"`
 }
 
 // EnsembleShown is what the Ensemble window shows: whether a run is going,
@@ -89,6 +99,9 @@ func (m *Main) Shown() Shown {
 			es.Median[b.Model], es.Digits = b.Median, b.N
 		}
 		s.Ensemble = es
+	}
+	if tw := m.train; tw != nil {
+		s.Training = &TrainingShown{Running: tw.running, Epochs: len(tw.stats), Status: tw.status.Text}
 	}
 	if m.space != nil {
 		s.Space = "placing"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,6 +222,11 @@ func (m *Main) showTraining() {
 		if m.lesson != nil && m.lessonKey(k) {
 			return
 		}
+		// Return starts a run, as the Start button does.
+		if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !tw.running {
+			tw.begin()
+			return
+		}
 		m.escCloses(k)
 	})
 	tw.w.SetOnClosed(func() {
@@ -385,8 +391,7 @@ func (tw *trainWin) preview() {
 		tw.digitLbl.SetText(err.Error())
 		return
 	}
-	go func() {
-		v := w.View(context.Background(), net)
+	show := func(v sim.TrainingView) {
 		tw.ui.post(func() {
 			if tw.running || tw.shipName != sim.ShippedName(v.Patch) {
 				return
@@ -394,7 +399,20 @@ func (tw *trainWin) preview() {
 			tw.ref = &v.Run
 			tw.drawView(v, "the shipped "+tw.shipName+", before training", false)
 		})
-	}()
+	}
+	if tr := tw.m.deps.Trainer; tr != nil && !strings.HasPrefix(tw.m.source().Data.Name(), mnist.FolderPrefix) {
+		// In a worker (the page): the re-run does not hold the page.
+		job, err := sim.NewTrainJob(sim.BSATraining{Patch: p}, tw.m.source().Data.Name(), w)
+		if err != nil {
+			return
+		}
+		job.Preview = true
+		ahead := w
+		ahead.OnView = show
+		go tr.Train(context.Background(), job, ahead)
+		return
+	}
+	go func() { show(w.View(context.Background(), net)) }()
 }
 
 // setButtons enables what fits the run's state.
@@ -505,13 +523,26 @@ func (tw *trainWin) begin() {
 		})
 	}
 	go func() {
-		// The shipped model's curve on the same digit, for comparison.
-		if net, err := tw.m.deps.Catalogue.Shipped(s.Patch); err == nil {
-			if r, err := sim.RunDigit(ctx, net, watch.Dyn, watch.Input, watch.Mem, trainDigitSteps); err == nil {
-				tw.ui.post(func() { tw.ref = &r })
+		var net *sim.BSA
+		var epochs int
+		if tr := tw.m.deps.Trainer; tr != nil && !strings.HasPrefix(src.Data.Name(), mnist.FolderPrefix) {
+			// In a worker (the page): the worker also runs the shipped
+			// model's curve on the digit, for comparison.
+			watch.OnReference = func(r sim.DigitRun) { tw.ui.post(func() { tw.ref = &r }) }
+			var job sim.TrainJob
+			if job, err = sim.NewTrainJob(s, src.Data.Name(), watch); err == nil {
+				job.Reference = true
+				net, epochs, err = tr.Train(ctx, job, watch)
 			}
+		} else {
+			// The shipped model's curve on the same digit, for comparison.
+			if net, err := tw.m.deps.Catalogue.Shipped(s.Patch); err == nil {
+				if r, err := sim.RunDigit(ctx, net, watch.Dyn, watch.Input, watch.Mem, trainDigitSteps); err == nil {
+					tw.ui.post(func() { tw.ref = &r })
+				}
+			}
+			net, epochs, err = sim.TrainWatched(ctx, train, test, s, watch)
 		}
-		net, epochs, err := sim.TrainWatched(ctx, train, test, s, watch)
 		tw.ui.post(func() { tw.finish(net, epochs, err) })
 	}()
 }

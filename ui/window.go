@@ -45,6 +45,9 @@ type Deps struct {
 	// Remote runs the population jobs' digits elsewhere (the web build's
 	// Web Workers: the page's thread only draws); nil runs them here.
 	Remote sweep.Remote
+	// Trainer runs the Training window's runs elsewhere (the same
+	// workers); nil runs them here.
+	Trainer sim.TrainRemote
 }
 
 // source is the data set the window shows (the snapshot's), Data's

@@ -1,11 +1,13 @@
 "use strict";
 // A Web Worker of Attractor Lab's page: the app's WebAssembly, started as
 // `attractorlab worker`, runs the parts of population jobs (the Ensemble,
-// the Basin map) the page sends it, so that the page's own thread only
+// the Basin map) and the training runs the page sends it, so that the page's own thread only
 // draws. The page's first message brings the compiled module (no second
 // download or compile), the weights it has fetched and files.json; then
-// come parts {id, part} and cancellations {id, cancel}. The app answers
-// {id, done} (image-steps finished), then {id, answer} or {id, error}.
+// come jobs {id, kind, job}, cancellations {id, cancel} and a training
+// run's pause {id, pause}. The app answers {id, done} (a part's
+// image-steps finished) or {id, event} (a training run's), then
+// {id, answer} or {id, error}.
 importScripts("wasm_exec.js");
 
 let inbox = []; // messages that came before the app was up

@@ -6,60 +6,96 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall/js"
 	"time"
 
+	"attractorlab/sim"
+	"attractorlab/sim/mnist"
 	"attractorlab/sim/sweep"
 )
 
-// Serve answers the parts the page sends this worker until ctx ends. env
-// gives the data and models of a data set by name (a part's
-// Settings.Dataset). Each part tells the page its image-steps done about
-// ten times a second; a message {cancel: id} stops part id.
-func Serve(ctx context.Context, env func(dataset string) (sweep.Env, error)) error {
+// A Source is what a worker runs on for one data set: the population
+// jobs' data and models, and the training runs' pictures and memories.
+type Source struct {
+	Env         sweep.Env
+	Train, Test *mnist.Set
+	Memories    func() *sim.Memories // made on first use
+}
+
+// Serve answers the jobs the page sends this worker until ctx ends:
+// {id, kind: "part"|"train", job} runs one, {id, cancel} stops it and
+// {id, pause} holds a training run or lets it go on. source gives a data
+// set's Source by name. A part tells its image-steps done about ten times
+// a second ({id, done}), a training run each event ({id, event}); the end
+// is {id, answer} or {id, error}.
+func Serve(ctx context.Context, source func(dataset string) (Source, error)) error {
 	self := js.Global()
 	page := self.Get("attractorlab")
 	if page.IsUndefined() {
 		return fmt.Errorf("worker: no attractorlab object: start it from worker.js")
 	}
+	type running struct {
+		stop   context.CancelFunc
+		paused *atomic.Bool
+	}
 	var mu sync.Mutex
-	running := map[int]context.CancelFunc{}
+	jobs := map[int]running{}
 	post := func(msg map[string]any, transfer ...any) {
 		self.Call("postMessage", msg, transfer)
+	}
+	bytesMsg := func(id int, key string, b []byte) {
+		u := js.Global().Get("Uint8Array").New(len(b))
+		js.CopyBytesToJS(u, b)
+		post(map[string]any{"id": id, key: u}, u.Get("buffer"))
 	}
 	serve := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		msg := args[0]
 		id := msg.Get("id").Int()
-		if msg.Get("cancel").Truthy() {
-			mu.Lock()
-			if stop, ok := running[id]; ok {
-				stop()
+		mu.Lock()
+		r, known := jobs[id]
+		mu.Unlock()
+		switch {
+		case msg.Get("cancel").Truthy():
+			if known {
+				r.stop()
 			}
-			mu.Unlock()
+			return nil
+		case msg.Get("pause").Type() == js.TypeBoolean:
+			if known {
+				r.paused.Store(msg.Get("pause").Bool())
+			}
 			return nil
 		}
-		u := msg.Get("part")
-		wire := make([]byte, u.Get("length").Int())
-		js.CopyBytesToGo(wire, u)
+		kind := msg.Get("kind").String()
+		wire := bytesOf(msg.Get("job"))
 		jctx, stop := context.WithCancel(ctx)
+		r = running{stop: stop, paused: new(atomic.Bool)}
 		mu.Lock()
-		running[id] = stop
+		jobs[id] = r
 		mu.Unlock()
 		go func() {
 			defer func() {
 				mu.Lock()
-				delete(running, id)
+				delete(jobs, id)
 				mu.Unlock()
 				stop()
 			}()
-			b, err := run(jctx, env, wire, func(n int) { post(map[string]any{"id": id, "done": n}) })
+			var b []byte
+			var err error
+			switch kind {
+			case "part":
+				b, err = runPart(jctx, source, wire, func(n int) { post(map[string]any{"id": id, "done": n}) })
+			case "train":
+				b, err = runTrain(jctx, source, wire, r.paused.Load, func(e []byte) { bytesMsg(id, "event", e) })
+			default:
+				err = fmt.Errorf("a job of kind %q: this worker runs parts and training runs", kind)
+			}
 			if err != nil {
 				post(map[string]any{"id": id, "error": err.Error()})
 				return
 			}
-			out := js.Global().Get("Uint8Array").New(len(b))
-			js.CopyBytesToJS(out, b)
-			post(map[string]any{"id": id, "answer": out}, out.Get("buffer"))
+			bytesMsg(id, "answer", b)
 		}()
 		return nil
 	})
@@ -70,19 +106,19 @@ func Serve(ctx context.Context, env func(dataset string) (sweep.Env, error)) err
 	return nil
 }
 
-// run decodes and runs one part, telling done the image-steps finished
-// since it last did (at most every 100 ms, and at the end).
-func run(ctx context.Context, env func(string) (sweep.Env, error), wire []byte, done func(n int)) ([]byte, error) {
+// runPart decodes and runs one part, telling done the image-steps
+// finished since it last did (at most every 100 ms, and at the end).
+func runPart(ctx context.Context, source func(string) (Source, error), wire []byte, done func(n int)) ([]byte, error) {
 	part, err := sweep.DecodePart(wire)
 	if err != nil {
 		return nil, err
 	}
-	e, err := env(part.Settings.Dataset)
+	src, err := source(part.Settings.Dataset)
 	if err != nil {
 		return nil, err
 	}
 	count, last := 0, time.Now()
-	pe, err := part.Run(ctx, e, func(n int) {
+	pe, err := part.Run(ctx, src.Env, func(n int) {
 		count += n
 		if now := time.Now(); now.Sub(last) >= 100*time.Millisecond {
 			done(count)
@@ -96,4 +132,38 @@ func run(ctx context.Context, env func(string) (sweep.Env, error), wire []byte, 
 		done(count)
 	}
 	return sweep.EncodeErrors(pe)
+}
+
+// runTrain decodes and runs a training job, sending each event but the
+// last, which it returns.
+func runTrain(ctx context.Context, source func(string) (Source, error), wire []byte, paused func() bool, send func([]byte)) ([]byte, error) {
+	job, err := sim.DecodeTrainJob(wire)
+	if err != nil {
+		return nil, err
+	}
+	src, err := source(job.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	var shipped *sim.BSA
+	if job.Reference || job.Preview {
+		shipped, _ = src.Env.Cat.Shipped(job.Training.Patch) // none: no reference
+	}
+	var end []byte
+	var werr error
+	sim.RunTrainJob(ctx, job, src.Train, src.Test, src.Memories(), shipped, paused, func(e sim.TrainEvent) {
+		b, err := sim.EncodeTrainEvent(e)
+		switch {
+		case err != nil:
+			werr = err
+		case e.Done:
+			end = b
+		default:
+			send(b)
+		}
+	})
+	if werr != nil {
+		return nil, werr
+	}
+	return end, nil
 }

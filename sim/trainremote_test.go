@@ -1,0 +1,187 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"attractorlab/models"
+	"attractorlab/sim/mnist"
+)
+
+// shippedP2 is the shipped P = 2 model.
+func shippedP2(t *testing.T) *models.BSA {
+	t.Helper()
+	net, err := LoadBSA(2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net
+}
+
+// overWire runs job as a worker would and tells w the events, each through
+// its wire form; cancelAt, when > 0, cancels the run once that epoch's
+// statistics have come.
+func overWire(t *testing.T, job TrainJob, train, test *mnist.Set, mem *Memories, w Watch, cancelAt int) (*models.BSA, int, error) {
+	t.Helper()
+	b, err := EncodeTrainJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeTrainJob(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var net *models.BSA
+	var epochs int
+	var runErr error
+	ended := false
+	RunTrainJob(ctx, got, train, test, mem, shippedP2(t), nil, func(e TrainEvent) {
+		b, err := EncodeTrainEvent(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err = DecodeTrainEvent(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Stats != nil && e.Stats.Epoch == cancelAt {
+			cancel()
+		}
+		if n, k, err, done := e.Tell(w); done {
+			net, epochs, runErr, ended = n, k, err, true
+		}
+	})
+	if !ended {
+		t.Fatal("the run sent no Done event")
+	}
+	return net, epochs, runErr
+}
+
+// TestTrainJobOverTheWire: a live training run sent elsewhere (the web
+// build's workers) trains the same couplings, bit for bit, as one run
+// here, tells the same updates, epochs and views; cancelled, it hands back
+// the finished epochs' couplings and context.Canceled, as TrainWatched
+// does; and it trains further from couplings it was sent.
+func TestTrainJobOverTheWire(t *testing.T) {
+	train, test, err := mnist.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, mem, _ := benchData(t)
+	s := smallTraining()
+	plain, _, err := TrainBSA(context.Background(), train, test, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := DefaultNoise.Apply(data.Test.Clean(0, mnist.PixelGain), nil, 0)
+	var ends []int
+	var batches, stats int
+	var viewMSE []float64
+	var ref *DigitRun
+	w := Watch{OnReference: func(r DigitRun) { ref = &r }, Input: in, Dyn: DefaultDynamics(), Mem: mem, Steps: 20,
+		OnBatch: func(int, int) { batches++ },
+		OnEpoch: func(EpochStats) { stats++ },
+		OnView: func(v TrainingView) {
+			if v.Batch == 0 {
+				ends = append(ends, v.Epoch)
+				viewMSE = v.Run.MSE
+			}
+			if v.Err != nil || len(v.Run.MSE) != 21 || len(v.Norms) != 196*196 || v.Side != 14 {
+				t.Errorf("view at epoch %d batch %d: err %v, %d MSEs, %d norms", v.Epoch, v.Batch, v.Err, len(v.Run.MSE), len(v.Norms))
+			}
+		}}
+	job, err := NewTrainJob(s, "", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.Reference = true
+	net, epochs, err := overWire(t, job, train, test, mem, w, 0)
+	if err != nil || epochs != 3 || net == nil {
+		t.Fatalf("over the wire: epochs %d, err %v, net %v", epochs, err, net != nil)
+	}
+	for k := range plain.J {
+		if math.Float32bits(plain.J[k]) != math.Float32bits(net.J[k]) {
+			t.Fatalf("coupling %d: %g trained here, %g over the wire", k, plain.J[k], net.J[k])
+		}
+	}
+	if !slices.Equal(ends, []int{1, 2, 3}) || batches != 3*2 || stats != 3 {
+		t.Fatalf("views at the epochs' ends %v, %d batches and %d epochs told", ends, batches, stats)
+	}
+	here, err := RunDigit(context.Background(), plain, w.Dyn, in, mem, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(here.MSE, viewMSE) {
+		t.Fatalf("the last view's MSE %v, the trained couplings' here %v", viewMSE, here.MSE)
+	}
+	shipped, err := RunDigit(context.Background(), shippedP2(t), w.Dyn, in, mem, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref == nil || !slices.Equal(ref.MSE, shipped.MSE) || ref.NearLabel != shipped.NearLabel {
+		t.Fatalf("the shipped model's run sent back %+v, here %+v", ref, shipped)
+	}
+	job.Reference = false
+
+	// A preview views the shipped model only.
+	preview := job
+	preview.Preview = true
+	var views []TrainingView
+	net, epochs, err = overWire(t, preview, train, test, mem, Watch{OnView: func(v TrainingView) { views = append(views, v) }}, 0)
+	if err != nil || net != nil || epochs != 0 || len(views) != 1 || !slices.Equal(views[0].Run.MSE, shipped.MSE) || len(views[0].Norms) != 196*196 {
+		t.Fatalf("a preview: err %v, net %v, %d epochs, %d views", err, net != nil, epochs, len(views))
+	}
+
+	// Cancelled after the first epoch: its couplings come back.
+	one := s
+	one.Config.Epochs = 1
+	first, _, err := TrainBSA(context.Background(), train, test, one, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, epochs, err = overWire(t, job, train, test, mem, Watch{}, 1)
+	if err != context.Canceled || epochs != 1 || net == nil || !slices.Equal(net.J, first.J) {
+		t.Fatalf("cancelled after epoch 1: epochs %d, err %v, same as one epoch %v", epochs, err, net != nil && slices.Equal(net.J, first.J))
+	}
+
+	// Trained further from couplings sent along.
+	further := one
+	further.Start = first
+	want, _, err := TrainBSA(context.Background(), train, test, further, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err = NewTrainJob(further, "", Watch{Input: in, Dyn: DefaultDynamics(), Steps: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, _, err = overWire(t, job, train, test, nil, Watch{}, 0)
+	if err != nil || !slices.Equal(net.J, want.J) {
+		t.Fatalf("trained further over the wire: err %v, the same couplings %v", err, net != nil && slices.Equal(net.J, want.J))
+	}
+}
+
+// TestTrainJobRefuses: wire bytes that are not a job, a job without its
+// digit and couplings that do not parse are errors that say so.
+func TestTrainJobRefuses(t *testing.T) {
+	if _, err := DecodeTrainJob([]byte("garbage")); err == nil || !strings.Contains(err.Error(), "a training job") {
+		t.Errorf("garbage as a job: %v", err)
+	}
+	b, _ := EncodeTrainJob(TrainJob{Input: &Corrupted{Clean: make([]float32, 3), Input: make([]float32, 3)}})
+	if _, err := DecodeTrainJob(b); err == nil || !strings.Contains(err.Error(), "784 pixels") {
+		t.Errorf("a 3-pixel digit: %v", err)
+	}
+	var end TrainEvent
+	RunTrainJob(context.Background(), TrainJob{Start: []byte("not safetensors")}, nil, nil, nil, nil, nil, func(e TrainEvent) { end = e })
+	if !end.Done || !strings.Contains(end.Err, "the couplings to train further") {
+		t.Errorf("bad couplings to start from: %+v", end)
+	}
+	if _, err := DecodeTrainEvent([]byte{1, 2, 3}); err == nil || !strings.Contains(err.Error(), "a training run's event") {
+		t.Errorf("garbage as an event: %v", err)
+	}
+}
