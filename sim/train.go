@@ -185,16 +185,27 @@ type DigitRun struct {
 }
 
 // RunDigit runs in with m under dyn for steps steps on one goroutine;
-// mem (optional) gives the nearest stored digit and the mean digit.
+// mem (optional) gives the nearest stored digit and the mean digit. It
+// steps the one image as the window's engine does (BSA.Step): the batched
+// path (RunBSA) computes 16 images' lanes whatever their number, which
+// for one image cost 16 times the work where its lanes are not vector
+// instructions (the web build's portable kernels).
 func RunDigit(ctx context.Context, m *models.BSA, dyn models.Dynamics, in *Corrupted, mem *Memories, steps int) (DigitRun, error) {
 	r := DigitRun{MSE: make([]float64, steps+1), NearLabel: -1, MeanCorr: math.NaN(), NearCorr: math.NaN()}
 	imgs := make([][]float32, steps+1)
-	err := RunBSA(ctx, m, dyn, []*Corrupted{in}, steps, models.NewCrew(1), func(t, _ int, pred []float32, _ float64) {
+	st, ws := BSAState(m, in), m.NewWorkspace(1)
+	pred := make([]float32, models.Pixels)
+	for t := 0; t <= steps; t++ {
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+		m.Decode(pred, st.X)
 		imgs[t] = clamped(pred)
 		r.MSE[t], _, _ = MSE(pred, in.Clean, in.Pixel)
-	})
-	if err != nil {
-		return r, err
+		if t < steps {
+			m.Step(ws, []*models.State{st}, dyn, nil, nil)
+		}
+		pause()
 	}
 	r.TStar, r.MSEStar = BestStep(steps+1, func(t int) float64 { return r.MSE[t] })
 	r.Transient = IsTransient(r.MSEStar, r.MSE[0], r.MSE[steps])

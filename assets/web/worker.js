@@ -63,6 +63,15 @@ self.document = {
   getElementById() { return null; },
 };
 
+// Every message the worker sends says how large its WebAssembly memory
+// is (bytes), for the page's account of its memory.
+let memory = null;
+const send = self.postMessage.bind(self);
+self.postMessage = (m, transfer) => {
+  if (memory && m && typeof m === "object") m.mem = memory.buffer.byteLength;
+  send(m, transfer);
+};
+
 onmessage = async (e) => {
   const m = e.data;
   if (m.module) {
@@ -72,6 +81,7 @@ onmessage = async (e) => {
       const go = new Go();
       go.argv = ["attractorlab", "worker"];
       const instance = await WebAssembly.instantiate(m.module, go.importObject);
+      memory = instance.exports.mem;
       go.run(instance).then(() => postMessage({ stopped: "the worker's app stopped" + why() }));
     } catch (err) {
       postMessage({ stopped: "the worker could not start: " + (err && err.message ? err.message : err) });

@@ -337,6 +337,7 @@ func TestWebPage(t *testing.T) {
 	t.Logf("fetched before the first frame: %s", strings.Join(srv.got, " "))
 	srv.mu.Unlock()
 	t.Logf("first visit: window after %.2f s; %.2f MB transferred (files.json: %.2f MB)", first.Seconds(), float64(sent)/1e6, float64(files.FirstVisit)/1e6)
+	logMemory(t, ctx, "after load")
 	if sent > 20e6 {
 		t.Errorf("the first visit transferred %d bytes: more than 20 MB", sent)
 	}
@@ -596,8 +597,25 @@ func TestWebPage(t *testing.T) {
 	t.Logf("a Fashion-MNIST link, its sample fetched on first use: drawn %.1f s after navigation", time.Since(began).Seconds())
 	screenshot(t, ctx, "web-fashion")
 
+	logMemory(t, ctx, "before the population jobs")
 	testEnsembleInWorkers(t, ctx, base)
+	logMemory(t, ctx, "after the ensemble")
 	testTrainingInWorkers(t, ctx, base)
+	logMemory(t, ctx, "after an epoch of training")
+}
+
+// logMemory logs the WebAssembly memory of the page and its workers.
+func logMemory(t *testing.T, ctx context.Context, when string) {
+	t.Helper()
+	m, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		Page    float64 `json:"page"`
+		Total   float64 `json:"total"`
+		Workers int     `json:"workers"`
+	}](`attractorlab.memory()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("WebAssembly memory %s: the page %.0f MB; with its %d workers %.0f MB", when, m.Page/1e6, m.Workers, m.Total/1e6)
 }
 
 // watchLongTasks starts logging the page's long tasks and its longest gap
