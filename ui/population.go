@@ -292,14 +292,29 @@ func (e *ensembleWin) start() {
 }
 
 // populationEnv is what a population job runs on: src's digits and
-// models, here or in Deps.Remote's workers. A folder of pictures is only
-// this session's, so its jobs run here.
+// models, here or in Deps.Remote's workers (offPage).
 func (m *Main) populationEnv(src *sim.Source) sweep.Env {
 	env := sweep.Env{Data: src.Data, Cat: src.Catalogue}
-	if m.deps.Remote != nil && !strings.HasPrefix(src.Data.Name(), mnist.FolderPrefix) {
+	if offPage(src) {
 		env.Remote = m.deps.Remote
 	}
 	return env
+}
+
+// offPage tells whether src's jobs may go to the workers, which load the
+// data sets themselves: a folder of pictures is only this session's, so
+// its jobs run here.
+func offPage(src *sim.Source) bool {
+	return !strings.HasPrefix(src.Data.Name(), mnist.FolderPrefix)
+}
+
+// trainer is what runs the Training window's jobs on src elsewhere (the
+// page's workers), nil to run them here.
+func (m *Main) trainer(src *sim.Source) sim.TrainRemote {
+	if m.deps.Trainer == nil || !offPage(src) {
+		return nil
+	}
+	return m.deps.Trainer
 }
 
 // The ensemble's band choices.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -400,7 +399,7 @@ func (tw *trainWin) preview() {
 			tw.drawView(v, "the shipped "+tw.shipName+", before training", false)
 		})
 	}
-	if tr := tw.m.deps.Trainer; tr != nil && !strings.HasPrefix(tw.m.source().Data.Name(), mnist.FolderPrefix) {
+	if tr := tw.m.trainer(tw.m.source()); tr != nil {
 		// In a worker (the page): the re-run does not hold the page.
 		job, err := sim.NewTrainJob(sim.BSATraining{Patch: p}, tw.m.source().Data.Name(), w)
 		if err != nil {
@@ -525,7 +524,7 @@ func (tw *trainWin) begin() {
 	go func() {
 		var net *sim.BSA
 		var epochs int
-		if tr := tw.m.deps.Trainer; tr != nil && !strings.HasPrefix(src.Data.Name(), mnist.FolderPrefix) {
+		if tr := tw.m.trainer(src); tr != nil {
 			// In a worker (the page): the worker also runs the shipped
 			// model's curve on the digit, for comparison.
 			watch.OnReference = func(r sim.DigitRun) { tw.ui.post(func() { tw.ref = &r }) }

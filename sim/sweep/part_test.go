@@ -75,10 +75,17 @@ func TestPartsJoinToWhole(t *testing.T) {
 	trained.J[5] += 0.01 // not the shipped couplings
 	env.Cat.SetTrained(&trained)
 	n, steps := 21, 6
+	if testing.Short() {
+		n, steps = 9, 3 // parts of 2, 2, 2 and 3 digits
+	}
 	for _, c := range []struct {
 		model string
 		corr  sim.Corruption
-	}{{"bsa-p2", sim.DefaultMask}, {"bsa-p2", sim.DefaultNoise}, {"hopfield", sim.DefaultNoise}, {sim.TrainedName(2), sim.DefaultMask}} {
+		short bool // run under -short too (the WebAssembly and race runs)
+	}{{"bsa-p2", sim.DefaultMask, true}, {"bsa-p2", sim.DefaultNoise, false}, {"hopfield", sim.DefaultNoise, false}, {sim.TrainedName(2), sim.DefaultMask, true}} {
+		if testing.Short() && !c.short {
+			continue // the full run (make test-simd) has them; under Node they took 50 s
+		}
 		s := sim.PaperDemo()
 		s.Corruption = c.corr
 		s.Corruption.Seed = 3
