@@ -1,0 +1,65 @@
+package webtest
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// TestWebPageThrottled measures the page as a slow laptop runs it:
+// Chromium's CPU throttled (DevTools' Emulation.setCPUThrottlingRate, the
+// factor ATTRACTORLAB_WEB_THROTTLE), it logs the first frame, ten → steps
+// with the page's long tasks meanwhile, and 30 s of a training run in its
+// worker. It is a measurement, run by hand (docs/browser.md says how and
+// what it gave); it checks only that the page works so slowed. make
+// test-web leaves it out.
+func TestWebPageThrottled(t *testing.T) {
+	dir, rate := os.Getenv("ATTRACTORLAB_WEB"), os.Getenv("ATTRACTORLAB_WEB_THROTTLE")
+	if dir == "" || rate == "" {
+		t.Skip("ATTRACTORLAB_WEB (the built site) and ATTRACTORLAB_WEB_THROTTLE (e.g. 4) run it")
+	}
+	factor, err := strconv.ParseFloat(rate, 64)
+	if err != nil || factor < 1 || factor > 20 {
+		t.Fatalf("ATTRACTORLAB_WEB_THROTTLE=%q: a slowdown factor from 1 to 20", rate)
+	}
+	srv := serve(t, dir)
+	ctx := newBrowser(t)
+	if _, err := chromedp.Call(ctx, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: factor}); err != nil {
+		t.Fatal(err)
+	}
+	first := open(t, ctx, srv.URL+"/")
+	t.Logf("CPU throttled %g×: first frame %.2f s after navigation", factor, first.Seconds())
+	until(t, ctx, "the paper demo", func(s shown) bool { return s.Frames >= 100 && !s.Playing })
+	key(t, ctx, "0")
+	until(t, ctx, "t = 0", func(s shown) bool { return s.T == 0 })
+	stop := watchLongTasks(t, ctx)
+	var steps []time.Duration
+	for k := 1; k <= 10; k++ {
+		steps = append(steps, timed(t, ctx, func() { key(t, ctx, kb.ArrowRight) }, fmt.Sprintf("s.t === %d", k)))
+	}
+	long, gap := stop()
+	t.Logf("CPU throttled %g×: → median %.0f ms %v; the page's long tasks (ms) %v; its longest gap between frames %.0f ms", factor, ms(median(steps)), steps, long, gap)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("i", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, "the Training window", func(s shown) bool { return s.Training != nil })
+	time.Sleep(2 * time.Second)
+	stop = watchLongTasks(t, ctx)
+	began := time.Now()
+	key(t, ctx, kb.Enter)
+	until(t, ctx, "running", func(s shown) bool { return s.Training != nil && s.Training.Running })
+	time.Sleep(30 * time.Second)
+	long, gap = stop()
+	s := current(t, ctx)
+	t.Logf("CPU throttled %g×, %.0f s of training in a worker (%d epochs finished): the page's long tasks (ms) %v; its longest gap between frames %.0f ms",
+		factor, time.Since(began).Seconds(), s.Training.Epochs, long, gap)
+	if !s.Training.Running {
+		t.Fatalf("the training run ended: %q", s.Training.Status)
+	}
+}
