@@ -129,18 +129,25 @@ func TestTrainedModelInCatalogue(t *testing.T) {
 // TestTrainWatchedSameCouplings: the live view (the Training window's
 // run) trains the couplings TrainBSA trains, bit for bit, and re-runs the
 // digit at every epoch's end.
-func TestTrainWatchedSameCouplings(t *testing.T) {
+// watchedTraining is the small run the live-view tests watch: the
+// embedded sample's sets, the memories, the settings, their couplings
+// trained plainly, and the watched digit (test digit 0 under noise).
+func watchedTraining(t *testing.T) (train, test *mnist.Set, mem *Memories, s BSATraining, plain *models.BSA, in *Corrupted) {
+	t.Helper()
 	train, test, err := mnist.Sample()
 	if err != nil {
 		t.Fatal(err)
 	}
 	data, mem, _ := benchData(t)
-	s := smallTraining()
-	plain, _, err := TrainBSA(context.Background(), train, test, s, nil)
-	if err != nil {
+	s = smallTraining()
+	if plain, _, err = TrainBSA(context.Background(), train, test, s, nil); err != nil {
 		t.Fatal(err)
 	}
-	in := DefaultNoise.Apply(data.Test.Clean(0, mnist.PixelGain), nil, 0)
+	return train, test, mem, s, plain, DefaultNoise.Apply(data.Test.Clean(0, mnist.PixelGain), nil, 0)
+}
+
+func TestTrainWatchedSameCouplings(t *testing.T) {
+	train, test, mem, s, plain, in := watchedTraining(t)
 	var ends []int
 	var batches int
 	w := Watch{Input: in, Dyn: DefaultDynamics(), Mem: mem, Steps: 20,

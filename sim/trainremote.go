@@ -172,15 +172,36 @@ func (e TrainEvent) Tell(w Watch) (net *models.BSA, epochs int, err error, done 
 	return nil, 0, nil, false
 }
 
+// EncodeWire is a job's or an answer's form between the page and its
+// workers: gob, in which floats (NaN among them) pass bit for bit.
+func EncodeWire(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// DecodeWire reads what EncodeWire wrote; what names the thing in the
+// error ("a training job").
+func DecodeWire[T any](b []byte, what string) (T, error) {
+	var v T
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&v); err != nil {
+		var zero T
+		return zero, fmt.Errorf("%s: %w", what, err)
+	}
+	return v, nil
+}
+
 // EncodeTrainJob, DecodeTrainJob, EncodeTrainEvent and DecodeTrainEvent
-// are the wire forms (gob).
-func EncodeTrainJob(j TrainJob) ([]byte, error) { return gobBytes(j) }
+// are the wire forms.
+func EncodeTrainJob(j TrainJob) ([]byte, error) { return EncodeWire(j) }
 
 // DecodeTrainJob reads what EncodeTrainJob wrote.
 func DecodeTrainJob(b []byte) (TrainJob, error) {
-	var j TrainJob
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&j); err != nil {
-		return TrainJob{}, fmt.Errorf("a training job: %w", err)
+	j, err := DecodeWire[TrainJob](b, "a training job")
+	if err != nil {
+		return TrainJob{}, err
 	}
 	if j.Input == nil || len(j.Input.Clean) != models.Pixels || len(j.Input.Input) != models.Pixels {
 		return TrainJob{}, fmt.Errorf("a training job: its watched digit is not %d pixels", models.Pixels)
@@ -189,21 +210,9 @@ func DecodeTrainJob(b []byte) (TrainJob, error) {
 }
 
 // EncodeTrainEvent is an event's wire form.
-func EncodeTrainEvent(e TrainEvent) ([]byte, error) { return gobBytes(e) }
+func EncodeTrainEvent(e TrainEvent) ([]byte, error) { return EncodeWire(e) }
 
 // DecodeTrainEvent reads what EncodeTrainEvent wrote.
 func DecodeTrainEvent(b []byte) (TrainEvent, error) {
-	var e TrainEvent
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&e); err != nil {
-		return TrainEvent{}, fmt.Errorf("a training run's event: %w", err)
-	}
-	return e, nil
-}
-
-func gobBytes(v any) ([]byte, error) {
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return DecodeWire[TrainEvent](b, "a training run's event")
 }

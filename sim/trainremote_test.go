@@ -68,17 +68,7 @@ func overWire(t *testing.T, job TrainJob, train, test *mnist.Set, mem *Memories,
 // the finished epochs' couplings and context.Canceled, as TrainWatched
 // does; and it trains further from couplings it was sent.
 func TestTrainJobOverTheWire(t *testing.T) {
-	train, test, err := mnist.Sample()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, mem, _ := benchData(t)
-	s := smallTraining()
-	plain, _, err := TrainBSA(context.Background(), train, test, s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := DefaultNoise.Apply(data.Test.Clean(0, mnist.PixelGain), nil, 0)
+	train, test, mem, s, plain, in := watchedTraining(t)
 	var ends []int
 	var batches, stats int
 	var viewMSE []float64

@@ -3,7 +3,6 @@ package sweep
 import (
 	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"slices"
@@ -197,38 +196,25 @@ func JoinParts(parts []PartErrors) (PartErrors, error) {
 }
 
 // EncodePart and DecodePart are a part's form between the page and a
-// worker (gob: the settings' floats, NaN among them, pass bit for bit).
-func EncodePart(p Part) ([]byte, error) { return encode(p) }
+// worker (sim.EncodeWire).
+func EncodePart(p Part) ([]byte, error) { return sim.EncodeWire(p) }
 
 // DecodePart reads what EncodePart wrote.
 func DecodePart(b []byte) (Part, error) {
-	var p Part
-	err := gob.NewDecoder(bytes.NewReader(b)).Decode(&p)
-	if err != nil {
-		return Part{}, fmt.Errorf("a population job's part: %w", err)
-	}
-	return p, nil
+	return sim.DecodeWire[Part](b, "a population job's part")
 }
 
 // EncodeErrors and DecodeErrors are a part's answer's form.
-func EncodeErrors(e PartErrors) ([]byte, error) { return encode(e) }
+func EncodeErrors(e PartErrors) ([]byte, error) { return sim.EncodeWire(e) }
 
 // DecodeErrors reads what EncodeErrors wrote, checking its sizes.
 func DecodeErrors(b []byte) (PartErrors, error) {
-	var e PartErrors
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&e); err != nil {
-		return PartErrors{}, fmt.Errorf("a population job's answer: %w", err)
+	e, err := sim.DecodeWire[PartErrors](b, "a population job's answer")
+	if err != nil {
+		return PartErrors{}, err
 	}
 	if len(e.All) != e.N*e.T || e.Masked != nil && (len(e.Masked) != len(e.All) || len(e.Visible) != len(e.All)) {
 		return PartErrors{}, fmt.Errorf("a population job's answer: %d errors for %d digits × %d steps", len(e.All), e.N, e.T)
 	}
 	return e, nil
-}
-
-func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }

@@ -133,15 +133,20 @@ func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models
 	defer tick.Stop()
 	paused, cancelled := false, false
 	done := ctx.Done()
+	tell := func(m js.Value) error {
+		e, err := sim.DecodeTrainEvent(bytesOf(m.Get("event")))
+		if err == nil {
+			e.Tell(w)
+		}
+		return err
+	}
 	for {
 		select {
 		case m := <-j.events:
-			e, err := sim.DecodeTrainEvent(bytesOf(m.Get("event")))
-			if err != nil {
+			if err := tell(m); err != nil {
 				j.handle.Call("cancel")
 				return nil, 0, err
 			}
-			e.Tell(w)
 		case a := <-j.end:
 			if a.err != nil {
 				if cancelled {
@@ -155,9 +160,7 @@ func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models
 			}
 			// The events sent before the answer are told first.
 			for len(j.events) > 0 {
-				if ev, err := sim.DecodeTrainEvent(bytesOf((<-j.events).Get("event"))); err == nil {
-					ev.Tell(w)
-				}
+				tell(<-j.events)
 			}
 			net, epochs, err, _ := e.Tell(w)
 			return net, epochs, err
