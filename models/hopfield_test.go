@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -90,6 +91,62 @@ func TestHopfieldRetrievesStoredPattern(t *testing.T) {
 	}
 }
 
+// TestClassicFieldsMatchField holds Fields (one pass over W's rows) to
+// the definition, field's sum per pixel, bit for bit on ±1 states: digits
+// and random patterns stored, K = 1 to 200, and the energy and the
+// synchronous step built on them to their per-pixel versions.
+func TestClassicFieldsMatchField(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, k := range []int{1, 10, 200} {
+		pats := make([][]float32, k)
+		for i := range pats {
+			pats[i] = make([]float32, Pixels)
+			for q := range pats[i] {
+				pats[i][q] = rng.Float32()
+			}
+		}
+		h := NewClassicHopfield(pats)
+		for a := 0; a < Pixels; a++ {
+			for b := 0; b < a; b++ {
+				if h.W[a*Pixels+b] != h.W[b*Pixels+a] {
+					t.Fatalf("K = %d: W[%d][%d] = %g, W[%d][%d] = %g: not symmetric", k, a, b, h.W[a*Pixels+b], b, a, h.W[b*Pixels+a])
+				}
+			}
+		}
+		f := make([]float32, Pixels)
+		for trial := 0; trial < 5; trial++ {
+			xi := Binarize(pats[rng.IntN(k)])
+			for q := range xi {
+				if rng.Float32() < 0.3 {
+					xi[q] = -xi[q]
+				}
+			}
+			h.Fields(xi, f)
+			var e float64
+			next := slices.Clone(xi)
+			for a := range f {
+				want := h.field(xi, a)
+				if math.Float32bits(f[a]) != math.Float32bits(want) {
+					t.Fatalf("K = %d, trial %d: Fields gives pixel %d %g, field %g", k, trial, a, f[a], want)
+				}
+				e += float64(xi[a]) * float64(want)
+				if want > 0 {
+					next[a] = 1
+				} else if want < 0 {
+					next[a] = -1
+				}
+			}
+			if got := h.Energy(xi); math.Float64bits(got) != math.Float64bits(-e/2) {
+				t.Fatalf("K = %d: Energy %g, per pixel %g", k, got, -e/2)
+			}
+			h.StepSync(xi)
+			if !slices.Equal(xi, next) {
+				t.Fatalf("K = %d: StepSync differs from the per-pixel step", k)
+			}
+		}
+	}
+}
+
 func TestClassicHopfield(t *testing.T) {
 	// Uncorrelated binary patterns (half the pixels on): well below capacity.
 	rng0 := rand.New(rand.NewPCG(7, 7))
@@ -168,6 +225,44 @@ func TestHopfieldBatchMatchesStep(t *testing.T) {
 			for b := range one {
 				if want := h.Energy(one[b], p, beta); math.Abs(got[b]-want) > 1e-4*math.Max(1, math.Abs(want)) {
 					t.Fatalf("β %g, n %d: final energy %g, Energy's %g", beta, n, got[b], want)
+				}
+			}
+		}
+	}
+}
+
+// TestFieldsKernels holds the fields kernels (portable and AVX-512) to
+// their naive twin bit for bit on random values, not only ±1 (where every
+// product is exact): a kernel that fused the product into the sum would
+// differ here. Widths with and without a 128-wide block, and rows of any
+// count.
+func TestFieldsKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 11))
+	kernels := []struct {
+		name string
+		f    func(w, x, f []float32, n int)
+	}{{"go", fieldsGo}}
+	if hasAVX512() {
+		kernels = append(kernels, struct {
+			name string
+			f    func(w, x, f []float32, n int)
+		}{"avx512", fieldsAVX512})
+	} else {
+		t.Run("avx512", needFast)
+	}
+	for _, k := range kernels {
+		for _, shape := range [][2]int{{784, 784}, {16, 3}, {144, 50}, {256, 1}, {32, 200}} {
+			n, rows := shape[0], shape[1]
+			w := guarded(rng, n*rows)
+			x := guarded(rng, rows)
+			want := make([]float32, n)
+			fieldsNaive(w, x, want, n)
+			got := guarded(rng, n)
+			k.f(w, x, got, n)
+			checkGuard(t, k.name, got)
+			for a := range want {
+				if math.Float32bits(got[a]) != math.Float32bits(want[a]) {
+					t.Fatalf("%s, n = %d, %d rows: f[%d] = %g, naive %g", k.name, n, rows, a, got[a], want[a])
 				}
 			}
 		}

@@ -17,5 +17,6 @@ var (
 )
 
 var dotQAVX512 = dotQGo
+var fieldsAVX512 = fieldsGo
 var gemmAVX512 = gemmGo
 var geluAVX512 = geluNaive

@@ -26,6 +26,7 @@ func init() {
 	argmax, above, dist = argmaxAVX512, aboveAVX512, distAVX512
 	quantBound = quantBoundAVX512
 	adamChunk = adamAVX512
+	fields = fieldsAVX512
 	if archsimd.X86.AVX512VNNI() {
 		quantDots, quantAllPreds = quantDotsVNNI, true
 	}
@@ -431,4 +432,45 @@ func adamAVX512(a adamStep, J, g, m, v []float32) float64 {
 		}
 	}
 	return a.tail(s, k, J, g, m, v) // the last few, as adamGo steps them
+}
+
+// fieldsAVX512 is fieldsNaive 16 pixels a vector: for each block of up to
+// 128 pixels, eight accumulators run down the rows b in order, x[b]
+// broadcast; a product then a sum, not fused, so each lane's sum is
+// fieldsNaive's to the bit. n is a multiple of 16.
+func fieldsAVX512(w, x, f []float32, n int) {
+	rows := len(x)
+	_ = w[rows*n-1]
+	_ = f[n-1]
+	c := 0
+	for ; c+128 <= n; c += 128 {
+		var a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Float32x16
+		for b := 0; b < rows; b++ {
+			v := archsimd.BroadcastFloat32x16(x[b])
+			r := w[b*n+c : b*n+c+128]
+			a0 = a0.Add(archsimd.LoadFloat32x16Slice(r[0:]).Mul(v))
+			a1 = a1.Add(archsimd.LoadFloat32x16Slice(r[16:]).Mul(v))
+			a2 = a2.Add(archsimd.LoadFloat32x16Slice(r[32:]).Mul(v))
+			a3 = a3.Add(archsimd.LoadFloat32x16Slice(r[48:]).Mul(v))
+			a4 = a4.Add(archsimd.LoadFloat32x16Slice(r[64:]).Mul(v))
+			a5 = a5.Add(archsimd.LoadFloat32x16Slice(r[80:]).Mul(v))
+			a6 = a6.Add(archsimd.LoadFloat32x16Slice(r[96:]).Mul(v))
+			a7 = a7.Add(archsimd.LoadFloat32x16Slice(r[112:]).Mul(v))
+		}
+		a0.StoreSlice(f[c:])
+		a1.StoreSlice(f[c+16:])
+		a2.StoreSlice(f[c+32:])
+		a3.StoreSlice(f[c+48:])
+		a4.StoreSlice(f[c+64:])
+		a5.StoreSlice(f[c+80:])
+		a6.StoreSlice(f[c+96:])
+		a7.StoreSlice(f[c+112:])
+	}
+	for ; c < n; c += 16 {
+		var a0 archsimd.Float32x16
+		for b := 0; b < rows; b++ {
+			a0 = a0.Add(archsimd.LoadFloat32x16Slice(w[b*n+c:]).Mul(archsimd.BroadcastFloat32x16(x[b])))
+		}
+		a0.StoreSlice(f[c:])
+	}
 }

@@ -100,6 +100,12 @@ var chunkDecode = chunkDecodeGo
 // sums; the AVX-512 version sums in 8 lanes).
 var standardizeTo = standardizeGo
 
+// fields is the classical Hopfield network's field of every pixel at once
+// (hopfield.go, ClassicHopfield.Fields): f[a] = Σ_b w[b·n+a]·x[b] for
+// a < n, each a's sum in b's order, a product then a sum — the bits of
+// fieldsNaive, the per-pixel loop.
+var fields = fieldsGo
+
 // The search's kernels. dotQ is Σ a[i]·b[i] in float32, the exact product
 // of the search; dots1x4 and dots4x6 take four and twenty-four of them with the
 // same arithmetic (so the same bits), out[c*4+r] = dotQ(z[c], m[r]) (dots4x6: out[c*6+r]).

@@ -53,13 +53,17 @@ func (m *HopfieldModel) Start(in *Corrupted) Trajectory {
 // (models.HopfieldBatch: the scores and the update of a chunk are each one
 // matrix product), on the crew's workers; the trajectories' per-image
 // step is its twin (the results agree to rounding).
+// hopfieldChunk states step together: each pass of the two matrix
+// products over the M stored patterns (31 MB for 10,000) serves them all.
+const hopfieldChunk = 64
+
 func (m *HopfieldModel) RunBatch(ctx context.Context, inputs []*Corrupted, steps int, crew *models.Crew, visit StepVisit) error {
 	h := m.net.get()
-	return handOut(ctx, len(inputs), Chunk, crew, func() func(c0, c1 int) {
-		hb := h.NewBatch(Chunk)
-		xs := make([]float32, Chunk*models.Pixels)
-		pred := make([]float32, Chunk*models.Pixels)
-		energy := make([]float64, Chunk)
+	return handOut(ctx, len(inputs), hopfieldChunk, crew, func() func(c0, c1 int) {
+		hb := h.NewBatch(hopfieldChunk)
+		xs := make([]float32, hopfieldChunk*models.Pixels)
+		pred := make([]float32, hopfieldChunk*models.Pixels)
+		energy := make([]float64, hopfieldChunk)
 		return func(c0, c1 int) {
 			n := c1 - c0
 			for b := range n {
@@ -169,6 +173,23 @@ type classicTraj struct {
 	xi    []float32
 	async bool
 	rng   *rand.Rand
+	// f holds the fields Wξ of xi when fresh: the energy of a state and the
+	// synchronous step from it both start from them, so each is computed
+	// once a step.
+	f     []float32
+	fresh bool
+}
+
+// fields returns Wξ of the current state.
+func (t *classicTraj) fields() []float32 {
+	if !t.fresh {
+		if t.f == nil {
+			t.f = make([]float32, models.Pixels)
+		}
+		t.h.Fields(t.xi, t.f)
+		t.fresh = true
+	}
+	return t.f
 }
 
 func (t *classicTraj) Decode(dst []float32) {
@@ -176,11 +197,12 @@ func (t *classicTraj) Decode(dst []float32) {
 		dst[q] = (v + 1) / 2
 	}
 }
-func (t *classicTraj) Energy() float64 { return t.h.Energy(t.xi) }
+func (t *classicTraj) Energy() float64 { return models.FieldEnergy(t.xi, t.fields()) }
 func (t *classicTraj) Step([]float32) {
 	if t.async {
 		t.h.StepAsync(t.xi, t.rng)
 	} else {
-		t.h.StepSync(t.xi)
+		models.StepFields(t.xi, t.fields())
 	}
+	t.fresh = false
 }
