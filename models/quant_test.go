@@ -190,3 +190,56 @@ func TestQuantizeRounds(t *testing.T) {
 		t.Fatalf("residual norm %g, want %g", e, math.Sqrt(ee))
 	}
 }
+
+// quantizeBuiltin is quantize as first written, with Go's builtin max and
+// min: the definition its written-out comparisons must keep.
+func quantizeBuiltin(out []int8, x []float32) (scale float32, errNorm float64) {
+	var mx float32
+	for _, v := range x {
+		mx = max(mx, float32(math.Abs(float64(v))))
+	}
+	clear(out)
+	if mx == 0 {
+		return 1, 0
+	}
+	scale = mx / 127
+	var ee float64
+	for i, v := range x {
+		r := float64(v / scale)
+		q := math.Trunc(r + math.Copysign(0.5, r))
+		q = max(-127, min(127, q))
+		out[i] = int8(q)
+		d := float64(v) - float64(scale)*q
+		ee += d * d
+	}
+	return scale, math.Sqrt(ee)
+}
+
+// TestQuantizeMatchesBuiltin holds quantize to quantizeBuiltin bit for
+// bit: random rows, rows of zeros and of −0, one huge value, and a NaN
+// (which spreads to the scale and the residual in both).
+func TestQuantizeMatchesBuiltin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	nz := float32(math.Copysign(0, -1))
+	rows := [][]float32{{0, 0, 0}, {nz, nz, 0}, {nz, 1e-30, -3}, {1e30, 1, -1}, {1, float32(math.NaN()), 2}, {float32(math.NaN()), 0, 0}}
+	for range 50 {
+		r := make([]float32, 784)
+		for i := range r {
+			r[i] = float32(rng.NormFloat64()) * float32(rng.IntN(4)+1)
+		}
+		rows = append(rows, r)
+	}
+	for k, x := range rows {
+		got, want := make([]int8, len(x)), make([]int8, len(x))
+		s, e := quantize(got, x)
+		s0, e0 := quantizeBuiltin(want, x)
+		if math.Float32bits(s) != math.Float32bits(s0) || math.Float64bits(e) != math.Float64bits(e0) {
+			t.Fatalf("row %d: scale %g, residual %g; with the builtins %g, %g", k, s, e, s0, e0)
+		}
+		for i := range got {
+			if got[i] != want[i] && !math.IsNaN(float64(s)) {
+				t.Fatalf("row %d, value %d (%g): %d, with the builtins %d", k, i, x[i], got[i], want[i])
+			}
+		}
+	}
+}
