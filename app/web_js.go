@@ -96,9 +96,9 @@ func pageAddress() (href, base string, ok bool) {
 // its time, and looked at again every tenth of a second (the status line
 // and dialogs change without a snapshot).
 func pageReady(ctx context.Context, m *ui.Main, opening func()) {
-	fyne.DoAndWait(opening)
 	page := js.Global().Get("attractorlab")
 	if page.IsUndefined() {
+		fyne.DoAndWait(opening)
 		return
 	}
 	perf := js.Global().Get("performance")
@@ -111,8 +111,13 @@ func pageReady(ctx context.Context, m *ui.Main, opening func()) {
 		}
 	}
 	publish := func() { fyne.DoAndWait(func() { set(m.Shown()) }) }
-	fyne.DoAndWait(func() { m.OnApplied = func() { set(m.Shown()) } })
-	publish()
+	// One turn of Fyne's loop, not three: each waits for the loop, which
+	// may be painting the whole window for the first time.
+	fyne.DoAndWait(func() {
+		opening()
+		m.OnApplied = func() { set(m.Shown()) }
+		set(m.Shown())
+	})
 	// A link to this page clicked while it is open changes only the
 	// fragment (the browser does not reload): the window opens it. The
 	// page as it was before (an address that is not a link) is kept, so
