@@ -285,8 +285,12 @@ func (e *ensembleWin) start() {
 			}
 			res = append(res, fmt.Sprintf("%s median %s, %d of %d %s beat their input", b.Model, best, beat, len(b.Digits), what))
 		}
-		e.job.status.SetText(fmt.Sprintf("%d test digits × %d models in %.1f s: %s. %s. Click a bar of the histogram to load a digit with that t*.",
-			nd, len(names), took.Seconds(), describeCorruption(set.Corruption), strings.Join(res, "; ")))
+		models := "models"
+		if len(names) == 1 {
+			models = "model"
+		}
+		e.job.status.SetText(fmt.Sprintf("%d test digits × %d %s in %.1f s: %s. %s. Click a bar of the histogram to load a digit with that t*.",
+			nd, len(names), models, took.Seconds(), describeCorruption(set.Corruption), strings.Join(res, "; ")))
 		e.draw()
 	})
 }

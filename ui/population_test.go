@@ -45,7 +45,7 @@ func TestEnsembleWindow(t *testing.T) {
 			t.Fatalf("t=%d: q25 %g, median %g, q75 %g", tt, b.Q25[tt], b.Median[tt], b.Q75[tt])
 		}
 	}
-	if !strings.Contains(e.job.status.Text, "50 test digits") || e.job.prog.Value != 1 {
+	if !strings.Contains(e.job.status.Text, "50 test digits × 1 model in ") || e.job.prog.Value != 1 {
 		t.Fatalf("status %q, progress %g", e.job.status.Text, e.job.prog.Value)
 	}
 	d := b.Digits[7]
