@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -596,6 +597,7 @@ type Rendered struct {
 // RenderMapped draws p into a w×h image at dpi and maps data to pixels
 // and back.
 func RenderMapped(p *plot.Plot, w, h int, dpi float64) Rendered {
+	fitTitle(p, vg.Length(w)*vg.Inch/vg.Length(dpi))
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)),
 		vgimg.UseBackgroundColor(p.BackgroundColor))
 	dc := draw.New(c)
@@ -743,4 +745,37 @@ func WriteVector(out io.Writer, p *plot.Plot, format string, w, h float64) error
 	DrawLegendRight(p, dc)
 	_, err := c.WriteTo(out)
 	return err
+}
+
+// fitTitle wraps the title's lines at spaces so that none is wider than
+// width: a plot narrower than its title (the energy plot's "(negative
+// pseudo-likelihood)" in a window of 800×600) had it cut at both ends. A
+// word wider than width stays whole; a title that fits is left as it is.
+func fitTitle(p *plot.Plot, width vg.Length) {
+	sty := p.Title.TextStyle
+	if p.Title.Text == "" || sty.Handler == nil || sty.Font.Size == 0 {
+		return
+	}
+	var out []string
+	for _, line := range strings.Split(p.Title.Text, "\n") {
+		if sty.Width(line) <= width {
+			out = append(out, line)
+			continue
+		}
+		cur := ""
+		for _, word := range strings.Fields(line) {
+			if cur == "" {
+				cur = word
+			} else if try := cur + " " + word; sty.Width(try) <= width {
+				cur = try
+			} else {
+				out = append(out, cur)
+				cur = word
+			}
+		}
+		if cur != "" {
+			out = append(out, cur)
+		}
+	}
+	p.Title.Text = strings.Join(out, "\n")
 }

@@ -9,7 +9,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -96,5 +100,32 @@ func TestCurveBestAndCSV(t *testing.T) {
 	lines := bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n"))
 	if len(lines) != 102 || string(lines[0]) != "t,mse,mse_masked,mse_unmasked,energy,corr_clean,nearest_train_corr,nearest_label_match,corr_mean_digit,mse_q25,mse_median,mse_q75" {
 		t.Fatalf("csv: %d lines, header %q", len(lines), lines[0])
+	}
+}
+
+// TestFitTitle: a title wider than the plot is wrapped at spaces to its
+// width (every line fits, no word is lost or split), one that fits is
+// left alone, and a single word wider than the plot stays whole.
+func TestFitTitle(t *testing.T) {
+	const long = "energy vs t\n(negative pseudo-likelihood of the bare model)"
+	for _, width := range []vg.Length{40, 90, 150, 1000} {
+		p := plot.New()
+		p.Title.Text = long
+		fitTitle(p, width)
+		got := p.Title.Text
+		if strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(long), " ") {
+			t.Fatalf("width %v: the words changed: %q", width, got)
+		}
+		for _, line := range strings.Split(got, "\n") {
+			if w := p.Title.TextStyle.Width(line); w > width && strings.Contains(line, " ") {
+				t.Fatalf("width %v: line %q is %v wide", width, line, w)
+			}
+		}
+		if width == 1000 && got != long {
+			t.Fatalf("a title that fits was changed: %q", got)
+		}
+		if width == 90 && strings.Count(got, "\n") < 2 {
+			t.Fatalf("width 90: not wrapped: %q", got)
+		}
 	}
 }
