@@ -49,14 +49,14 @@ func (m *HopfieldModel) Start(in *Corrupted) Trajectory {
 	return &hopTraj{h: h, xi: append([]float32(nil), in.Input...), p: make([]float32, h.M+16), beta: m.Beta}
 }
 
-// RunBatch steps the inputs Chunk at a time through the batched update
-// (models.HopfieldBatch: the scores and the update of a chunk are each one
-// matrix product), on the crew's workers; the trajectories' per-image
-// step is its twin (the results agree to rounding).
 // hopfieldChunk states step together: each pass of the two matrix
 // products over the M stored patterns (31 MB for 10,000) serves them all.
 const hopfieldChunk = 64
 
+// RunBatch steps the inputs hopfieldChunk at a time through the batched
+// update (models.HopfieldBatch: the scores and the update of a chunk are
+// each one matrix product), on the crew's workers; the trajectories'
+// per-image step is its twin (the results agree to rounding).
 func (m *HopfieldModel) RunBatch(ctx context.Context, inputs []*Corrupted, steps int, crew *models.Crew, visit StepVisit) error {
 	h := m.net.get()
 	return handOut(ctx, len(inputs), hopfieldChunk, crew, func() func(c0, c1 int) {

@@ -285,12 +285,12 @@ func (e *ensembleWin) start() {
 			}
 			res = append(res, fmt.Sprintf("%s median %s, %d of %d %s beat their input", b.Model, best, beat, len(b.Digits), what))
 		}
-		models := "models"
+		noun := "models"
 		if len(names) == 1 {
-			models = "model"
+			noun = "model"
 		}
 		e.job.status.SetText(fmt.Sprintf("%d test digits × %d %s in %.1f s: %s. %s. Click a bar of the histogram to load a digit with that t*.",
-			nd, len(names), models, took.Seconds(), describeCorruption(set.Corruption), strings.Join(res, "; ")))
+			nd, len(names), noun, took.Seconds(), describeCorruption(set.Corruption), strings.Join(res, "; ")))
 		e.draw()
 	})
 }
