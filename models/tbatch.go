@@ -182,6 +182,16 @@ func (b *Batch) State(k int, dst []float32) []float32 {
 	return dst
 }
 
+// SetState sets image k's current state (T tokens × D components) to src,
+// as State copied it: the next Apply steps from there.
+func (b *Batch) SetState(k int, src []float32) {
+	sz := b.T * b.D
+	if len(src) != sz {
+		panic(fmt.Sprintf("models: a state of %d numbers for a batch of %d×%d", len(src), b.T, b.D))
+	}
+	copy(b.xs[b.cur][k*sz:(k+1)*sz], src)
+}
+
 // Attention is the attention of the last Apply for image k: [H][T][TP]
 // (row i of head h starts at (h·T+i)·TP; entries j ≥ T are 0).
 func (b *Batch) Attention(k int) []float32 {

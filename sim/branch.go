@@ -69,6 +69,7 @@ type branch struct {
 	seg    int        // the step the current segment started at
 	frames []*Frame   // from the first push's step on
 	trail  *models.Trail
+	keep   *attnKeep // the frames' attention
 }
 
 // branchLimit is the last step lane l's pushed run can reach (−1 without
@@ -121,8 +122,10 @@ func (s *session) extendBranch(l *lane) {
 		if l.info.MaxSteps > 0 && bt-br.seg > l.info.MaxSteps {
 			attn = nil // past the last layer the state stays
 		}
-		br.traj.Step(attn)
-		br.frames = append(br.frames, s.frame(l, br.traj, &br.trail, bt, attn))
+		from := br.keep.step(br.traj, attn)
+		f := s.frame(l, br.traj, &br.trail, bt, from)
+		br.frames = append(br.frames, f)
+		br.keep.add(f, attn)
 		return
 	}
 	var base []float32
@@ -131,11 +134,11 @@ func (s *session) extendBranch(l *lane) {
 			s.extendLane(l)
 		}
 		base = l.frames[min(bt, len(l.frames)-1)].Image
-		l.br = &branch{}
+		l.br = &branch{keep: newAttnKeep(s.cfg.Horizon)}
 	} else {
 		// The pushed run's state at bt, as its frame would show it.
 		if l.info.MaxSteps == 0 || bt-l.br.seg <= l.info.MaxSteps {
-			l.br.traj.Step(nil)
+			l.br.keep.step(l.br.traj, nil)
 		}
 		base = make([]float32, models.Pixels)
 		l.br.traj.Decode(base)

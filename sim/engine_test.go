@@ -51,12 +51,14 @@ func TestEngineSynchronous(t *testing.T) {
 			t.Fatalf("t=%d: energy %g, RunBSA %g", tt, f.Energy, energy)
 		}
 	})
-	if l.Frames[0].Attn != nil || len(l.Frames[1].Attn) != 196*196 {
+	e.Seek(1)
+	if l.Attn != nil || len(e.Snapshot().Lanes[0].Attn) != 196*196 {
 		t.Fatal("attention: nil at t=0, N×N after")
 	}
 	// Attention rows sum to 1 (softmax).
 	var s float64
-	for _, a := range l.Frames[3].Attn[5*196 : 6*196] {
+	e.Seek(3)
+	for _, a := range e.Snapshot().Lanes[0].Attn[5*196 : 6*196] {
 		s += float64(a)
 	}
 	if math.Abs(s-1) > 1e-4 {

@@ -100,6 +100,14 @@ func (t *hopTraj) Step(attn []float32) {
 	copy(attn, t.p[:t.h.M])
 }
 
+func (t *hopTraj) Save() any { return append([]float32(nil), t.xi...) }
+
+func (t *hopTraj) Restore(saved any) { copy(t.xi, saved.([]float32)) }
+
+func (t *hopTraj) Fork() Rewinder {
+	return &hopTraj{h: t.h, xi: append([]float32(nil), t.xi...), p: make([]float32, len(t.p)), beta: t.beta}
+}
+
 // ClassicModel is the binary Hopfield network with K stored digits,
 // updated synchronously or (Async) one random pixel at a time, the order
 // drawn from Seed.

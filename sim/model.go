@@ -33,7 +33,6 @@ func (i ModelInfo) MaskGrid() int {
 type Frame struct {
 	T     int
 	Image []float32 // decoded prediction in [0,1] (784)
-	Attn  []float32 // attention of the step that produced this state, N×N; nil at t = 0
 	// Measures are its errors, energy, correlations and nearest memory,
 	// as a batch run measures each image's states (measure.go).
 	Measures
@@ -43,6 +42,10 @@ type Frame struct {
 	// TokenEnergy is each token's energy e_i (§4; their sum is Energy),
 	// for models whose energy is such a sum (nil otherwise).
 	TokenEnergy []float64
+	// from is where the step that produced this state started, so that
+	// its attention can be taken again (attention.go); nil at t = 0 and
+	// for steps without attention.
+	from *rewind
 }
 
 // Model is one network behind the interface the engine and GUI share.
@@ -138,6 +141,29 @@ func (t *bsaTraj) TokenEnergies() []float64 {
 // bare self-attention's, §4): the terms of the last Energy.
 type TokenEnergies interface {
 	TokenEnergies() []float64
+}
+
+// bsaSaved is a saved state of a bsaTraj.
+type bsaSaved struct {
+	x []float32
+	t int
+}
+
+func (t *bsaTraj) Save() any { return &bsaSaved{x: append([]float32(nil), t.st.X...), t: t.st.T} }
+
+func (t *bsaTraj) Restore(saved any) {
+	s := saved.(*bsaSaved)
+	copy(t.st.X, s.x)
+	t.st.T = s.t
+	t.aheadOK = false
+}
+
+// Fork's workspace tracks token energies as Start's does.
+func (t *bsaTraj) Fork() Rewinder {
+	w := t.m.NewWorkspace(1)
+	w.TrackTokenEnergy()
+	st := &models.State{X: append([]float32(nil), t.st.X...), Masked: t.st.Masked, T: t.st.T}
+	return &bsaTraj{m: t.m, st: st, w: w, dy: t.dy}
 }
 
 func (t *bsaTraj) Step(attn []float32) {

@@ -18,6 +18,7 @@ type lane struct {
 	traj   Trajectory
 	frames []*Frame
 	trail  *models.Trail // the nearest-memory search of the frames, in order
+	keep   *attnKeep     // the frames' attention
 	br     *branch       // the pushed run (nil until its first step is recorded)
 	// trainedOn is the data set the model's weights were trained on.
 	trainedOn string
@@ -27,8 +28,8 @@ type lane struct {
 // or its pushed run, whose nearest-memory search is *trail) as step t. The
 // errors are against the session's clean digit and mask either way, so a
 // pushed run's numbers compare with the run's.
-func (s *session) frame(l *lane, tr Trajectory, trail **models.Trail, t int, attn []float32) *Frame {
-	f := &Frame{T: t, Image: make([]float32, models.Pixels), Attn: attn}
+func (s *session) frame(l *lane, tr Trajectory, trail **models.Trail, t int, from *rewind) *Frame {
+	f := &Frame{T: t, Image: make([]float32, models.Pixels), from: from}
 	tr.Decode(f.Image)
 	clampPicture(f.Image)
 	energy := math.NaN()
@@ -147,8 +148,10 @@ func (s *session) shownT() int {
 
 func (s *session) extendLane(l *lane) {
 	attn := newAttn(l.info)
-	l.traj.Step(attn)
-	l.frames = append(l.frames, s.frame(l, l.traj, &l.trail, len(l.frames), attn))
+	from := l.keep.step(l.traj, attn)
+	f := s.frame(l, l.traj, &l.trail, len(l.frames), from)
+	l.frames = append(l.frames, f)
+	l.keep.add(f, attn)
 }
 
 // newAttn is room for the attention a step of a model like info records.

@@ -57,6 +57,14 @@ type Lane struct {
 	// first push's step on (Branch[k].T = Branch[0].T + k), nil without
 	// pushes. The frame at a push's step is the edited state.
 	Branch []*Frame
+	// Attn is the attention of the step that produced At(T) (N×N; for a
+	// multi-head model the head average then each head, ModelInfo.Heads;
+	// the stored patterns' weights for the modern Hopfield network), and
+	// BranchAttn that of BranchAt(T); nil where that step has none (t = 0,
+	// a push's step, a model without attention).
+	Attn, BranchAttn []float32
+	// attnOf and branchAttnOf are the frames Attn and BranchAttn belong to.
+	attnOf, branchAttnOf *Frame
 	// TrainedOn is the data set the model's weights were trained on ("",
 	// a model that stores the run's data set: the Hopfield networks).
 	TrainedOn string
@@ -69,6 +77,21 @@ func (l *Lane) BranchAt(t int) *Frame {
 		return nil
 	}
 	return l.Branch[min(t-l.Branch[0].T, len(l.Branch)-1)]
+}
+
+// AttnOf returns the attention of the step that produced f, one of the
+// frames At(T) and BranchAt(T) of the snapshot (nil for any other frame,
+// and where that step has none).
+func (l *Lane) AttnOf(f *Frame) []float32 {
+	switch {
+	case f == nil:
+		return nil
+	case f == l.attnOf:
+		return l.Attn
+	case f == l.branchAttnOf:
+		return l.BranchAttn
+	}
+	return nil
 }
 
 // At returns the frame at t, or the last one for a model that has fewer
@@ -159,8 +182,12 @@ func (s *session) snapshot() *Snapshot {
 	for _, l := range s.lanes {
 		b, bm := best(l.frames)
 		ln := Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm, TrainedOn: l.trainedOn}
+		ln.attnOf = ln.At(sn.T)
+		ln.Attn = l.keep.get(ln.attnOf, l.info)
 		if l.br != nil {
 			ln.Branch = l.br.frames[:len(l.br.frames):len(l.br.frames)]
+			ln.branchAttnOf = ln.BranchAt(sn.T)
+			ln.BranchAttn = l.br.keep.get(ln.branchAttnOf, l.info)
 		}
 		sn.Lanes = append(sn.Lanes, ln)
 	}

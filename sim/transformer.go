@@ -100,6 +100,27 @@ func (t *transformerTraj) Step(attn []float32) {
 	}
 }
 
+// transformerSaved is a saved state of a transformerTraj.
+type transformerSaved struct {
+	x []float32
+	t int
+}
+
+func (t *transformerTraj) Save() any { return &transformerSaved{x: t.b.State(0, nil), t: t.t} }
+
+func (t *transformerTraj) Restore(saved any) {
+	s := saved.(*transformerSaved)
+	t.b.SetState(0, s.x)
+	t.t = s.t
+}
+
+func (t *transformerTraj) Fork() Rewinder {
+	b := models.NewBatch(t.m, 1)
+	b.Start([][]float32{t.in})
+	b.SetState(0, t.b.State(0, nil))
+	return &transformerTraj{m: t.m, b: b, t: t.t, in: t.in}
+}
+
 // headAttention writes the head average of att ([H][T][tp]) and then each
 // head as T×T matrices, as far as dst has room.
 func headAttention(dst, att []float32, H, T, tp int) {

@@ -275,7 +275,7 @@ func (m *Main) redrawImages() {
 	var hi float32
 	for k, l := range sn.Lanes {
 		if f := l.At(sn.T); f != nil && k < len(m.heat) && l.Info.Tokens > 0 {
-			for _, v := range m.shownAttention(f, l.Info) {
+			for _, v := range m.shownAttention(l, f) {
 				hi = max(hi, v)
 			}
 		}
@@ -291,7 +291,7 @@ func (m *Main) redrawImages() {
 		if b := l.BranchAt(sn.T); b != nil && len(sn.Lanes) > 1 && !m.unpushed {
 			f = b // side by side, a model's panel shows its pushed run (Ctrl+J: the run as it was)
 		}
-		attn := m.shownAttention(f, l.Info)
+		attn := m.shownAttention(l, f)
 		v := m.states[k]
 		v.Pixels, v.Mask = f.Image, sn.PixelMask
 		v.Grid = 0
@@ -302,7 +302,7 @@ func (m *Main) redrawImages() {
 		if len(sn.Lanes) > 1 {
 			v.Frame = figures.ModelColor(l.Info.Name) // its lines' colour
 		}
-		if m.query >= 0 && k == m.lane && f.Attn != nil && m.query < l.Info.Tokens {
+		if m.query >= 0 && k == m.lane && l.AttnOf(f) != nil && m.query < l.Info.Tokens {
 			v.Overlay, v.OverlayLo, v.OverlayHi = attentionOverlay(attn, l.Grid, m.query)
 			v.Selected = m.query
 		}
@@ -314,7 +314,7 @@ func (m *Main) redrawImages() {
 		if k == m.lane {
 			h.Selected = m.query
 		}
-		if f.Attn == nil {
+		if l.AttnOf(f) == nil {
 			h.Values = nil
 			h.Rows = 0
 		}
@@ -323,7 +323,7 @@ func (m *Main) redrawImages() {
 			if sn.Source != nil {
 				pv.set = sn.Source.Memories.Set // the data set's stored pictures
 			}
-			pv.SetWeights(f.Attn)
+			pv.SetWeights(l.AttnOf(f))
 		}
 	}
 	if len(sn.Lanes) == 1 && pushedPanel(sn) {
@@ -401,11 +401,11 @@ func (m *Main) hoverState(lane, q int) {
 // bounded by the model's own sizes, whatever the selection was made on).
 func (m *Main) selectedWeight(l sim.Lane, f *sim.Frame, lane, q int) (string, bool) {
 	pt := l.Grid
-	if m.query < 0 || lane != m.lane || f.Attn == nil || pt == nil || m.query >= pt.N || q < 0 || q >= sim.Pixels {
+	if m.query < 0 || lane != m.lane || l.AttnOf(f) == nil || pt == nil || m.query >= pt.N || q < 0 || q >= sim.Pixels {
 		return "", false
 	}
 	j := pt.Token(q)
-	attn := m.shownAttention(f, l.Info)
+	attn := m.shownAttention(l, f)
 	if j < 0 || j >= pt.N || m.query*pt.N+j >= len(attn) {
 		return "", false
 	}
@@ -591,11 +591,11 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 			}
 		} else if l.Info.Tokens == 0 {
 			ht = name + "\n"
-		} else if f.Attn == nil && pushed {
+		} else if l.AttnOf(f) == nil && pushed {
 			ht = name + "\nnone: pushed here" // a fresh start at the push
-		} else if f.Attn == nil && len(sn.Lanes) > 1 {
+		} else if l.AttnOf(f) == nil && len(sn.Lanes) > 1 {
 			ht = name + "\nnone at t = 0" // a narrow panel
-		} else if f.Attn == nil {
+		} else if l.AttnOf(f) == nil {
 			ht += " (none at t = 0)"
 		} else if k == m.lane && m.query >= 0 {
 			ht = fmt.Sprintf("%s\nattention, row %d%s", name, m.query, heads)

@@ -770,7 +770,7 @@ func TestOverlayOnItsOwnScale(t *testing.T) {
 		t.Fatalf("the overlay spans %g … %g of its colour scale, want 0 … 1", lo, hi)
 	}
 	l := m.snap.Lanes[0]
-	row := m.shownAttention(l.At(m.snap.T), l.Info)[100*l.Grid.N : 101*l.Grid.N]
+	row := m.shownAttention(l, l.At(m.snap.T))[100*l.Grid.N : 101*l.Grid.N]
 	if v.OverlayHi != slices.Max(row) || v.OverlayLo != slices.Min(row) {
 		t.Fatalf("legend %g … %g, the row %g … %g", v.OverlayLo, v.OverlayHi, slices.Min(row), slices.Max(row))
 	}

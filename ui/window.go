@@ -433,21 +433,23 @@ func (m *Main) cycleHead() {
 	}
 }
 
-// shownAttention is the part of a frame's attention the window shows: the
-// selected head (or the head average) of a multi-head model, else all of it.
-func (m *Main) shownAttention(f *sim.Frame, info sim.ModelInfo) []float32 {
-	if f == nil || f.Attn == nil || info.Tokens == 0 {
-		return f.Attn
+// shownAttention is the part of the attention of f's step (a frame the
+// snapshot shows on lane l) the window shows: the selected head (or the
+// head average) of a multi-head model, else all of it.
+func (m *Main) shownAttention(l sim.Lane, f *sim.Frame) []float32 {
+	attn, info := l.AttnOf(f), l.Info
+	if attn == nil || info.Tokens == 0 {
+		return attn
 	}
 	n := info.Tokens * info.Tokens
 	h := 0
 	if info.Heads > 1 {
 		h = min(m.head, info.Heads)
 	}
-	if len(f.Attn) < (h+1)*n {
-		return f.Attn[:n]
+	if len(attn) < (h+1)*n {
+		return attn[:n]
 	}
-	return f.Attn[h*n : (h+1)*n]
+	return attn[h*n : (h+1)*n]
 }
 
 // headLabel names what shownAttention returns for info.

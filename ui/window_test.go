@@ -271,14 +271,14 @@ func TestTransformerHeads(t *testing.T) {
 	if got := m.snap.Lanes[0].Info.Name; got != "vit" || m.snap.T != 1 {
 		t.Fatalf("lane %s at t = %d", got, m.snap.T)
 	}
-	f := m.snap.Lanes[0].At(1)
+	attn := m.snap.Lanes[0].Attn
 	n := 49 * 49
-	if !strings.Contains(m.heatTitles[0].Text, "mean of 4 heads") || &m.heat[0].Values[0] != &f.Attn[0] {
+	if !strings.Contains(m.heatTitles[0].Text, "mean of 4 heads") || &m.heat[0].Values[0] != &attn[0] {
 		t.Fatalf("title %q: not the head average", m.heatTitles[0].Text)
 	}
 	for h := 1; h <= 4; h++ {
 		typeKey(w, fyne.KeyH)
-		if !strings.Contains(m.heatTitles[0].Text, fmt.Sprintf("head %d of 4", h)) || &m.heat[0].Values[0] != &f.Attn[h*n] {
+		if !strings.Contains(m.heatTitles[0].Text, fmt.Sprintf("head %d of 4", h)) || &m.heat[0].Values[0] != &attn[h*n] {
 			t.Fatalf("after %d presses of H: title %q", h, m.heatTitles[0].Text)
 		}
 	}

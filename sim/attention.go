@@ -1,0 +1,140 @@
+package sim
+
+// Keeping the attention of a run's steps.
+//
+// A step's attention is large: 196² numbers (154 KB) for the bare
+// self-attention network on 2×2 patches, so a run played to t = 1,000
+// would hold 150 MB of it, and the window shows one step's at a time. The
+// engine therefore keeps the attention of the steps it recorded or showed
+// last (keepAttention of them a run) and, for any other step, takes the
+// step again: the run keeps every rewindEvery-th state (6 KB for the same
+// network), and a copy of the trajectory set to the one before a step
+// takes the steps from there to it again. The recording took it after measuring the state's energy
+// (the bare model's energy pass computes the step too); the attention is
+// the same to the bit either way (TestAttentionRetaken).
+
+// Rewinder is a trajectory whose state can be saved, and whose copies can
+// be set to a saved state.
+type Rewinder interface {
+	Trajectory
+	// Save returns a copy of the current state.
+	Save() any
+	// Restore sets the state to one Save returned (of this trajectory or
+	// of one it was forked from).
+	Restore(saved any)
+	// Fork returns an independent trajectory (its own workspace) at the
+	// same state.
+	Fork() Rewinder
+}
+
+// rewind is where a frame's step started: steps steps after a saved state.
+type rewind struct {
+	src   Rewinder // the trajectory that took the step
+	state any      // its state some steps before (src.Save), shared
+	steps int
+}
+
+// rewindEvery is how many steps share a saved state: a retaken step takes
+// up to rewindEvery−1 steps more, and a run keeps one state in
+// rewindEvery (bsa-p2's state is 6 KB, half of what a frame kept).
+const rewindEvery = 4
+
+// keepAttention is how many steps' attention a run keeps: the horizon the
+// engine records ahead (100 by default) and as many again behind the
+// step shown, so playing forward finds every step's attention kept.
+func keepAttention(horizon int) int { return horizon + 32 }
+
+// attnKeep holds the attention of a run's (or a pushed run's) frames:
+// the last ones recorded or asked for, the others taken again on demand.
+type attnKeep struct {
+	limit int
+	kept  map[*Frame][]float32
+	order []*Frame // oldest first
+	// fork is a copy of forkOf, the trajectory a retaken step last came
+	// from, kept for the next one.
+	fork, forkOf Rewinder
+	// saved is savedOf's state since steps ago (step).
+	saved   any
+	savedOf Rewinder
+	since   int
+}
+
+func newAttnKeep(horizon int) *attnKeep {
+	return &attnKeep{limit: keepAttention(horizon), kept: map[*Frame][]float32{}}
+}
+
+// step takes tr's next step, writing its attention into attn (when not
+// nil), and returns where it started when it has attention and tr can be
+// rewound (nil otherwise). Every step of a trajectory whose frames k keeps
+// is taken here, so that the steps after a saved state are counted.
+func (k *attnKeep) step(tr Trajectory, attn []float32) *rewind {
+	r, ok := tr.(Rewinder)
+	if !ok {
+		tr.Step(attn)
+		return nil
+	}
+	if k.saved == nil || k.savedOf != r || k.since >= rewindEvery {
+		k.saved, k.savedOf, k.since = r.Save(), r, 0
+	}
+	var from *rewind
+	if attn != nil {
+		from = &rewind{src: r, state: k.saved, steps: k.since}
+	}
+	k.since++
+	r.Step(attn)
+	return from
+}
+
+// add keeps f's attention, dropping the oldest kept beyond the limit (a
+// frame that cannot be retaken is never dropped).
+func (k *attnKeep) add(f *Frame, attn []float32) {
+	if attn == nil {
+		return
+	}
+	if f.from == nil {
+		k.kept[f] = attn
+		return
+	}
+	k.kept[f] = attn
+	k.order = append(k.order, f)
+	for len(k.order) > k.limit {
+		delete(k.kept, k.order[0])
+		k.order[0] = nil
+		k.order = k.order[1:]
+	}
+	if cap(k.order) > 4*k.limit {
+		k.order = append([]*Frame(nil), k.order...)
+	}
+}
+
+// get returns the attention of f's step (nil when the step has none),
+// taking the step again when it is not kept. info is the run's model's.
+func (k *attnKeep) get(f *Frame, info ModelInfo) []float32 {
+	if f == nil {
+		return nil
+	}
+	if a, ok := k.kept[f]; ok {
+		return a
+	}
+	if f.from == nil {
+		return nil
+	}
+	if k.forkOf != f.from.src {
+		k.fork, k.forkOf = f.from.src.Fork(), f.from.src
+	}
+	k.fork.Restore(f.from.state)
+	for range f.from.steps {
+		k.fork.Step(nil)
+	}
+	attn := newAttn(info)
+	k.fork.Step(attn)
+	k.add(f, attn)
+	return attn
+}
+
+// The trajectories whose steps have attention can be rewound.
+var (
+	_ Rewinder = (*bsaTraj)(nil)
+	_ Rewinder = (*transformerTraj)(nil)
+	_ Rewinder = (*hopTraj)(nil)
+)

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"attractorlab/sim/mnist"
+)
+
+// TestAttentionRetaken: a step whose attention was dropped shows, when
+// asked for, the attention it had when it was recorded, to the bit: every
+// model with attention, mask and noise, the run and a pushed run (a kick
+// at 6, past the ViT's layers at 20). One engine keeps every step's
+// attention (its horizon is past the run's end), the other keeps a few.
+func TestAttentionRetaken(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := NewMemories(data.Train)
+	const maxT = 48
+	engine := func(horizon int, kind Kind) *Engine {
+		set := DefaultSettings()
+		set.Lanes = []string{"bsa-p2", "block", "vit", "hopfield"}
+		set.Corruption.Kind = kind
+		set.Pushes = []Push{{T: 6, Kind: Kick, Sigma2: 0.3, Seed: 7}, {T: 20, Kind: Kick, Sigma2: 0.2, Seed: 8}}
+		e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: NewCatalogue(data.Train, WeightFiles{}),
+			Horizon: horizon, MaxT: maxT, Settings: set, Synchronous: true})
+		e.Seek(maxT)
+		if err := e.Snapshot().Err; err != "" {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, kind := range []Kind{Mask, Noise} {
+		all, few := engine(maxT, kind), engine(2, kind)
+		for k, l := range few.s.lanes {
+			if n := len(l.keep.kept); n > keepAttention(2) || n == 0 {
+				t.Fatalf("%v %s: %d steps' attention kept, want 1…%d", kind, l.info.Name, n, keepAttention(2))
+			}
+			if _, ok := l.keep.kept[l.frames[1]]; ok && l.info.MaxSteps == 0 {
+				t.Fatalf("%v %s: step 1's attention still kept: nothing is retaken", kind, l.info.Name)
+			}
+			if la := all.s.lanes[k]; len(la.keep.kept) != len(la.frames)-1 {
+				t.Fatalf("%v %s: the engine that keeps all kept %d of %d", kind, l.info.Name, len(la.keep.kept), len(la.frames)-1)
+			}
+		}
+		// Backwards, so that every step is retaken, not left from the last.
+		for tt := maxT; tt >= 0; tt-- {
+			all.Seek(tt)
+			few.Seek(tt)
+			a, b := all.Snapshot(), few.Snapshot()
+			for k := range a.Lanes {
+				la, lb := a.Lanes[k], b.Lanes[k]
+				what := fmt.Sprintf("%v %s t=%d", kind, la.Info.Name, tt)
+				sameBits(t, what, la.Attn, lb.Attn)
+				sameBits(t, what+" pushed", la.BranchAttn, lb.BranchAttn)
+				if (la.Attn == nil) != (tt == 0) {
+					t.Errorf("%s: attention %v", what, la.Attn != nil)
+				}
+				if lb.AttnOf(lb.At(tt)) == nil && lb.Attn != nil || lb.AttnOf(lb.BranchAt(tt)) == nil && lb.BranchAttn != nil {
+					t.Errorf("%s: AttnOf does not find the shown frames' attention", what)
+				}
+			}
+		}
+	}
+}
+
+func sameBits(t *testing.T, what string, a, b []float32) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%s: %d numbers, retaken %d", what, len(a), len(b))
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			t.Fatalf("%s: attention[%d] = %g, retaken %g", what, i, a[i], b[i])
+		}
+	}
+}
