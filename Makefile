@@ -154,10 +154,10 @@ uninstall:
 # WebAssembly and its gzipped copy, wasm_exec.js, the icon, the weights in
 # half precision, files.json) that any web server can host. The portable
 # kernels run there; no_emoji leaves out Fyne's emoji font (4 MB), which
-# the window never draws; migrated_fynedo turns off Fyne's check that each
-# call comes from its own goroutine, which reads the goroutine's stack on
-# every refresh (an eighth of the page's time stepping; the desktop builds
-# and their tests keep the check, and the code follows it).
+# the window never draws. Not migrated_fynedo: it saved Fyne's goroutine
+# check (an eighth of the page's time stepping) but also swaps Fyne's
+# synchronised caches for plain maps, and with it the page died within
+# three presentation toggles after a long run (docs/browser.md).
 WEB     := dist/web
 WEBWASM := dist/attractorlab.wasm
 # gonum/plot's Liberation fonts (2.4 MB of the gzipped download) are never
@@ -171,7 +171,7 @@ web:
 	@mkdir -p dist
 	cp go.mod $(WEBMOD) && cp go.sum $(WEBMOD:.mod=.sum)
 	$(GO) mod edit -modfile=$(WEBMOD) -replace codeberg.org/go-fonts/liberation=./app/internal/webdist/liberation
-	GOOS=js GOARCH=wasm $(GO) build -modfile=$(WEBMOD) -trimpath -ldflags "-s -w" -tags webweights,no_emoji,migrated_fynedo -o $(WEBWASM) ./app
+	GOOS=js GOARCH=wasm $(GO) build -modfile=$(WEBMOD) -trimpath -ldflags "-s -w" -tags webweights,no_emoji -o $(WEBWASM) ./app
 	$(GO) run ./app/internal/webdist -wasm $(WEBWASM) -exec "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" -out $(WEB)
 
 # Serves dist/web on http://localhost:$(WEBPORT)/ (Ctrl-C stops it).

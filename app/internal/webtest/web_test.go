@@ -605,7 +605,8 @@ func TestWebPage(t *testing.T) {
 // it, as playing does; only the last steps' attention is kept (the rest
 // is taken again when shown), so the memory stays near the load's. The
 // issue's bound is 10 %; the test fails past 25 % (before the attention
-// was dropped it grew by 186 %).
+// was dropped it grew by 186 %). Then presentation mode, which used to
+// kill the page after such a run.
 func TestWebPagePlayed(t *testing.T) {
 	dir := os.Getenv("ATTRACTORLAB_WEB")
 	if dir == "" {
@@ -634,6 +635,16 @@ func TestWebPagePlayed(t *testing.T) {
 		t.Fatalf("at t* after the run: %+v", s)
 	}
 	screenshot(t, ctx, "web-played-tstar")
+	// Presentation on and off four times: built with Fyne's
+	// migrated_fynedo, the page died here within three toggles (three
+	// runs of three).
+	for k := 1; k <= 4; k++ {
+		want := k%2 == 1
+		key(t, ctx, "p")
+		until(t, ctx, fmt.Sprintf("presentation %v (toggle %d)", want, k), func(s shown) bool { return s.Present == want })
+	}
+	key(t, ctx, kb.ArrowRight)
+	until(t, ctx, "a step after the toggles", func(s shown) bool { return s.T == 31 })
 }
 
 // linkInPage opens link in the open page, as a student's click on a
