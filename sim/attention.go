@@ -8,10 +8,11 @@ package sim
 // engine therefore keeps the attention of the steps it recorded or showed
 // last (keepAttention of them a run) and, for any other step, takes the
 // step again: the run keeps every rewindEvery-th state (6 KB for the same
-// network), and a copy of the trajectory set to the one before a step
-// takes the steps from there to it again. The recording took it after measuring the state's energy
-// (the bare model's energy pass computes the step too); the attention is
-// the same to the bit either way (TestAttentionRetaken).
+// network), and a copy of the trajectory, set to the kept state before the
+// step, takes the steps from there to it. The recording took the step
+// after measuring the state's energy (the bare model's energy pass
+// computes the step too) and the retaking does not; the attention is the
+// same to the bit either way (TestAttentionRetaken).
 
 // Rewinder is a trajectory whose state can be saved, and whose copies can
 // be set to a saved state.
@@ -40,8 +41,9 @@ type rewind struct {
 const rewindEvery = 4
 
 // keepAttention is how many steps' attention a run keeps: the horizon the
-// engine records ahead (100 by default) and as many again behind the
-// step shown, so playing forward finds every step's attention kept.
+// engine records ahead (100 by default) and 32 more, so that playing
+// forward finds every step's attention kept and stepping back a little
+// finds it too.
 func keepAttention(horizon int) int { return horizon + 32 }
 
 // attnKeep holds the attention of a run's (or a pushed run's) frames:
