@@ -26,8 +26,9 @@ import (
 // live: recording a run to t = 1,000 took the page from about 170 to
 // 250 MB while what was live grew from about 80 to 105 MB. Under the
 // limit the collector runs sooner instead (the same run: 166–175 →
-// 184–189 MB); past it (four models, the state space) it falls back to
-// its usual pace rather than thrash.
+// 184–189 MB). Its cost: once more than the limit is live (the test's
+// page after its links and lessons holds 213 MB live) the collector runs
+// as often as Go's cap on its CPU share allows, about half.
 const pageMemoryLimit = 148 << 20
 
 func init() { debug.SetMemoryLimit(pageMemoryLimit) }

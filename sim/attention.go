@@ -55,7 +55,7 @@ type attnKeep struct {
 	// fork is a copy of forkOf, the trajectory a retaken step last came
 	// from, kept for the next one.
 	fork, forkOf Rewinder
-	// saved is savedOf's state since steps ago (step).
+	// saved is savedOf's state as it was since steps ago (kept by step).
 	saved   any
 	savedOf Rewinder
 	since   int
@@ -93,11 +93,10 @@ func (k *attnKeep) add(f *Frame, attn []float32) {
 	if attn == nil {
 		return
 	}
+	k.kept[f] = attn
 	if f.from == nil {
-		k.kept[f] = attn
 		return
 	}
-	k.kept[f] = attn
 	k.order = append(k.order, f)
 	for len(k.order) > k.limit {
 		delete(k.kept, k.order[0])

@@ -15,10 +15,7 @@ import (
 // site's (files.json), within 1 % or 0.1 MB: a build that grows or
 // shrinks the page fails here until the page's documentation says so.
 func TestDocumentedSizes(t *testing.T) {
-	dir := os.Getenv("ATTRACTORLAB_WEB")
-	if dir == "" {
-		t.Skip("ATTRACTORLAB_WEB names the built site: make test-web builds and tests it")
-	}
+	dir := builtSite(t)
 	var files struct {
 		Wasm struct {
 			GZ int `json:"gz"`

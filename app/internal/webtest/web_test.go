@@ -314,10 +314,7 @@ func timed(t *testing.T, ctx context.Context, act func(), ok string) time.Durati
 }
 
 func TestWebPage(t *testing.T) {
-	dir := os.Getenv("ATTRACTORLAB_WEB")
-	if dir == "" {
-		t.Skip("ATTRACTORLAB_WEB names the built site: make test-web builds and tests it")
-	}
+	dir := builtSite(t)
 	var files struct {
 		FirstVisit int `json:"first_visit"`
 	}
@@ -608,10 +605,7 @@ func TestWebPage(t *testing.T) {
 // was dropped it grew by 186 %). Then presentation mode, which used to
 // kill the page after such a run.
 func TestWebPagePlayed(t *testing.T) {
-	dir := os.Getenv("ATTRACTORLAB_WEB")
-	if dir == "" {
-		t.Skip("ATTRACTORLAB_WEB names the built site: make test-web builds and tests it")
-	}
+	dir := builtSite(t)
 	srv := serve(t, dir)
 	ctx := newBrowser(t)
 	base := srv.URL + "/"
@@ -645,6 +639,17 @@ func TestWebPagePlayed(t *testing.T) {
 	}
 	key(t, ctx, kb.ArrowRight)
 	until(t, ctx, "a step after the toggles", func(s shown) bool { return s.T == 31 })
+}
+
+// builtSite is the built site's folder (ATTRACTORLAB_WEB, which make
+// test-web sets); the test is skipped without it.
+func builtSite(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ATTRACTORLAB_WEB")
+	if dir == "" {
+		t.Skip("ATTRACTORLAB_WEB names the built site: make test-web builds and tests it")
+	}
+	return dir
 }
 
 // linkInPage opens link in the open page, as a student's click on a
@@ -890,10 +895,7 @@ func pageMessage(t *testing.T, ctx context.Context, expr string) string {
 // TestWebPageWithoutWebGL: where the browser has no WebGL, the page says
 // so (and how to get it) instead of starting the app.
 func TestWebPageWithoutWebGL(t *testing.T) {
-	dir := os.Getenv("ATTRACTORLAB_WEB")
-	if dir == "" {
-		t.Skip("ATTRACTORLAB_WEB names the built site: make test-web builds and tests it")
-	}
+	dir := builtSite(t)
 	srv := serve(t, dir)
 	ctx := newBrowser(t, chromedp.Flag("disable-webgl", true), chromedp.Flag("disable-3d-apis", true))
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(srv.URL+"/")); err != nil {
@@ -963,10 +965,7 @@ func choose(t *testing.T, ctx context.Context, choosers chan page.EventFileChoos
 // what screen the window needs before downloading anything, and starts
 // all the same when asked.
 func TestWebPageOnAPhone(t *testing.T) {
-	dir := os.Getenv("ATTRACTORLAB_WEB")
-	if dir == "" {
-		t.Skip("ATTRACTORLAB_WEB names the built site: make test-web builds and tests it")
-	}
+	dir := builtSite(t)
 	srv := serve(t, dir)
 	ctx := newBrowser(t)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.URL+"/")); err != nil {
