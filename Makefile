@@ -171,7 +171,7 @@ web:
 	@mkdir -p dist
 	cp go.mod $(WEBMOD) && cp go.sum $(WEBMOD:.mod=.sum)
 	$(GO) mod edit -modfile=$(WEBMOD) -replace codeberg.org/go-fonts/liberation=./app/internal/webdist/liberation
-	GOOS=js GOARCH=wasm $(GO) build -modfile=$(WEBMOD) -trimpath -ldflags "-s -w" -tags webweights,no_emoji -o $(WEBWASM) ./app
+	GOOS=js GOARCH=wasm $(GO) build -modfile=$(WEBMOD) -trimpath -ldflags "-s -w" -tags webweights,no_emoji,no_metadata -o $(WEBWASM) ./app
 	$(GO) run ./app/internal/webdist -wasm $(WEBWASM) -exec "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" -out $(WEB)
 
 # Serves dist/web on http://localhost:$(WEBPORT)/ (Ctrl-C stops it).

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"syscall/js"
@@ -20,18 +21,43 @@ import (
 	"attractorlab/ui"
 )
 
-// pageMemoryLimit is the Go heap's soft limit in the page (and in each
-// worker). The page's WebAssembly memory only grows, up to the heap's
-// peak, and by default the collector lets the heap reach twice what is
-// live: recording a run to t = 1,000 took the page from about 170 to
-// 250 MB while what was live grew from about 80 to 105 MB. Under the
-// limit the collector runs sooner instead (the same run: 166–175 →
-// 184–189 MB). Its cost: once more than the limit is live (the test's
-// page after its links and lessons holds 213 MB live) the collector runs
-// as often as Go's cap on its CPU share allows, about half.
+// pageMemoryLimit is the Go heap's least soft limit in the page. The
+// page's WebAssembly memory only grows, up to the heap's peak, and by
+// default the collector lets the heap reach twice what is live: recording
+// a run to t = 1,000 took the page from about 170 to 250 MB while what was
+// live grew from about 80 to 105 MB. Under the limit the collector runs
+// sooner instead (the same run: 166–175 → 184–189 MB).
+//
+// A fixed limit has a cost once more than it is live (the test's page
+// after its links and lessons holds over 200 MB live): the collector then
+// runs as often as Go's cap on its CPU share allows, about half of the
+// page's one thread. So the page raises the limit as what is live grows
+// (pageLimitFor, every few seconds), and the workers, whose memory the
+// browser takes back when they stop, set none.
 const pageMemoryLimit = 148 << 20
 
-func init() { debug.SetMemoryLimit(pageMemoryLimit) }
+// pageLimitFor is the page's soft limit when live bytes were live at the
+// last collection: pageMemoryLimit, or half as much again as is live
+// (at least 48 MiB more) once that is more. The collector then runs about
+// twice as often as Go's default, not all the time.
+func pageLimitFor(live uint64) int64 {
+	return max(pageMemoryLimit, int64(live)+max(48<<20, int64(live)/2))
+}
+
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		return // a worker (assets/web/worker.js): no limit
+	}
+	debug.SetMemoryLimit(pageMemoryLimit)
+}
+
+// followLive sets the page's soft limit from what was live at the last
+// collection (pageLimitFor).
+func followLive() {
+	ms := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(ms)
+	debug.SetMemoryLimit(pageLimitFor(ms[0].Value.Uint64()))
+}
 
 // goMemory is the page's Go memory for its test: what the collector found
 // live at its last cycle and what the runtime holds, in bytes.
@@ -182,12 +208,15 @@ func pageReady(ctx context.Context, m *ui.Main, opening func()) {
 	if !page.Get("ready").IsUndefined() {
 		page.Call("ready")
 	}
-	for {
+	for k := 1; ; k++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(100 * time.Millisecond):
 			publish()
+			if k%20 == 0 {
+				followLive()
+			}
 		}
 	}
 }

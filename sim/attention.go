@@ -31,8 +31,17 @@ type Rewinder interface {
 // rewind is where a frame's step started: steps steps after a saved state.
 type rewind struct {
 	src   Rewinder // the trajectory that took the step
-	state any      // its state some steps before (src.Save), shared
+	saved *saved   // its state some steps before, shared
 	steps int
+}
+
+// saved is a state a trajectory had (Rewinder.Save) and the frames of the
+// steps taken from it: frames[i] the one i steps after (nil where that
+// step recorded no attention), so that retaking one step keeps the
+// attention of those before it too.
+type saved struct {
+	state  any
+	frames [rewindEvery]*Frame
 }
 
 // rewindEvery is how many steps share a saved state: a retaken step takes
@@ -56,9 +65,10 @@ type attnKeep struct {
 	// from, kept for the next one.
 	fork, forkOf Rewinder
 	// saved is savedOf's state as it was since steps ago (kept by step).
-	saved   any
+	saved   *saved
 	savedOf Rewinder
 	since   int
+	retakes int // how many times get took steps again (its test counts)
 }
 
 func newAttnKeep(horizon int) *attnKeep {
@@ -76,11 +86,11 @@ func (k *attnKeep) step(tr Trajectory, attn []float32) *rewind {
 		return nil
 	}
 	if k.saved == nil || k.savedOf != r || k.since >= rewindEvery {
-		k.saved, k.savedOf, k.since = r.Save(), r, 0
+		k.saved, k.savedOf, k.since = &saved{state: r.Save()}, r, 0
 	}
 	var from *rewind
 	if attn != nil {
-		from = &rewind{src: r, state: k.saved, steps: k.since}
+		from = &rewind{src: r, saved: k.saved, steps: k.since}
 	}
 	k.since++
 	r.Step(attn)
@@ -97,6 +107,7 @@ func (k *attnKeep) add(f *Frame, attn []float32) {
 	if f.from == nil {
 		return
 	}
+	f.from.saved.frames[f.from.steps] = f
 	k.order = append(k.order, f)
 	for len(k.order) > k.limit {
 		delete(k.kept, k.order[0])
@@ -110,6 +121,9 @@ func (k *attnKeep) add(f *Frame, attn []float32) {
 
 // get returns the attention of f's step (nil when the step has none),
 // taking the step again when it is not kept. info is the run's model's.
+// The steps retaken on the way (from the saved state to f's) are kept
+// too: stepping back through dropped steps retakes one in rewindEvery,
+// not each with up to rewindEvery−1 more.
 func (k *attnKeep) get(f *Frame, info ModelInfo) []float32 {
 	if f == nil {
 		return nil
@@ -123,8 +137,16 @@ func (k *attnKeep) get(f *Frame, info ModelInfo) []float32 {
 	if k.forkOf != f.from.src {
 		k.fork, k.forkOf = f.from.src.Fork(), f.from.src
 	}
-	k.fork.Restore(f.from.state)
-	for range f.from.steps {
+	sv := f.from.saved
+	k.retakes++
+	k.fork.Restore(sv.state)
+	for i := range f.from.steps {
+		if g := sv.frames[i]; g != nil && k.kept[g] == nil {
+			attn := newAttn(info)
+			k.fork.Step(attn)
+			k.add(g, attn)
+			continue
+		}
 		k.fork.Step(nil)
 	}
 	attn := newAttn(info)

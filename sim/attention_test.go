@@ -46,6 +46,15 @@ func TestAttentionRetaken(t *testing.T) {
 				t.Fatalf("%v %s: the engine that keeps all kept %d of %d", kind, l.info.Name, len(la.keep.kept), len(la.frames)-1)
 			}
 		}
+		// The steps whose attention was dropped, per lane.
+		dropped := make([]int, len(few.s.lanes))
+		for k, l := range few.s.lanes {
+			for _, f := range l.frames {
+				if _, ok := l.keep.kept[f]; !ok && f.from != nil {
+					dropped[k]++
+				}
+			}
+		}
 		// Backwards, so that every step is retaken, not left from the last.
 		for tt := maxT; tt >= 0; tt-- {
 			all.Seek(tt)
@@ -62,6 +71,13 @@ func TestAttentionRetaken(t *testing.T) {
 				if lb.AttnOf(lb.At(tt)) == nil && lb.Attn != nil || lb.AttnOf(lb.BranchAt(tt)) == nil && lb.BranchAttn != nil {
 					t.Errorf("%s: AttnOf does not find the shown frames' attention", what)
 				}
+			}
+		}
+		// Stepping back retakes one step in rewindEvery: the steps retaken
+		// on the way to it are kept.
+		for k, l := range few.s.lanes {
+			if most := (dropped[k]+rewindEvery-1)/rewindEvery + 1; dropped[k] == 0 && l.info.MaxSteps == 0 || l.keep.retakes > most {
+				t.Errorf("%v %s: %d dropped steps shown, backwards, took %d retakes, want 1…%d", kind, l.info.Name, dropped[k], l.keep.retakes, most)
 			}
 		}
 	}

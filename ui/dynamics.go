@@ -141,7 +141,7 @@ func (m *Main) newDynWin() {
 	}
 	d.alongNote = wrap("")
 	d.kEntry = widget.NewEntry()
-	d.kEntry.OnSubmitted = func(string) { d.computeEscape() }
+	d.kEntry.OnSubmitted = submitOnFyne(func(string) { d.computeEscape() })
 	d.escNote = wrap("")
 	for i := range d.escImgs {
 		d.escImgs[i] = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 28, 28)))
@@ -153,7 +153,7 @@ func (m *Main) newDynWin() {
 	}
 	d.epsEntry = widget.NewEntry()
 	d.epsEntry.SetText(strconv.FormatFloat(dynamics.EpsRange.Default, 'g', -1, 64))
-	d.epsEntry.OnSubmitted = func(string) { d.pushTest() }
+	d.epsEntry.OnSubmitted = submitOnFyne(func(string) { d.pushTest() })
 	d.pushPlot = NewPlotView()
 	d.pushPlot.HideT = true
 	d.pushNote = wrap("")
@@ -183,11 +183,11 @@ func (m *Main) newDynWin() {
 		}
 	}
 	m.fitWindow(d.w, container.NewBorder(d.note, nil, nil, nil, d.tabs), fyne.NewSize(900, 760))
-	d.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
+	d.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) {
 			m.escCloses(k)
 		}
-	})
+	}))
 	d.w.SetOnClosed(func() {
 		for _, c := range d.cancel {
 			c()

@@ -273,7 +273,7 @@ func (m *Main) saveAsIn(win fyne.Window, file string, data []byte) {
 			m.saved(d, path)
 		}
 	}
-	entry.OnSubmitted = func(string) { save(false) }
+	entry.OnSubmitted = submitOnFyne(func(string) { save(false) })
 	body := container.NewBorder(nil, nil, nil, browse, entry)
 	d = dialog.NewCustomConfirm("Save as", "Save", "Cancel", body, func(ok bool) {
 		if ok {
@@ -473,7 +473,7 @@ func (m *Main) openFile(what string, exts []string, open func(path string) error
 		fd.SetFilter(regularFiles(exts))
 		m.showDialog(fd)
 	})
-	entry.OnSubmitted = func(string) { typed() }
+	entry.OnSubmitted = submitOnFyne(func(string) { typed() })
 	body := container.NewVBox(widget.NewLabel("Type the path of a "+what+" file, or browse for it:"),
 		container.NewBorder(nil, nil, nil, browse, entry))
 	d = dialog.NewCustomWithoutButtons("Open "+what, body, m.win)

@@ -55,7 +55,7 @@ func (m *Main) openFolder() {
 		}, m.win)
 		m.showDialog(fd)
 	})
-	entry.OnSubmitted = func(string) { typed() }
+	entry.OnSubmitted = submitOnFyne(func(string) { typed() })
 	body := container.NewVBox(
 		widget.NewLabel("A folder of pictures as a data set: one sub-folder per class (shapes/circle/1.png, …),\neach picture prepared as your own digit is. Type its path or browse for it:"),
 		container.NewBorder(nil, nil, nil, browse, entry))

@@ -21,6 +21,41 @@ import (
 // keyFunc handles a key for the window and reports whether it used it.
 type keyFunc func(*fyne.KeyEvent) bool
 
+// keysOnFyne is keys as a focused control calls it: on Fyne's goroutine.
+// Fyne's web driver hands mouse events over to its goroutine but calls a
+// key's handlers on the goroutine of the page's key event, where the
+// window's widgets must not be touched (Fyne logs "Error in Fyne call
+// thread" and hands each such call over, one by one); there the key is
+// handed over whole, and the control waits for the answer.
+func keysOnFyne(keys keyFunc) keyFunc {
+	if !inBrowser() || keys == nil {
+		return keys
+	}
+	return func(ev *fyne.KeyEvent) bool {
+		var used bool
+		fyne.DoAndWait(func() { used = keys(ev) })
+		return used
+	}
+}
+
+// submitOnFyne is a text field's OnSubmitted (Return, a key) run on
+// Fyne's goroutine (keysOnFyne).
+func submitOnFyne(f func(string)) func(string) {
+	if !inBrowser() {
+		return f
+	}
+	return func(text string) { fyne.Do(func() { f(text) }) }
+}
+
+// keyOnFyne is a window's key handler (Canvas.SetOnTypedKey) run on
+// Fyne's goroutine (keysOnFyne).
+func keyOnFyne(f func(*fyne.KeyEvent)) func(*fyne.KeyEvent) {
+	if !inBrowser() {
+		return f
+	}
+	return func(ev *fyne.KeyEvent) { fyne.Do(func() { f(ev) }) }
+}
+
 // usesRune reports whether the rune typed with a window key belongs to it
 // (Space's ' ', T's 't', H's 'h', …): the focused control must not act on
 // it too.
@@ -59,7 +94,7 @@ type keyCheck struct {
 }
 
 func newKeyCheck(label string, changed func(bool), keys keyFunc) *keyCheck {
-	c := &keyCheck{keys: keys}
+	c := &keyCheck{keys: keysOnFyne(keys)}
 	c.Text, c.OnChanged = label, changed
 	c.ExtendBaseWidget(c)
 	return c
@@ -87,7 +122,7 @@ type keySelect struct {
 }
 
 func newKeySelect(options []string, changed func(string), keys keyFunc) *keySelect {
-	s := &keySelect{keys: keys}
+	s := &keySelect{keys: keysOnFyne(keys)}
 	s.Options, s.OnChanged = options, changed
 	s.PlaceHolder = "(choose one)"
 	s.ExtendBaseWidget(s)
@@ -117,7 +152,7 @@ type keySlider struct {
 }
 
 func newKeySlider(lo, hi, step float64, keys keyFunc) *keySlider {
-	s := &keySlider{keys: keys}
+	s := &keySlider{keys: keysOnFyne(keys)}
 	s.Min, s.Max, s.Step = lo, hi, step
 	s.Orientation = widget.Horizontal
 	s.ExtendBaseWidget(s)
@@ -147,7 +182,7 @@ type keyButton struct {
 }
 
 func newKeyButton(label string, icon fyne.Resource, tapped func(), keys keyFunc) *keyButton {
-	b := &keyButton{keys: keys}
+	b := &keyButton{keys: keysOnFyne(keys)}
 	b.Text, b.Icon, b.OnTapped = label, icon, tapped
 	b.ExtendBaseWidget(b)
 	return b
@@ -167,7 +202,7 @@ func (b *keyButton) TypedKey(ev *fyne.KeyEvent) {
 		return
 	}
 	if ev.Name == fyne.KeyReturn || ev.Name == fyne.KeyEnter {
-		b.Tapped(nil)
+		onFyne(func() { b.Tapped(nil) })()
 		return
 	}
 	b.Button.TypedKey(ev)
@@ -236,7 +271,7 @@ func newKeyEntry(esc func()) *keyEntry {
 func (e *keyEntry) TypedKey(ev *fyne.KeyEvent) {
 	if ev.Name == fyne.KeyEscape {
 		if e.esc != nil {
-			e.esc()
+			onFyne(e.esc)()
 		}
 		return
 	}

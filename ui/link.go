@@ -106,7 +106,7 @@ func (m *Main) showLinkBase() {
 		}
 		d.Hide()
 	}
-	entry.OnSubmitted = func(string) { save() }
+	entry.OnSubmitted = submitOnFyne(func(string) { save() })
 	note := widget.NewLabel("The address of the page that runs Attractor Lab in a browser. " +
 		"Copy link writes it, then #s= and the scenario. Empty: relative links (#s=…).")
 	note.Wrapping = fyne.TextWrapWord

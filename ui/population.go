@@ -174,14 +174,14 @@ func (m *Main) showEnsemble() {
 	top := container.NewVBox(container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewLabel(fmt.Sprintf("test digits (of %d loaded)", have)), e.n, widget.NewLabel("band over"), e.over), export, e.job.bar()), e.job.status)
 	m.fitWindow(e.w, container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)), fyne.NewSize(1100, 520))
-	e.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
+	e.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		// Return runs the ensemble, as the Run button does.
 		if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !e.job.run.Disabled() {
 			e.start()
 			return
 		}
 		m.escCloses(k)
-	})
+	}))
 	e.w.SetOnClosed(func() {
 		if e.job.stop != nil {
 			e.job.stop()
@@ -503,7 +503,7 @@ func (m *Main) showBasin() {
 	top := container.NewVBox(b.form, container.NewBorder(nil, nil, nil, export, b.job.bar()), b.job.status,
 		container.NewBorder(nil, nil, nil, newInfoTip(escapeTip), legend))
 	m.fitWindow(b.w, container.NewBorder(top, nil, nil, nil, b.view), fyne.NewSize(1280, 800))
-	b.w.Canvas().SetOnTypedKey(m.escCloses)
+	b.w.Canvas().SetOnTypedKey(keyOnFyne(m.escCloses))
 	b.w.SetOnClosed(func() {
 		if b.job.stop != nil {
 			b.job.stop()

@@ -182,13 +182,13 @@ func (m *Main) showPush() {
 	controls := container.NewVBox(pw.kind, pw.sigmaLbl, pw.sigma, none, pw.push, widget.NewSeparator(),
 		widget.NewLabelWithStyle("Pushes made", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), pw.made, pw.undo, pw.clear)
 	m.fitWindow(pw.w, container.NewBorder(pw.title, nil, nil, container.NewPadded(controls), pw.view), fyne.NewSize(760, 520))
-	pw.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
+	pw.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) { // the main window's keys step the run from here too
 			m.escCloses(k)
 		}
-	})
-	pw.w.Canvas().AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { m.undoPush() })
-	pw.w.Canvas().AddShortcut(ctrl(fyne.KeyK), func(fyne.Shortcut) { m.kick() })
+	}))
+	pw.w.Canvas().AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { onFyne(m.undoPush)() })
+	pw.w.Canvas().AddShortcut(ctrl(fyne.KeyK), func(fyne.Shortcut) { onFyne(m.kick)() })
 	pw.w.SetOnClosed(func() { m.pushWin = nil })
 	m.pushWin = pw
 	if m.snap != nil {

@@ -82,7 +82,7 @@ func (m *Main) digitControls() fyne.CanvasObject {
 			m.side.index.SetText(strconv.Itoa(m.snap.Settings.Index))
 		}
 	})
-	m.side.index.OnSubmitted = func(s string) {
+	m.side.index.OnSubmitted = submitOnFyne(func(s string) {
 		// The field shows the digit the engine has, after this change or
 		// after refusing it (the status says why).
 		m.win.Canvas().Unfocus()
@@ -95,7 +95,7 @@ func (m *Main) digitControls() fyne.CanvasObject {
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Index = k })
-	}
+	})
 	labels := []string{"any"}
 	for d := 0; d <= 9; d++ {
 		labels = append(labels, strconv.Itoa(d))
@@ -140,14 +140,14 @@ func (m *Main) corruptionControls() fyne.CanvasObject {
 			m.side.seed.SetText(strconv.FormatUint(m.snap.Settings.Corruption.Seed, 10))
 		}
 	})
-	m.side.seed.OnSubmitted = func(s string) {
+	m.side.seed.OnSubmitted = submitOnFyne(func(s string) {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			m.setError(fmt.Sprintf("seed %q is not a non-negative integer", s))
 			return
 		}
 		m.send(func(st *sim.Settings) { st.Corruption.Seed = v })
-	}
+	})
 	reroll := newKeyButton("Re-roll", theme.MediaReplayIcon(), func() {
 		m.send(func(st *sim.Settings) { st.Corruption.Seed++ })
 	}, m.handleKey)
@@ -291,7 +291,7 @@ func (m *Main) knobControl(k *sim.Knob) (*knobControl, fyne.CanvasObject) {
 			kc.entry.SetText(strconv.FormatFloat(k.Get(m.snap.Settings), 'g', -1, 64))
 		}
 	})
-	kc.entry.OnSubmitted = func(s string) {
+	kc.entry.OnSubmitted = submitOnFyne(func(s string) {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err == nil {
 			err = k.Check(v, sim.ViaName)
@@ -305,7 +305,7 @@ func (m *Main) knobControl(k *sim.Knob) (*knobControl, fyne.CanvasObject) {
 			return
 		}
 		m.send(func(st *sim.Settings) { k.Set(st, v) })
-	}
+	})
 	return kc, container.NewBorder(nil, nil, widget.NewLabel(k.Label()), nil, kc.entry)
 }
 

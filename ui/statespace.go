@@ -56,11 +56,11 @@ func (m *Main) showStateSpace() {
 	sw.note = widget.NewLabel("placing the stored digits in their plane…")
 	sw.note.Wrapping = fyne.TextWrapWord
 	m.fitWindow(sw.w, container.NewBorder(nil, sw.note, nil, nil, sw.plot), fyne.NewSize(900, 760))
-	sw.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
+	sw.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) {
 			m.escCloses(k)
 		}
-	})
+	}))
 	sw.w.SetOnClosed(func() { m.space = nil })
 	m.space = sw
 	sw.compute(m.source().Memories)

@@ -53,11 +53,11 @@ func (m *Main) showTokenEnergy() {
 	m.fitWindow(tw.w, container.NewBorder(tw.title, nil, nil, nil, container.NewGridWithColumns(2,
 		container.NewBorder(nil, tw.nowLbl, nil, nil, tw.now),
 		container.NewBorder(nil, tw.deltaLbl, nil, nil, tw.delta))), fyne.NewSize(760, 520))
-	tw.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
+	tw.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) { // the main window's keys step the run from here too
 			m.escCloses(k)
 		}
-	})
+	}))
 	tw.w.SetOnClosed(func() { m.tokens = nil })
 	m.tokens = tw
 	if m.snap != nil {

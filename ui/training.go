@@ -217,7 +217,7 @@ func (m *Main) showTraining() {
 	// A lesson's keys (→ next, ← back, Esc leaves) work here too: a slide
 	// that trains opens this window over the main one, and → did nothing
 	// until the window manager gave the main window the keyboard.
-	tw.w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
+	tw.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		if m.lesson != nil && m.lessonKey(k) {
 			return
 		}
@@ -227,7 +227,7 @@ func (m *Main) showTraining() {
 			return
 		}
 		m.escCloses(k)
-	})
+	}))
 	tw.w.SetOnClosed(func() {
 		if tw.stop != nil {
 			tw.stop()

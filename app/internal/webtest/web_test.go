@@ -156,7 +156,14 @@ func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Con
 			for _, a := range ev.Args {
 				parts = append(parts, strings.Trim(string(a.Value), `"`))
 			}
-			t.Logf("console: %s", strings.Join(parts, " "))
+			line := strings.Join(parts, " ")
+			t.Logf("console: %s", line)
+			// Fyne reports a call to the window's widgets from a goroutine
+			// other than its own (a key's handler in the page, which
+			// Fyne's web driver runs on the key event's goroutine).
+			if strings.Contains(line, "Error in Fyne call thread") {
+				t.Errorf("the page touched the window off Fyne's goroutine: %s (the next console line says where)", line)
+			}
 		case *runtime.EventExceptionThrown:
 			t.Logf("exception: %s %v", ev.ExceptionDetails.Text, ev.ExceptionDetails.Exception)
 		}
