@@ -79,16 +79,27 @@ func runGUI(ctx context.Context, args []string) error {
 		return err
 	}
 	start := time.Now()
+	// The start's parts, printed with "window ready" (the page's test
+	// prints them).
+	var parts []string
+	lap := func(what string) func() {
+		t0 := time.Now()
+		return func() { parts = append(parts, fmt.Sprintf("%s %.2f", what, time.Since(t0).Seconds())) }
+	}
+	done := lap("digits")
 	data, err := mnist.LoadCached()
 	if err != nil {
 		return err
 	}
+	done()
 	files := opts.files
+	done = lap("weights")
 	cat := sim.NewCatalogue(data.Train, files)
 	problems, err := cat.LoadAll()
 	if err != nil {
 		return err
 	}
+	done()
 	if data.Warning != "" {
 		problems = append(problems, data.Warning)
 	}
@@ -154,10 +165,22 @@ func runGUI(ctx context.Context, args []string) error {
 		}
 	}
 	remote, trainer := pageWorkers()
-	deps := ui.Deps{Data: data, Memories: sim.NewMemories(data.Train), Catalogue: cat, Version: versionText(),
+	// In the page the engine records the horizon once the first frame is
+	// painted (pageReady lets it go): on the page's one thread it would
+	// delay that frame.
+	var hold chan struct{}
+	if _, _, ok := pageAddress(); ok {
+		hold = make(chan struct{})
+	}
+	done = lap("stored digits")
+	mems := sim.NewMemories(data.Train)
+	done()
+	deps := ui.Deps{Hold: hold, Data: data, Memories: mems, Catalogue: cat, Version: versionText(),
 		WorkArea: func() (fyne.Size, bool) { return workArea(w) },
 		Sources:  openSources(data, files), Remote: remote, Trainer: trainer}
+	done = lap("window")
 	m := ui.NewMain(ctx, a, w, deps, settings)
+	done()
 	m.OnLesson = func(s string) { fmt.Println(s) }
 	// The window stops drawing first (Halt: from here on, before Fyne's
 	// loop stops), then the loop is asked to quit.
@@ -213,11 +236,11 @@ func runGUI(ctx context.Context, args []string) error {
 		if opts.link == "" && sim.IsLink(href) {
 			opts.link = href
 		}
-		go pageReady(ctx, m, opening)
+		go pageReady(ctx, m, opening, hold)
 	} else {
 		opening()
 	}
-	fmt.Printf("window ready %.2fs after start\n", time.Since(start).Seconds())
+	fmt.Printf("window ready %.2fs after start (%s s)\n", time.Since(start).Seconds(), strings.Join(parts, ", "))
 	if os.Getenv("ATTRACTORLAB_BENCH") == "window" {
 		benchWindow(a, m, start)
 	}

@@ -144,9 +144,10 @@ func pageAddress() (href, base string, ok bool) {
 // window shows (ui.Shown) — set as each snapshot is drawn, with shownAt
 // its time, and looked at again every tenth of a second (the status line
 // and dialogs change without a snapshot).
-func pageReady(ctx context.Context, m *ui.Main, opening func()) {
+func pageReady(ctx context.Context, m *ui.Main, opening func(), hold chan struct{}) {
 	page := js.Global().Get("attractorlab")
 	if page.IsUndefined() {
+		close(hold)
 		fyne.DoAndWait(opening)
 		return
 	}
@@ -208,11 +209,19 @@ func pageReady(ctx context.Context, m *ui.Main, opening func()) {
 	if !page.Get("ready").IsUndefined() {
 		page.Call("ready")
 	}
+	// The engine records the horizon once the first frame is painted
+	// (the page notes its time), or after ten seconds (a page opened in a
+	// background tab paints nothing until it is shown).
+	held := time.Now()
 	for k := 1; ; k++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(100 * time.Millisecond):
+			if hold != nil && (page.Get("firstFrame").Truthy() || time.Since(held) > 10*time.Second) {
+				close(hold)
+				hold = nil
+			}
 			publish()
 			if k%20 == 0 {
 				followLive()

@@ -14,7 +14,7 @@ import (
 // pageAddress: only the web build runs in a page (web_js.go).
 func pageAddress() (href, base string, ok bool) { return "", "", false }
 
-func pageReady(context.Context, *ui.Main, func()) {}
+func pageReady(context.Context, *ui.Main, func(), chan struct{}) {}
 
 // pageWorkers: the desktop runs population jobs and training on its own
 // cores.

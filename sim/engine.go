@@ -41,6 +41,12 @@ type EngineConfig struct {
 	// Sources opens the data sets other than Data's that settings name
 	// (nil: only Data's).
 	Sources Sources
+	// Hold, when not nil, keeps the background recording of the horizon
+	// waiting until it is closed; commands, playback and the steps a seek
+	// records at once do not wait. The page holds it until its first
+	// frame is painted, which the recording (and the redraws it causes)
+	// would otherwise delay on the page's one thread.
+	Hold <-chan struct{}
 }
 
 // NewEngine prepares a session; call Run (unless Synchronous).
@@ -89,6 +95,7 @@ func (e *Engine) Run(ctx context.Context) {
 	// steps/s gave 15–20). A tick that comes late takes the steps due
 	// since (the frames between are skipped; the t shown keeps the rate).
 	var next time.Time
+	hold := s.cfg.Hold
 	period := func() time.Duration { return time.Duration(float64(time.Second) / s.speed) }
 	onTick := func() {
 		armed = false
@@ -111,7 +118,7 @@ func (e *Engine) Run(ctx context.Context) {
 			armed = true
 		}
 		var f func(*session)
-		if s.pending() {
+		if s.pending() && hold == nil {
 			// Record the horizon in the background, one step at a time.
 			// The default case makes commands and ticks win over this work
 			// whenever they are waiting (a select over a ready channel
@@ -138,6 +145,8 @@ func (e *Engine) Run(ctx context.Context) {
 				onTick()
 			case <-flush.C:
 				s.dirtyTimer = false
+			case <-hold:
+				hold = nil
 			}
 		}
 		if f != nil {

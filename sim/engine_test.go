@@ -347,3 +347,45 @@ func TestCueTicket(t *testing.T) {
 		t.Fatalf("tickets %d then %d; snapshot shows cue %d, done %v", a, b, sn.Cue, sn.CueDone)
 	}
 }
+
+// TestEngineHold: a held engine records no horizon in the background (it
+// still answers commands: a step is taken), and records it once the hold
+// is let go.
+func TestEngineHold(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var last *Snapshot
+	hold := make(chan struct{})
+	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
+		Horizon: 30, MaxT: 60, Settings: DefaultSettings(), Hold: hold,
+		OnSnap: func(sn *Snapshot) { mu.Lock(); last = sn; mu.Unlock() }})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.Run(ctx)
+	frames := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if last == nil {
+			return -1, -1
+		}
+		return len(last.Lanes[0].Frames), last.T
+	}
+	e.Step()
+	time.Sleep(300 * time.Millisecond) // the horizon's 30 steps take a few ms
+	if n, tt := frames(); n != 2 || tt != 1 {
+		t.Fatalf("held: %d frames recorded, t = %d; want the step only (2 frames, t = 1)", n, tt)
+	}
+	close(hold)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if n, _ := frames(); n == 31 {
+			break
+		}
+		if time.Now().After(deadline) {
+			n, _ := frames()
+			t.Fatalf("let go: %d frames recorded after a minute, want the horizon (31: t = 0 … 30)", n)
+		}
+	}
+}
