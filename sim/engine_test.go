@@ -365,27 +365,27 @@ func TestEngineHold(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.Run(ctx)
-	frames := func() (int, int) {
+	frames := func() (int, int, int) {
 		mu.Lock()
 		defer mu.Unlock()
 		if last == nil {
-			return -1, -1
+			return -1, -1, -1
 		}
-		return len(last.Lanes[0].Frames), last.T
+		return len(last.Lanes[0].Frames), last.T, last.Unrecorded
 	}
 	e.Step()
 	time.Sleep(300 * time.Millisecond) // the horizon's 30 steps take a few ms
-	if n, tt := frames(); n != 2 || tt != 1 {
-		t.Fatalf("held: %d frames recorded, t = %d; want the step only (2 frames, t = 1)", n, tt)
+	if n, tt, un := frames(); n != 2 || tt != 1 || un != 29 {
+		t.Fatalf("held: %d frames recorded, t = %d, %d of the look-ahead unrecorded; want the step only (2 frames, t = 1, 29)", n, tt, un)
 	}
 	close(hold)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if n, _ := frames(); n == 31 {
+		if n, _, un := frames(); n == 31 && un == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			n, _ := frames()
-			t.Fatalf("let go: %d frames recorded after a minute, want the horizon (31: t = 0 … 30)", n)
+			n, _, un := frames()
+			t.Fatalf("let go: %d frames recorded after a minute (%d unrecorded), want the horizon (31: t = 0 … 30)", n, un)
 		}
 	}
 }

@@ -118,11 +118,16 @@ type Snapshot struct {
 	Playing   bool
 	Speed     float64 // steps per second
 	Horizon   int
-	End       int // the last step a run goes to (every lane's limit: the window's MaxT, a ViT's layers)
-	Lanes     []Lane
-	Err       string
-	Cue       int64 // the ticket of the last cue (Engine.Cue) the engine took
-	CueDone   bool  // that cue has played to its end (or was cancelled)
+	// Unrecorded is how many steps of the first look-ahead (t = 1 …
+	// Horizon, or a lane's last step) some lane has not recorded yet:
+	// while it is more than 0, a lane's Best is over the steps so far and
+	// may still change.
+	Unrecorded int
+	End        int // the last step a run goes to (every lane's limit: the window's MaxT, a ViT's layers)
+	Lanes      []Lane
+	Err        string
+	Cue        int64 // the ticket of the last cue (Engine.Cue) the engine took
+	CueDone    bool  // that cue has played to its end (or was cancelled)
 	// Source is the data set the digit comes from (Settings.Dataset's),
 	// with its nearest-memory search and models. Read only.
 	Source *Source
@@ -190,6 +195,7 @@ func (s *session) snapshot() *Snapshot {
 			ln.BranchAttn = l.br.keep.get(ln.branchAttnOf, l.info)
 		}
 		sn.Lanes = append(sn.Lanes, ln)
+		sn.Unrecorded = max(sn.Unrecorded, min(s.cfg.Horizon, s.limit(l))-(len(l.frames)-1))
 	}
 	return sn
 }

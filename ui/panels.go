@@ -503,7 +503,7 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 // ahead reports whether a lesson shows a step before lane l's t*: then
 // t* is not shown, as nothing after the shown step is.
 func (m *Main) ahead(sn *sim.Snapshot, l sim.Lane) bool {
-	return m.lesson != nil && sn.T < l.Best
+	return m.lesson != nil && sn.T < l.Best || sn.Unrecorded > 0
 }
 
 // labelMark is checkMark of the nearest memory's label against the
@@ -604,7 +604,11 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	}
 	repair := sn.Settings.NothingToRepair()
 	txt := fmt.Sprintf("t = %-4d ", sn.T)
-	if len(sn.Lanes) == 1 {
+	if sn.Unrecorded > 0 {
+		// The look-ahead is still being recorded (the page's start): a
+		// t* over the steps so far could still change.
+		txt += fmt.Sprintf("t* not known yet: recording the first %d steps, %d to go", sn.Horizon, sn.Unrecorded)
+	} else if len(sn.Lanes) == 1 {
 		if m.ahead(sn, sn.Lanes[0]) {
 			txt += "t* not reached yet"
 		} else {
@@ -823,7 +827,9 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 			best = "none"
 		}
 		bestMSE := fmt.Sprintf("%.4f", l.BestMSE)
-		if m.ahead(sn, l) {
+		if sn.Unrecorded > 0 {
+			best, bestMSE = "recording…", "–"
+		} else if m.ahead(sn, l) {
 			best, bestMSE = "not yet", "–"
 		}
 		if sw, ok := m.answers.Objects[next].(*swatchLabel); ok {
@@ -927,7 +933,7 @@ func mseSeries(sn *sim.Snapshot) []figures.Series {
 // one marker line for all could not say whose it is. A model whose t* a
 // lesson has not reached yet, or that no step improves, has none.
 func tStarMarks(sn *sim.Snapshot, o figures.TrajectoryOptions, y0 float64) ([]plot.Plotter, error) {
-	if len(sn.Lanes) < 2 || sn.Settings.NothingToRepair() {
+	if len(sn.Lanes) < 2 || sn.Settings.NothingToRepair() || sn.Unrecorded > 0 {
 		return nil, nil
 	}
 	var out []plot.Plotter

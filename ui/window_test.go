@@ -652,3 +652,33 @@ func TestHaltStopsDrawing(t *testing.T) {
 		t.Fatal("a snapshot was drawn after Halt")
 	}
 }
+
+// TestLookAheadNotKnownYet: while the first look-ahead is being recorded
+// (the page's start), the readout names no t*: it says what is still
+// computing, and the plots mark none.
+func TestLookAheadNotKnownYet(t *testing.T) {
+	a := test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	m := NewMainSync(a, w, testDeps(t), sim.PaperDemo()) // a transient memory at t* = 30
+	w.SetContent(m.Content())
+	w.Resize(fyne.NewSize(1280, 800))
+	done := *m.snap
+	if done.Unrecorded != 0 || !strings.Contains(m.tLabel.Text, "t* = ") {
+		t.Fatalf("recorded: %d unrecorded, readout %q", done.Unrecorded, m.tLabel.Text)
+	}
+	partial := done
+	partial.Unrecorded = 60
+	partial.Seq++
+	m.apply(&partial)
+	if want := "t* not known yet: recording the first 100 steps, 60 to go"; !strings.Contains(m.tLabel.Text, want) {
+		t.Fatalf("recording: readout %q, want %q", m.tLabel.Text, want)
+	}
+	if m.msePlot.TStar >= 0 || m.energyPlot.TStar >= 0 {
+		t.Fatalf("recording: t* marked at %g on the plots", m.msePlot.TStar)
+	}
+	done.Seq = partial.Seq + 1
+	m.apply(&done)
+	if !strings.Contains(m.tLabel.Text, "t* = ") || m.msePlot.TStar < 1 {
+		t.Fatalf("recorded again: readout %q, t* marked at %g", m.tLabel.Text, m.msePlot.TStar)
+	}
+}
