@@ -330,11 +330,11 @@ func (kc *knobControl) show(st sim.Settings, focused fyne.Focusable) {
 	v := kc.k.Get(st)
 	if kc.slider != nil {
 		kc.slider.SetValue(kc.position(v))
-		kc.label.SetText(paramText(kc.k, v))
+		setText(kc.label, paramText(kc.k, v))
 		return
 	}
 	if focused != kc.entry {
-		kc.entry.SetText(strconv.FormatFloat(v, 'g', -1, 64))
+		entryTo(kc.entry, strconv.FormatFloat(v, 'g', -1, 64))
 	}
 }
 
@@ -439,6 +439,22 @@ func (m *Main) showLevel(v float64) {
 
 // showSettings sets the controls to a snapshot's settings (their
 // callbacks send nothing meanwhile: apply sets m.updating).
+// selectTo and entryTo set a control to what the settings say, only when
+// it differs: Fyne's setters redraw the control (and a Select tells its
+// OnChanged) even for the value it has, and showSettings runs for every
+// snapshot, each step of a run.
+func selectTo(s *keySelect, v string) {
+	if s.Selected != v {
+		s.SetSelected(v)
+	}
+}
+
+func entryTo(e *keyEntry, v string) {
+	if e.Text != v {
+		e.SetText(v)
+	}
+}
+
 func (m *Main) showSettings(sn *sim.Snapshot) {
 	st := sn.Settings
 	if st.Corruption.Kind == sim.Noise {
@@ -453,7 +469,7 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 	} else {
 		m.side.ownHint.Hide()
 	}
-	m.side.split.SetSelected(st.Split.String())
+	selectTo(m.side.split, st.Split.String())
 	if lbl := mnist.DatasetLabel(st.DatasetName()); !slices.Contains(m.side.dataset.Options, lbl) {
 		// A folder data set opened by a link or scenario, cached since
 		// the window started.
@@ -461,7 +477,7 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 		m.side.dataset.Options = append(m.side.dataset.Options, lbl)
 		m.side.dataset.Refresh()
 	}
-	m.side.dataset.SetSelected(mnist.DatasetLabel(st.DatasetName()))
+	selectTo(m.side.dataset, mnist.DatasetLabel(st.DatasetName()))
 	if sn.Source != nil {
 		// The label filter offers the data set's classes.
 		opts := append([]string{"any"}, sn.Source.Data.Classes()...)
@@ -474,7 +490,7 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 		}
 	}
 	if !m.side.index.Disabled() && m.win.Canvas().Focused() != m.side.index {
-		m.side.index.SetText(strconv.Itoa(st.Index))
+		entryTo(m.side.index, strconv.Itoa(st.Index))
 	}
 	m.side.kind.SetSelected(st.Corruption.Kind.String())
 	lk := sim.LevelKnob(st.Corruption.Kind)
@@ -482,7 +498,7 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 	m.side.level.SetValue(lk.Get(st))
 	m.showLevel(m.side.level.Value)
 	if m.win.Canvas().Focused() != m.side.seed {
-		m.side.seed.SetText(strconv.FormatUint(st.Corruption.Seed, 10))
+		entryTo(m.side.seed, strconv.FormatUint(st.Corruption.Seed, 10))
 	}
 	for k, c := range m.side.modelCheck {
 		on := slices.ContainsFunc(sn.Lanes, func(l sim.Lane) bool { return l.Info.Name == m.infos[k].Name })

@@ -640,13 +640,14 @@ func (m *Main) apply(sn *sim.Snapshot) {
 
 	m.showSettings(sn)
 	m.speed.SetValue(sn.Speed)
-	m.speedLbl.SetText(fmt.Sprintf("%3.0f steps/s", sn.Speed))
-	if sn.Playing {
-		m.playBtn.SetText("Pause")
-		m.playBtn.SetIcon(theme.MediaPauseIcon())
-	} else {
-		m.playBtn.SetText("Play")
-		m.playBtn.SetIcon(theme.MediaPlayIcon())
+	setText(m.speedLbl, fmt.Sprintf("%3.0f steps/s", sn.Speed))
+	if play := map[bool]string{true: "Pause", false: "Play"}[sn.Playing]; m.playBtn.Text != play {
+		m.playBtn.SetText(play)
+		if sn.Playing {
+			m.playBtn.SetIcon(theme.MediaPauseIcon())
+		} else {
+			m.playBtn.SetIcon(theme.MediaPlayIcon())
+		}
 	}
 	maxT := 0
 	for _, l := range sn.Lanes {
