@@ -168,8 +168,9 @@ func runGUI(ctx context.Context, args []string) error {
 	// In the page the engine records the horizon once the first frame is
 	// painted (pageReady lets it go): on the page's one thread it would
 	// delay that frame.
+	href, base, inPage := pageAddress()
 	var hold chan struct{}
-	if _, _, ok := pageAddress(); ok {
+	if inPage {
 		hold = make(chan struct{})
 	}
 	done = lap("stored digits")
@@ -225,7 +226,7 @@ func runGUI(ctx context.Context, args []string) error {
 			m.OpenLink(opts.link)
 		}
 	}
-	if href, base, ok := pageAddress(); ok {
+	if inPage {
 		// The web build: links are made to this page, and the page's own
 		// address opens the scenario or lesson it carries. Fyne's loop
 		// runs on a goroutine of its own there: the window is filled in

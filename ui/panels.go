@@ -500,8 +500,9 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 	m.hist.Refresh()
 }
 
-// ahead reports whether a lesson shows a step before lane l's t*: then
-// t* is not shown, as nothing after the shown step is.
+// ahead reports whether lane l's t* is not to be shown: a lesson shows a
+// step before it (nothing after the shown step is shown), or the first
+// look-ahead is still being recorded (sn.Unrecorded: it may change).
 func (m *Main) ahead(sn *sim.Snapshot, l sim.Lane) bool {
 	return m.lesson != nil && sn.T < l.Best || sn.Unrecorded > 0
 }

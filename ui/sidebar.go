@@ -437,8 +437,6 @@ func (m *Main) showLevel(v float64) {
 	}
 }
 
-// showSettings sets the controls to a snapshot's settings (their
-// callbacks send nothing meanwhile: apply sets m.updating).
 // selectTo and entryTo set a control to what the settings say, only when
 // it differs: Fyne's setters redraw the control (and a Select tells its
 // OnChanged) even for the value it has, and showSettings runs for every
@@ -455,6 +453,8 @@ func entryTo(e *keyEntry, v string) {
 	}
 }
 
+// showSettings sets the controls to a snapshot's settings (their
+// callbacks send nothing meanwhile: apply sets m.updating).
 func (m *Main) showSettings(sn *sim.Snapshot) {
 	st := sn.Settings
 	if st.Corruption.Kind == sim.Noise {

@@ -577,8 +577,8 @@ func (m *Main) setTheme(t *appTheme) {
 // objects itself, so refreshing each container after its objects, as this
 // did, refreshed an object d containers deep d+1 times; in the page each
 // refresh pays Fyne's check of the goroutine it comes from, 43% of the
-// page's busy time while presentation mode was turned on and off.) A scroller's bars
-// follow its content at the next layout.
+// page's long tasks while presentation mode was turned on and off.) A
+// scroller's bars follow its content at the next layout.
 func refreshAll(o fyne.CanvasObject) {
 	switch c := o.(type) {
 	case *fyne.Container:
@@ -641,13 +641,13 @@ func (m *Main) apply(sn *sim.Snapshot) {
 	m.showSettings(sn)
 	m.speed.SetValue(sn.Speed)
 	setText(m.speedLbl, fmt.Sprintf("%3.0f steps/s", sn.Speed))
-	if play := map[bool]string{true: "Pause", false: "Play"}[sn.Playing]; m.playBtn.Text != play {
-		m.playBtn.SetText(play)
-		if sn.Playing {
-			m.playBtn.SetIcon(theme.MediaPauseIcon())
-		} else {
-			m.playBtn.SetIcon(theme.MediaPlayIcon())
-		}
+	// Only when it changes: a button's setters redraw it (each step).
+	if sn.Playing && m.playBtn.Text != "Pause" {
+		m.playBtn.SetText("Pause")
+		m.playBtn.SetIcon(theme.MediaPauseIcon())
+	} else if !sn.Playing && m.playBtn.Text != "Play" {
+		m.playBtn.SetText("Play")
+		m.playBtn.SetIcon(theme.MediaPlayIcon())
 	}
 	maxT := 0
 	for _, l := range sn.Lanes {
