@@ -174,10 +174,11 @@ web:
 	GOOS=js GOARCH=wasm $(GO) build -modfile=$(WEBMOD) -trimpath -ldflags "-s -w" -tags webweights,no_emoji,no_metadata -o $(WEBWASM) ./app
 	$(GO) run ./app/internal/webdist -wasm $(WEBWASM) -exec "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" -out $(WEB)
 
-# Serves dist/web on http://localhost:$(WEBPORT)/ (Ctrl-C stops it).
+# Serves dist/web on http://localhost:$(WEBPORT)/ (Ctrl-C stops it), as
+# docs/browser.md asks of a server: the gzipped app sent with
+# Content-Encoding, this build's app cached for good.
 serve-web: web
-	@echo "serving $(WEB) on http://localhost:$(WEBPORT)/"
-	cd $(WEB) && python3 -m http.server --bind 127.0.0.1 $(WEBPORT)
+	$(GO) run ./app/internal/webdist -serve $(WEB) -addr 127.0.0.1:$(WEBPORT)
 
 data: build
 	./$(BIN) data

@@ -5,6 +5,11 @@
 // every file's size and which weights it fetches before the app starts.
 //
 //	go run ./app/internal/webdist -wasm FILE -exec GOROOT/lib/wasm/wasm_exec.js -out DIR
+//	go run ./app/internal/webdist -serve DIR [-addr 127.0.0.1:8080]
+//
+// The second serves a built site as docs/browser.md asks of a server
+// (package webserve: the gzipped app with Content-Encoding, this build's
+// app cached for good): make serve-web.
 //
 // DIR is written whole or not at all: the site is built beside it and
 // renamed into place, so a failed run leaves the last site as it was.
@@ -13,15 +18,20 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"attractorlab/app/internal/webserve"
 	"attractorlab/assets"
 	"attractorlab/models"
 )
@@ -37,6 +47,10 @@ type Files struct {
 		File string `json:"file"`
 		Raw  int    `json:"raw"`
 		GZ   int    `json:"gz"`
+		// Sum names this build's app (the first 16 hex digits of its
+		// SHA-256): the page asks for attractorlab.wasm?v=SUM, which a
+		// browser may keep as long as it likes.
+		Sum string `json:"sum"`
 	} `json:"wasm"`
 	Weights map[string]int `json:"weights"` // name → bytes of weights/NAME.web
 	// Data are the data sets' files the page fetches when a data set is
@@ -57,7 +71,16 @@ func main() {
 	wasm := flag.String("wasm", "", "the app built with GOOS=js GOARCH=wasm -tags webweights")
 	execJS := flag.String("exec", "", "Go's wasm_exec.js (its GOROOT/lib/wasm), which starts the app in the page")
 	out := flag.String("out", "dist/web", "the site's folder (replaced whole)")
+	serveDir := flag.String("serve", "", "serve this built site (make web's folder) instead of building one")
+	addr := flag.String("addr", "127.0.0.1:8080", "with -serve: the address to listen on")
 	flag.Parse()
+	if *serveDir != "" {
+		if err := serve(*serveDir, *addr); err != nil {
+			fmt.Fprintln(os.Stderr, "webdist:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := build(*wasm, *execJS, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "webdist:", err)
 		os.Exit(1)
@@ -104,6 +127,8 @@ func build(wasmPath, execPath, out string) error {
 	var f Files
 	f.Wasm.File = "attractorlab.wasm"
 	f.Wasm.Raw = len(code)
+	sum := sha256.Sum256(code)
+	f.Wasm.Sum = hex.EncodeToString(sum[:8])
 	gz, err := gzipBest(code)
 	if err != nil {
 		return err
@@ -212,6 +237,19 @@ func build(wasmPath, execPath, out string) error {
 	fmt.Printf("web: %s (first visit %.1f MB with gzip: app %.1f MB of %.1f MB, weights %s)\n",
 		out, float64(f.FirstVisit)/1e6, float64(f.Wasm.GZ)/1e6, float64(f.Wasm.Raw)/1e6, strings.Join(f.Preload, ", "))
 	return nil
+}
+
+// serve serves the built site dir on addr until interrupted.
+func serve(dir, addr string) error {
+	if _, err := os.Stat(filepath.Join(dir, "files.json")); err != nil {
+		return fmt.Errorf("-serve %s: not a built site (no files.json; make web builds one)", dir)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("-addr %s: %w", addr, err)
+	}
+	fmt.Printf("serving %s on http://%s/ (Ctrl-C stops it)\n", dir, ln.Addr())
+	return http.Serve(ln, webserve.Handler(dir))
 }
 
 func gzipBest(b []byte) ([]byte, error) {

@@ -28,6 +28,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"attractorlab/app/internal/webserve"
 	"attractorlab/assets"
 	"attractorlab/models"
 	"attractorlab/sim"
@@ -100,17 +101,42 @@ func (w countingWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// serve serves dir as docs/browser.md asks of a server (package webserve:
+// the gzipped app sent with Content-Encoding, this build's app cached for
+// good), counting the bytes sent and the paths asked for.
 func serve(t *testing.T, dir string) *site {
+	return serveWith(t, webserve.Handler(dir))
+}
+
+// servePlain serves dir as a plain static server does (python's
+// http.server, a bare file host): no compression, no caching advice. The
+// page then fetches the gzipped app and unpacks it itself.
+func servePlain(t *testing.T, dir string) *site {
+	return serveWith(t, http.FileServer(http.Dir(dir)))
+}
+
+func serveWith(t *testing.T, h http.Handler) *site {
 	s := &site{}
-	files := http.FileServer(http.Dir(dir))
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.got = append(s.got, r.URL.Path)
 		s.mu.Unlock()
-		files.ServeHTTP(countingWriter{w, &s.sent}, r)
+		h.ServeHTTP(countingWriter{w, &s.sent}, r)
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// loadedHow is how the page got the app: "streamed" (compiled as it came,
+// the compiled code kept by the browser) or "unpacked" (index.html's
+// loadApp).
+func loadedHow(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	how, err := chromedp.Run(ctx, chromedp.Evaluate[string](`attractorlab.how`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return how
 }
 
 // newBrowser starts a headless Chromium at 1280×800 and returns its context.
@@ -344,6 +370,9 @@ func TestWebPage(t *testing.T) {
 	logMemory(t, ctx, "after load")
 	if sent > 20e6 {
 		t.Errorf("the first visit transferred %d bytes: more than 20 MB", sent)
+	}
+	if how := loadedHow(t, ctx); how != "streamed" {
+		t.Errorf("from a server that sends the app gzipped the page %s it: want streamed (compiled as it came, kept by the browser)", how)
 	}
 	s := until(t, ctx, "the paper demo", func(s shown) bool { return s.Frames >= 100 && !s.Playing })
 	demo := sim.PaperDemo()
@@ -610,13 +639,21 @@ func TestWebPage(t *testing.T) {
 // is taken again when shown), so the memory stays near the load's. The
 // issue's bound is 10 %; the test fails past 25 % (before the attention
 // was dropped it grew by 186 %). Then presentation mode, which used to
-// kill the page after such a run.
+// kill the page after such a run. A plain static server serves it, so the
+// page's fallback (the gzipped app fetched and unpacked) runs here.
 func TestWebPagePlayed(t *testing.T) {
 	dir := builtSite(t)
-	srv := serve(t, dir)
+	// A plain static server: the page falls back to the gzipped copy.
+	srv := servePlain(t, dir)
 	ctx := newBrowser(t)
 	base := srv.URL + "/"
 	open(t, ctx, base)
+	if how := loadedHow(t, ctx); how != "unpacked" {
+		t.Errorf("from a server that sends the app uncompressed the page %s it: want unpacked (the gzipped copy)", how)
+	}
+	srv.mu.Lock()
+	t.Logf("a plain server: fetched before the first frame: %s; %.2f MB sent", strings.Join(srv.got, " "), float64(srv.sent.Load())/1e6)
+	srv.mu.Unlock()
 	until(t, ctx, "the paper demo", func(s shown) bool { return s.Frames >= 100 && !s.Playing })
 	loaded := logMemory(t, ctx, "after load")
 	late, err := sim.EncodeLink(base, sim.PaperDemo(), 1000)
@@ -897,6 +934,59 @@ func pageMessage(t *testing.T, ctx context.Context, expr string) string {
 			t.Fatalf("no message (%s) after 30 s", expr)
 		}
 	}
+}
+
+// TestWebPageReturning: a student opens the page, closes the browser and
+// comes back (a new Chromium on the same profile). The second visit takes
+// the app from the browser's cache, without asking the server, and starts
+// from the code compiled on the first (the test prints both visits'
+// times: the app's start, from Go's first instruction to the filled-in
+// window, is where compiled code shows).
+func TestWebPageReturning(t *testing.T) {
+	dir := builtSite(t)
+	srv := serve(t, dir)
+	profile := t.TempDir()
+	type marks struct {
+		Started float64 `json:"started"`
+		Ready   float64 `json:"readyAt"`
+		Frame   float64 `json:"firstFrame"`
+		How     string  `json:"how"`
+	}
+	var visits []marks
+	for visit := 1; visit <= 2; visit++ {
+		ctx := newBrowser(t, chromedp.UserDataDir(profile))
+		srv.mu.Lock()
+		srv.got = nil
+		srv.mu.Unlock()
+		sent := srv.sent.Load()
+		open(t, ctx, srv.URL+"/")
+		m, err := chromedp.Run(ctx, chromedp.Evaluate[marks](`({started: attractorlab.started, readyAt: attractorlab.readyAt, firstFrame: attractorlab.firstFrame, how: attractorlab.how})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.mu.Lock()
+		got := append([]string(nil), srv.got...)
+		srv.mu.Unlock()
+		t.Logf("visit %d: the app started %.2f s after navigation, its window ready %.2f s later, the first frame at %.2f s; %.2f MB sent; asked for %s",
+			visit, m.Started/1e3, (m.Ready-m.Started)/1e3, m.Frame/1e3, float64(srv.sent.Load()-sent)/1e6, strings.Join(got, " "))
+		if m.How != "streamed" {
+			t.Errorf("visit %d: the page %s the app: want streamed", visit, m.How)
+		}
+		if visit == 2 && slices.Contains(got, "/attractorlab.wasm") {
+			t.Errorf("the second visit asked the server for the app again (%s): this build's app should come from the browser's cache", strings.Join(got, " "))
+		}
+		visits = append(visits, m)
+		if visit == 1 {
+			// The browser writes the compiled code to its cache once the
+			// app has run a while (V8 caches the optimised code).
+			time.Sleep(10 * time.Second)
+		}
+		if err := chromedp.Cancel(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("returning: the app's start to its window %.2f s → %.2f s; the first frame %.2f s → %.2f s after navigation",
+		(visits[0].Ready-visits[0].Started)/1e3, (visits[1].Ready-visits[1].Started)/1e3, visits[0].Frame/1e3, visits[1].Frame/1e3)
 }
 
 // TestWebPageWithoutWebGL: where the browser has no WebGL, the page says
