@@ -80,20 +80,23 @@ func runGUI(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	// The start's parts, printed with "window ready" (the page's test
-	// prints them).
+	// prints them). In the page each is named on the loading screen as it
+	// begins (pagePhase), which costs a frame's pause.
 	var parts []string
-	lap := func(what string) func() {
+	var paused time.Duration
+	lap := func(what, doing string) func() {
+		paused += pagePhase(doing)
 		t0 := time.Now()
 		return func() { parts = append(parts, fmt.Sprintf("%s %.2f", what, time.Since(t0).Seconds())) }
 	}
-	done := lap("digits")
+	done := lap("digits", "Reading the sample digits…")
 	data, err := mnist.LoadCached()
 	if err != nil {
 		return err
 	}
 	done()
 	files := opts.files
-	done = lap("weights")
+	done = lap("weights", "Reading the models' weights…")
 	cat := sim.NewCatalogue(data.Train, files)
 	problems, err := cat.LoadAll()
 	if err != nil {
@@ -173,13 +176,13 @@ func runGUI(ctx context.Context, args []string) error {
 	if inPage {
 		hold = make(chan struct{})
 	}
-	done = lap("stored digits")
+	done = lap("stored digits", "Preparing the stored digits…")
 	mems := sim.NewMemories(data.Train)
 	done()
 	deps := ui.Deps{Hold: hold, Data: data, Memories: mems, Catalogue: cat, Version: versionText(),
 		WorkArea: func() (fyne.Size, bool) { return workArea(w) },
 		Sources:  openSources(data, files), Remote: remote, Trainer: trainer}
-	done = lap("window")
+	done = lap("window", "Building the window…")
 	m := ui.NewMain(ctx, a, w, deps, settings)
 	done()
 	m.OnLesson = func(s string) { fmt.Println(s) }
@@ -241,7 +244,15 @@ func runGUI(ctx context.Context, args []string) error {
 	} else {
 		opening()
 	}
+	if paused > 0 {
+		// Other goroutines run in the pauses (in the page, the stored
+		// digits' search is prepared in one): not all of it is waiting.
+		parts = append(parts, fmt.Sprintf("pauses to show them %.2f", paused.Seconds()))
+	}
 	fmt.Printf("window ready %.2fs after start (%s s)\n", time.Since(start).Seconds(), strings.Join(parts, ", "))
+	// Fyne's loop paints the whole window first, which takes the page
+	// seconds before its first frame.
+	pagePhase("Drawing the window…")
 	if os.Getenv("ATTRACTORLAB_BENCH") == "window" {
 		benchWindow(a, m, start)
 	}

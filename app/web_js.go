@@ -144,6 +144,29 @@ func pageAddress() (href, base string, ok bool) {
 // window shows (ui.Shown) — set as each snapshot is drawn, with shownAt
 // its time, and looked at again every tenth of a second (the status line
 // and dialogs change without a snapshot).
+// pagePhase puts what the start does next on the page's loading screen
+// and lets the browser paint it (index.html's attractorlab.phase calls
+// back after the next frame, or within 100 ms in a tab that draws none):
+// the start keeps the page's one thread busy for seconds, and without a
+// pause the screen would say the same thing throughout. It returns how
+// long the pause took.
+func pagePhase(what string) time.Duration {
+	page := js.Global().Get("attractorlab")
+	if page.IsUndefined() || page.Get("phase").IsUndefined() {
+		return 0
+	}
+	t0 := time.Now()
+	done := make(chan struct{})
+	f := js.FuncOf(func(js.Value, []js.Value) any {
+		close(done)
+		return nil
+	})
+	page.Call("phase", what, f)
+	<-done
+	f.Release()
+	return time.Since(t0)
+}
+
 func pageReady(ctx context.Context, m *ui.Main, opening func(), hold chan struct{}) {
 	page := js.Global().Get("attractorlab")
 	if page.IsUndefined() {

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"attractorlab/sim"
 	"attractorlab/sim/sweep"
@@ -15,6 +16,9 @@ import (
 func pageAddress() (href, base string, ok bool) { return "", "", false }
 
 func pageReady(context.Context, *ui.Main, func(), chan struct{}) {}
+
+// pagePhase: only the page has a loading screen to tell the start's parts.
+func pagePhase(string) time.Duration { return 0 }
 
 // pageWorkers: the desktop runs population jobs and training on its own
 // cores.

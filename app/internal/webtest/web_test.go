@@ -374,6 +374,21 @@ func TestWebPage(t *testing.T) {
 	if how := loadedHow(t, ctx); how != "streamed" {
 		t.Errorf("from a server that sends the app gzipped the page %s it: want streamed (compiled as it came, kept by the browser)", how)
 	}
+	// The loading screen named each part of the app's start as it began.
+	phases, err := chromedp.Run(ctx, chromedp.Evaluate[string](`attractorlab.phases.map(p => p[0] + " at " + (p[1] / 1000).toFixed(2) + " s").join("; ")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the loading screen said: %s", phases)
+	at := 0
+	for _, want := range []string{"Reading the sample digits", "Reading the models' weights", "Preparing the stored digits", "Building the window", "Drawing the window"} {
+		k := strings.Index(phases[at:], want)
+		if k < 0 {
+			t.Errorf("the loading screen did not say %q after what came before (it said: %s)", want, phases)
+			break
+		}
+		at += k + len(want)
+	}
 	s := until(t, ctx, "the paper demo", func(s shown) bool { return s.Frames >= 100 && !s.Playing })
 	demo := sim.PaperDemo()
 	if s.Digit != demo.Index || s.Lesson != "" || s.Dialogs != 0 {
