@@ -11,6 +11,8 @@ BIN       := bin/attractorlab
 APT_PKGS  := libgl1-mesa-dev libgl1-mesa-dri libx11-dev libxcursor-dev libxrandr-dev \
              libxinerama-dev libxi-dev libxxf86vm-dev
 TEST_PKGS := xvfb xdotool imagemagick x11-utils xz-utils chromium nodejs
+# make web: Google's Brotli (Debian's brotli), which packs the page's app.
+WEB_PKGS  := brotli
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export LANG := en_US.UTF-8
 
@@ -168,6 +170,11 @@ WEBMOD  := dist/web.mod
 WEBPORT ?= 8080
 
 web:
+	@missing=""; for p in $(WEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing the web build's tools:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 	@mkdir -p dist
 	cp go.mod $(WEBMOD) && cp go.sum $(WEBMOD:.mod=.sum)
 	$(GO) mod edit -modfile=$(WEBMOD) -replace codeberg.org/go-fonts/liberation=./app/internal/webdist/liberation

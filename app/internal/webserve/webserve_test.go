@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// TestHandler: the gzipped copy goes with Content-Encoding and the
-// uncompressed file's type to a browser that accepts gzip, the file itself
-// to one that does not; this build's address (?v=) may be kept for good,
+// TestHandler: a packed copy goes with its Content-Encoding and the
+// uncompressed file's type to a browser that accepts it (Brotli before
+// gzip), the file itself to one that accepts neither; this build's address (?v=) may be kept for good,
 // the rest is revalidated.
 func TestHandler(t *testing.T) {
 	dir := t.TempDir()
@@ -22,7 +22,8 @@ func TestHandler(t *testing.T) {
 	z := gzip.NewWriter(&gz)
 	z.Write(raw)
 	z.Close()
-	for name, b := range map[string][]byte{"app.wasm": raw, "app.wasm.gz": gz.Bytes(), "files.json": []byte(`{}`)} {
+	br := []byte("a Brotli stream stands here") // served as it is, never read
+	for name, b := range map[string][]byte{"app.wasm": raw, "app.wasm.gz": gz.Bytes(), "app.wasm.br": br, "files.json": []byte(`{}`)} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -52,11 +53,14 @@ func TestHandler(t *testing.T) {
 		path, accept, encoding, cache string
 		body                          []byte
 	}{
-		{"/app.wasm?v=1234", "gzip, deflate, br", "gzip", "public, max-age=31536000, immutable", gz.Bytes()},
-		{"/app.wasm", "br;q=1.0, gzip;q=0.8", "gzip", "no-cache", gz.Bytes()},
+		{"/app.wasm?v=1234", "gzip, deflate, br, zstd", "br", "public, max-age=31536000, immutable", br},
+		{"/app.wasm?v=1234", "gzip, deflate", "gzip", "public, max-age=31536000, immutable", gz.Bytes()},
+		{"/app.wasm", "br;q=0, gzip;q=0.8", "gzip", "no-cache", gz.Bytes()},
+		{"/app.wasm", "br;q=1.0", "br", "no-cache", br},
 		{"/app.wasm?v=1234", "identity", "", "public, max-age=31536000, immutable", raw},
 		{"/app.wasm", "gzip;q=0", "", "no-cache", raw},
 		{"/app.wasm.gz", "gzip", "", "no-cache", gz.Bytes()},
+		{"/app.wasm.br", "br", "", "no-cache", br},
 		{"/files.json", "gzip", "", "no-cache", []byte(`{}`)},
 	} {
 		resp, body := get(c.path, c.accept)
@@ -73,7 +77,7 @@ func TestHandler(t *testing.T) {
 		if !bytes.Equal(body, c.body) {
 			t.Errorf("%s (Accept-Encoding %q): %d bytes, not the %d expected", c.path, c.accept, len(body), len(c.body))
 		}
-		if c.path != "/files.json" && c.path != "/app.wasm.gz" {
+		if c.path != "/files.json" && c.path != "/app.wasm.gz" && c.path != "/app.wasm.br" {
 			if got := resp.Header.Get("Content-Type"); got != "application/wasm" {
 				t.Errorf("%s (Accept-Encoding %q): Content-Type %q, want application/wasm", c.path, c.accept, got)
 			}

@@ -19,10 +19,12 @@ func TestDocumentedSizes(t *testing.T) {
 	var files struct {
 		Wasm struct {
 			GZ int `json:"gz"`
+			BR int `json:"br"`
 		} `json:"wasm"`
-		Weights    map[string]int `json:"weights"`
-		Preload    []string       `json:"preload"`
-		FirstVisit int            `json:"first_visit"`
+		Weights      map[string]int `json:"weights"`
+		Preload      []string       `json:"preload"`
+		FirstVisit   int            `json:"first_visit"`
+		FirstVisitBr int            `json:"first_visit_br"`
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "files.json"))
 	if err != nil {
@@ -50,6 +52,18 @@ func TestDocumentedSizes(t *testing.T) {
 		v, _ := strconv.ParseFloat(string(m[k+1]), 64)
 		if d := math.Abs(v - mb(got)); d > max(0.1, 0.01*mb(got)) {
 			t.Fatalf("docs/browser.md: %q is out of date; the built site: %q", m[0], want)
+		}
+	}
+	const formBr = `%.1f MB where the server sends the app's Brotli copy (the app %.1f MB)`
+	wantBr := fmt.Sprintf(formBr, mb(files.FirstVisitBr), mb(files.Wasm.BR))
+	re = regexp.MustCompile(`([0-9.]+) MB where the server\s+sends\s+the\s+app's\s+Brotli\s+copy\s+\(the\s+app\s+([0-9.]+) MB\)`)
+	if m = re.FindSubmatch(doc); m == nil {
+		t.Fatalf("docs/browser.md does not say what a first visit downloads with Brotli; write: %q", wantBr)
+	}
+	for k, got := range []int{files.FirstVisitBr, files.Wasm.BR} {
+		v, _ := strconv.ParseFloat(string(m[k+1]), 64)
+		if d := math.Abs(v - mb(got)); d > max(0.1, 0.01*mb(got)) {
+			t.Fatalf("docs/browser.md: %q is out of date; the built site: %q", m[0], wantBr)
 		}
 	}
 }

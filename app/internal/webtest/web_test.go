@@ -349,7 +349,8 @@ func timed(t *testing.T, ctx context.Context, act func(), ok string) time.Durati
 func TestWebPage(t *testing.T) {
 	dir := builtSite(t)
 	var files struct {
-		FirstVisit int `json:"first_visit"`
+		FirstVisit   int `json:"first_visit"`
+		FirstVisitBr int `json:"first_visit_br"`
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "files.json")); err != nil {
 		t.Fatal(err)
@@ -366,10 +367,14 @@ func TestWebPage(t *testing.T) {
 	srv.mu.Lock()
 	t.Logf("fetched before the first frame: %s", strings.Join(srv.got, " "))
 	srv.mu.Unlock()
-	t.Logf("first visit: window after %.2f s; %.2f MB transferred (files.json: %.2f MB)", first.Seconds(), float64(sent)/1e6, float64(files.FirstVisit)/1e6)
+	t.Logf("first visit: window after %.2f s; %.2f MB transferred (files.json: %.2f MB with Brotli, %.2f MB with gzip)", first.Seconds(), float64(sent)/1e6, float64(files.FirstVisitBr)/1e6, float64(files.FirstVisit)/1e6)
 	logMemory(t, ctx, "after load")
 	if sent > 20e6 {
 		t.Errorf("the first visit transferred %d bytes: more than 20 MB", sent)
+	}
+	// The server sends the app's Brotli copy, which Chromium asks for.
+	if sent >= int64(files.FirstVisit) {
+		t.Errorf("the first visit transferred %d bytes, not less than with gzip (%d): the app's Brotli copy was not sent", sent, files.FirstVisit)
 	}
 	if how := loadedHow(t, ctx); how != "streamed" {
 		t.Errorf("from a server that sends the app gzipped the page %s it: want streamed (compiled as it came, kept by the browser)", how)
