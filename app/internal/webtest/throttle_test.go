@@ -15,8 +15,10 @@ import (
 // TestWebPageThrottled measures the page as a slow laptop runs it:
 // Chromium's CPU throttled (DevTools' Emulation.setCPUThrottlingRate, the
 // factor ATTRACTORLAB_WEB_THROTTLE), it logs the first frame, ten → steps
-// with the page's long tasks meanwhile, and 30 s of a training run in its
-// worker. It is a measurement, run by hand (docs/browser.md says how and
+// with the page's long tasks meanwhile, 30 s of a training run in its
+// worker, and the first frame of a returning visit (a new Chromium on the
+// same profile, the app and its compiled code from the browser's cache).
+// It is a measurement, run by hand (docs/browser.md says how and
 // what it gave); it checks only that the page works so slowed. make
 // test-web leaves it out.
 func TestWebPageThrottled(t *testing.T) {
@@ -29,7 +31,8 @@ func TestWebPageThrottled(t *testing.T) {
 		t.Fatalf("ATTRACTORLAB_WEB_THROTTLE=%q: a slowdown factor from 1 to 20", rate)
 	}
 	srv := serve(t, dir)
-	ctx := newBrowser(t)
+	profile := t.TempDir()
+	ctx := newBrowser(t, chromedp.UserDataDir(profile))
 	if _, err := chromedp.Call(ctx, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: factor}); err != nil {
 		t.Fatal(err)
 	}
@@ -62,4 +65,13 @@ func TestWebPageThrottled(t *testing.T) {
 	if !s.Training.Running {
 		t.Fatalf("the training run ended: %q", s.Training.Status)
 	}
+	if err := chromedp.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again := newBrowser(t, chromedp.UserDataDir(profile))
+	if _, err := chromedp.Call(again, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: factor}); err != nil {
+		t.Fatal(err)
+	}
+	first = open(t, again, srv.URL+"/")
+	t.Logf("CPU throttled %g×, a returning visit: first frame %.2f s after navigation", factor, first.Seconds())
 }
