@@ -138,15 +138,9 @@ func pageAddress() (href, base string, ok bool) {
 	return loc.Get("href").String(), loc.Get("origin").String() + loc.Get("pathname").String(), true
 }
 
-// pageReady fills the window in (opening, on Fyne's goroutine), then tells
-// the page the window is up: it takes its loading screen away and notes
-// the time. From then on the page's attractorlab.shownJSON holds what the
-// window shows (ui.Shown) — set as each snapshot is drawn, with shownAt
-// its time, and looked at again every tenth of a second (the status line
-// and dialogs change without a snapshot).
 // pagePhase puts what the start does next on the page's loading screen
 // and lets the browser paint it (index.html's attractorlab.phase calls
-// back after the next frame, or within 100 ms in a tab that draws none):
+// back after the next frame, or within 100 ms; at once in a hidden tab):
 // the start keeps the page's one thread busy for seconds, and without a
 // pause the screen would say the same thing throughout. It returns how
 // long the pause took.
@@ -167,6 +161,12 @@ func pagePhase(what string) time.Duration {
 	return time.Since(t0)
 }
 
+// pageReady fills the window in (opening, on Fyne's goroutine), then tells
+// the page the window is up: it takes its loading screen away and notes
+// the time. From then on the page's attractorlab.shownJSON holds what the
+// window shows (ui.Shown) — set as each snapshot is drawn, with shownAt
+// its time, and looked at again every tenth of a second (the status line
+// and dialogs change without a snapshot).
 func pageReady(ctx context.Context, m *ui.Main, opening func(), hold chan struct{}) {
 	page := js.Global().Get("attractorlab")
 	if page.IsUndefined() {

@@ -20,52 +20,82 @@
 package webserve
 
 import (
+	"fmt"
 	"mime"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 )
 
 // Handler serves dir.
 func Handler(dir string) http.Handler {
-	files := http.FileServer(http.Dir(dir))
+	root := http.Dir(dir)
+	files := http.FileServer(root)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		if r.URL.Query().Get("v") != "" {
-			h.Set("Cache-Control", "public, max-age=31536000, immutable")
-		} else {
-			h.Set("Cache-Control", "no-cache")
-		}
+		// This build's address may be kept for good, but only what was
+		// found: a 404 during a deployment must not be kept a year.
+		w = &cacheWriter{ResponseWriter: w, keep: r.URL.Query().Get("v") != ""}
 		name := path.Clean("/" + r.URL.Path)
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.HasSuffix(name, "/") && !packed(name) {
-			h.Add("Vary", "Accept-Encoding")
+			w.Header().Add("Vary", "Accept-Encoding")
 			accept := r.Header.Get("Accept-Encoding")
 			for _, c := range []struct{ coding, ext string }{{"br", ".br"}, {"gzip", ".gz"}} {
 				if !accepts(accept, c.coding) {
 					continue
 				}
-				p := filepath.Join(dir, filepath.FromSlash(name)+c.ext)
-				st, err := os.Stat(p)
-				if err != nil || !st.Mode().IsRegular() {
-					continue
-				}
-				f, err := os.Open(p)
+				// Through http.Dir, which keeps every name inside dir.
+				f, err := root.Open(name + c.ext)
 				if err != nil {
 					continue
 				}
 				defer f.Close()
-				if t := mime.TypeByExtension(path.Ext(name)); t != "" {
-					h.Set("Content-Type", t)
+				st, err := f.Stat()
+				if err != nil || !st.Mode().IsRegular() {
+					continue
 				}
+				h := w.Header()
+				t := mime.TypeByExtension(path.Ext(name))
+				if t == "" {
+					t = "application/octet-stream"
+				}
+				h.Set("Content-Type", t)
 				h.Set("Content-Encoding", c.coding)
+				// Each copy its own tag, so a resumed range never mixes
+				// them.
+				h.Set("ETag", fmt.Sprintf(`"%x-%x-%s"`, st.ModTime().UnixNano(), st.Size(), c.coding))
 				http.ServeContent(w, r, name, st.ModTime(), f)
 				return
 			}
 		}
 		files.ServeHTTP(w, r)
 	})
+}
+
+// cacheWriter sets Cache-Control as the status goes out: a year, never
+// revalidated, for what was found at this build's address (keep); no-cache
+// (revalidated at each use) for everything else.
+type cacheWriter struct {
+	http.ResponseWriter
+	keep, done bool
+}
+
+func (w *cacheWriter) WriteHeader(code int) {
+	if !w.done {
+		w.done = true
+		if w.keep && (code == http.StatusOK || code == http.StatusPartialContent || code == http.StatusNotModified) {
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			w.Header().Set("Cache-Control", "no-cache")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *cacheWriter) Write(b []byte) (int, error) {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // packed: a compressed copy itself, sent as it is.

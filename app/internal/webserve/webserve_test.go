@@ -83,7 +83,27 @@ func TestHandler(t *testing.T) {
 			}
 		}
 	}
-	if resp, _ := get("/missing.wasm", "gzip"); resp.StatusCode != 404 {
-		t.Errorf("a missing file: status %d, want 404", resp.StatusCode)
+	// What is not found is never kept, not even at this build's address.
+	for _, p := range []string{"/missing.wasm", "/missing.wasm?v=1234"} {
+		if resp, _ := get(p, "gzip"); resp.StatusCode != 404 || resp.Header.Get("Cache-Control") != "no-cache" {
+			t.Errorf("%s: status %d, Cache-Control %q; want 404, no-cache", p, resp.StatusCode, resp.Header.Get("Cache-Control"))
+		}
+	}
+	// A name that climbs out of the folder stays in it.
+	outside := filepath.Join(filepath.Dir(dir), "secret.wasm")
+	if err := os.WriteFile(outside+".gz", gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(outside + ".gz")
+	for _, p := range []string{"/../secret.wasm", "/%2e%2e/secret.wasm", `/..\secret.wasm`} {
+		if resp, _ := get(p, "gzip"); resp.StatusCode == 200 {
+			t.Errorf("%s: status 200, a file outside the folder served", p)
+		}
+	}
+	// Each packed copy has its own tag.
+	b1, _ := get("/app.wasm", "br")
+	b2, _ := get("/app.wasm", "gzip")
+	if e1, e2 := b1.Header.Get("ETag"), b2.Header.Get("ETag"); e1 == "" || e1 == e2 {
+		t.Errorf("the Brotli and gzip copies' ETags %q and %q: want two different tags", e1, e2)
 	}
 }
