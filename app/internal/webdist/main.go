@@ -8,8 +8,8 @@
 //	go run ./app/internal/webdist -serve DIR [-addr 127.0.0.1:8080]
 //
 // The second serves a built site as docs/browser.md asks of a server
-// (package webserve: the gzipped app with Content-Encoding, this build's
-// app cached for good): make serve-web.
+// (package webserve: the app's Brotli or gzipped copy with its
+// Content-Encoding, this build's app cached for good): make serve-web.
 //
 // DIR is written whole or not at all: the site is built beside it and
 // renamed into place, so a failed run leaves the last site as it was.
