@@ -109,7 +109,8 @@ type Catalogue struct {
 	train   *mnist.Set
 	files   WeightFiles
 	mu      sync.Mutex
-	loaded  map[string]Model // unbound networks by name
+	loaded  map[string]Model         // unbound networks by name
+	loading map[string]chan struct{} // closed when the name's load ends
 	errs    map[string]error
 	warning map[string][]string
 	// deferred tells whether a model's shipped weights would have to be
@@ -120,39 +121,91 @@ type Catalogue struct {
 // NewCatalogue prepares the models over the stored training subset train
 // (the Hopfield networks' memories) with the given weight files.
 func NewCatalogue(train *mnist.Set, files WeightFiles) *Catalogue {
-	return &Catalogue{train: train, files: files, loaded: map[string]Model{}, errs: map[string]error{}, warning: map[string][]string{}, deferred: shippedDeferred}
+	return &Catalogue{train: train, files: files, loaded: map[string]Model{}, loading: map[string]chan struct{}{}, errs: map[string]error{}, warning: map[string][]string{}, deferred: shippedDeferred}
 }
 
-// load returns the unbound network name, loading it once.
+// load returns the unbound network name, loading it once. The lock is
+// not held while a network loads: in the web build that is a fetch over
+// the network, and the window (its menus ask Info and Available) must
+// not wait for it. Callers of one name meanwhile wait for that load.
 func (c *Catalogue) load(name string) (Model, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if m, ok := c.loaded[name]; ok {
-		return m, nil
+	for {
+		if m, ok := c.loaded[name]; ok {
+			c.mu.Unlock()
+			return m, nil
+		}
+		if err, ok := c.errs[name]; ok {
+			c.mu.Unlock()
+			return nil, err
+		}
+		ch, busy := c.loading[name]
+		if !busy {
+			break
+		}
+		c.mu.Unlock()
+		<-ch
+		c.mu.Lock()
 	}
-	if err, ok := c.errs[name]; ok {
-		return nil, err
-	}
-	var m Model
-	var err error
 	sp, ok := Spec(name)
-	switch {
-	case !ok:
-		_, err = ParseModel(name)
-	case sp.load == nil:
+	if ok && sp.load == nil {
+		c.mu.Unlock()
 		// A model trained in the window: only SetTrained puts it in
 		// loaded; not an error kept in errs, since a training run may
 		// add it later.
 		return nil, fmt.Errorf("model %s has not been trained in this session: Training… (Ctrl+I) trains it", name)
-	default:
-		m, c.warning[name], err = sp.load(c, c.files[name])
 	}
+	ch := make(chan struct{})
+	c.loading[name] = ch
+	file := c.files[name]
+	c.mu.Unlock()
+	var m Model
+	var warn []string
+	var err error
+	if !ok {
+		_, err = ParseModel(name)
+	} else {
+		m, warn, err = sp.load(c, file)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.loading, name)
+	close(ch)
+	c.warning[name] = warn
 	if err != nil {
 		c.errs[name] = err
 		return nil, err
 	}
 	c.loaded[name] = m
 	return m, nil
+}
+
+// Waiting tells whether the model name's weights are still to be fetched
+// (the web build, before the model first runs): it can be chosen, and
+// Model would wait for the fetch. A fetch that failed is not waiting: the
+// model then reports its error.
+func (c *Catalogue) Waiting(name string) bool {
+	_, ok := c.deferredInfo(name)
+	return ok
+}
+
+// Fetch loads the model name (fetching its weights in the web build) and
+// returns what went wrong.
+func (c *Catalogue) Fetch(name string) error {
+	_, err := c.load(name)
+	return err
+}
+
+// Usable is nil when the model name can run here with the settings s: a
+// model whose weights are still to be fetched is usable on its
+// description (they are fetched when it runs; a failed fetch is reported
+// then).
+func (c *Catalogue) Usable(name string, s Settings) error {
+	if c.Waiting(name) {
+		return nil
+	}
+	_, err := c.Model(name, s)
+	return err
 }
 
 // deferredInfo describes a shipped model whose weights the web build has
@@ -163,9 +216,10 @@ func (c *Catalogue) load(name string) (Model, error) {
 func (c *Catalogue) deferredInfo(name string) (ModelInfo, bool) {
 	c.mu.Lock()
 	_, done := c.loaded[name]
+	_, failed := c.errs[name]
 	c.mu.Unlock()
 	sp, ok := Spec(name)
-	if done || c.files[name] != "" || !ok || sp.describe == nil || !c.deferred(name) {
+	if done || failed || c.files[name] != "" || !ok || sp.describe == nil || !c.deferred(name) {
 		return ModelInfo{}, false
 	}
 	return sp.describe()

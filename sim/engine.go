@@ -16,11 +16,22 @@ import (
 // code sends commands through its methods (safe from any goroutine) and
 // draws the snapshots it publishes, at most MaxFPS a second.
 type Engine struct {
-	cmds   chan func(*session)
-	s      *session
-	sync   bool
-	cues   atomic.Int64 // tickets handed out by Cue
-	OnSnap func(*Snapshot)
+	cmds chan func(*session)
+	// fetched takes the end of a model's fetch (Catalogue.Fetch, started
+	// by Run for the session's waiting models); fetching are those under
+	// way (Run's goroutine only).
+	fetched  chan *Catalogue
+	fetching map[fetchKey]bool
+	s        *session
+	sync     bool
+	cues     atomic.Int64 // tickets handed out by Cue
+	OnSnap   func(*Snapshot)
+}
+
+// fetchKey names a fetch: a model of a source's catalogue.
+type fetchKey struct {
+	cat  *Catalogue
+	name string
 }
 
 // MaxFPS caps how often snapshots are published.
@@ -64,7 +75,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	if avail := cfg.Catalogue.Available(); len(avail) > 0 {
 		s.set.Lanes = []string{avail[0].Name}
 	}
-	e := &Engine{cmds: make(chan func(*session), 256), s: s, sync: cfg.Synchronous, OnSnap: cfg.OnSnap}
+	e := &Engine{cmds: make(chan func(*session), 256), fetched: make(chan *Catalogue), fetching: map[fetchKey]bool{}, s: s, sync: cfg.Synchronous, OnSnap: cfg.OnSnap}
 	s.emit = func(sn *Snapshot) {
 		if e.OnSnap != nil {
 			e.OnSnap(sn)
@@ -108,6 +119,7 @@ func (e *Engine) Run(ctx context.Context) {
 		next = next.Add(time.Duration(n) * p)
 	}
 	for {
+		e.fetchWaiting(ctx)
 		// Play: schedule the next step.
 		if s.playing && !armed {
 			// Starting (or after a pause): one period from now.
@@ -132,6 +144,8 @@ func (e *Engine) Run(ctx context.Context) {
 				onTick()
 			case <-flush.C:
 				s.dirtyTimer = false
+			case cat := <-e.fetched:
+				e.joinFetched(cat)
 			default:
 				s.extend(1)
 				s.runCue()
@@ -147,6 +161,8 @@ func (e *Engine) Run(ctx context.Context) {
 				s.dirtyTimer = false
 			case <-hold:
 				hold = nil
+			case cat := <-e.fetched:
+				e.joinFetched(cat)
 			}
 		}
 		if f != nil {
@@ -161,6 +177,50 @@ func (e *Engine) Run(ctx context.Context) {
 			}
 		}
 		e.maybeFlush(flush)
+	}
+}
+
+// fetchWaiting starts fetching the weights of the session's waiting
+// models (once each), on goroutines of their own: the engine answers
+// commands and the window is drawn meanwhile.
+func (e *Engine) fetchWaiting(ctx context.Context) {
+	s := e.s
+	for _, name := range s.waiting {
+		k := fetchKey{s.src.Catalogue, name}
+		if e.fetching[k] {
+			continue
+		}
+		e.fetching[k] = true
+		go func() {
+			k.cat.Fetch(name) // an error stays in the catalogue: the rebuild reports it
+			select {
+			case e.fetched <- k.cat:
+			case <-ctx.Done():
+			}
+		}()
+	}
+}
+
+// joinFetched rebuilds the session when a model it waits for has come (or
+// failed to): the lanes start again at t = 0 and are recorded to the step
+// shown, and a cue waiting for t* goes on.
+func (e *Engine) joinFetched(cat *Catalogue) {
+	s := e.s
+	for k := range e.fetching {
+		if k.cat == cat && !cat.Waiting(k.name) {
+			delete(e.fetching, k)
+		}
+	}
+	if s.src.Catalogue != cat {
+		return
+	}
+	for _, name := range s.waiting {
+		if !cat.Waiting(name) {
+			s.rebuild()
+			s.runCue()
+			s.dirty = true
+			return
+		}
 	}
 }
 
@@ -285,7 +345,7 @@ type cue struct {
 // runCue carries out the pending cue once the steps it names are known.
 func (s *session) runCue() {
 	c := s.cue
-	if c == nil || ((c.from.Best || c.to.Best) && s.pending()) {
+	if c == nil || ((c.from.Best || c.to.Best) && (s.pending() || len(s.waiting) > 0)) {
 		return
 	}
 	s.cue = nil

@@ -470,7 +470,7 @@ func (c *Catalogue) ReadScenario(r io.Reader, name string) (Settings, int, error
 // whose hand-masked patches the models' mask grid does not take.
 func (c *Catalogue) CheckScenario(s Settings, via Via) error {
 	for _, l := range s.Lanes {
-		if _, err := c.Model(l, s); err != nil {
+		if err := c.Usable(l, s); err != nil {
 			return fmt.Errorf("model %s is not available here: %w", l, err)
 		}
 	}

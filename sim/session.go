@@ -76,7 +76,7 @@ func (s *session) check(set Settings) error {
 		return fmt.Errorf("digit %d is out of range: the %s split has digits 0 … %d", set.Index, set.Split, n-1)
 	}
 	for _, name := range set.Lanes {
-		if _, err := src.Catalogue.Model(name, set); err != nil {
+		if err := src.Catalogue.Usable(name, set); err != nil {
 			return err
 		}
 	}
@@ -190,6 +190,10 @@ type session struct {
 	gridPt   *models.Patches // the mask grid's patches
 	pushed   []uint64        // the seeds of the pushes AddPush made, in order (UndoPush)
 	lanes    []*lane
+	// waiting are the settings' models whose weights the web build is
+	// still fetching (Catalogue.Waiting), in lane order: they join the
+	// lanes when the fetch ends (Engine.Run fetches them).
+	waiting []string
 }
 
 // rebuild re-corrupts the digit and restarts every lane at t = 0, keeping
@@ -209,7 +213,14 @@ func (s *session) rebuild() {
 		s.clean = set.Clean(s.set.Index, mnist.PixelGain)
 	}
 	var ms []Model
+	s.waiting = nil
 	for _, name := range s.set.Lanes {
+		if !s.cfg.Synchronous && s.src.Catalogue.Waiting(name) {
+			// The window is drawn meanwhile: the digit, its input and
+			// the lanes whose models are at hand.
+			s.waiting = append(s.waiting, name)
+			continue
+		}
 		m, err := s.src.Catalogue.Model(name, s.set)
 		if err != nil {
 			s.err = err.Error()

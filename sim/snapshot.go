@@ -125,9 +125,13 @@ type Snapshot struct {
 	Unrecorded int
 	End        int // the last step a run goes to (every lane's limit: the window's MaxT, a ViT's layers)
 	Lanes      []Lane
-	Err        string
-	Cue        int64 // the ticket of the last cue (Engine.Cue) the engine took
-	CueDone    bool  // that cue has played to its end (or was cancelled)
+	// Waiting are the models of Settings.Lanes still being fetched (the
+	// web build fetches a model's weights when it first runs): they are
+	// not in Lanes yet.
+	Waiting []string
+	Err     string
+	Cue     int64 // the ticket of the last cue (Engine.Cue) the engine took
+	CueDone bool  // that cue has played to its end (or was cancelled)
 	// Source is the data set the digit comes from (Settings.Dataset's),
 	// with its nearest-memory search and models. Read only.
 	Source *Source
@@ -180,6 +184,7 @@ func (s *session) snapshot() *Snapshot {
 		PixelMask: s.pixel, MaskGrid: s.grid, T: s.shownT(), Playing: s.playing, Speed: s.speed,
 		Horizon: s.cfg.Horizon, End: s.maxT(), Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy, Source: s.src}
 	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
+	sn.Waiting = slices.Clone(s.waiting)
 	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
 	sn.Settings.Pushes = clonePushes(s.set.Pushes)
 	sn.RawInput = s.input

@@ -23,8 +23,11 @@ type Histogram struct {
 	Sets   [][]float64 // one sample per lane
 	Names  []string
 	Colors []color.Color // each lane's colour (nil: the palette's k-th)
-	Max    float64       // variance range; 0.25 is the largest possible in [0,1]
-	Bins   int
+	// Empty says why there are no Sets ("": the chosen models work on
+	// pixels).
+	Empty string
+	Max   float64 // variance range; 0.25 is the largest possible in [0,1]
+	Bins  int
 
 	raster *canvas.Raster
 	title  *canvas.Text
@@ -113,6 +116,9 @@ func (r *histRenderer) Refresh() {
 	}
 	if len(h.Sets) == 0 {
 		h.means.Text = "no patches: the chosen models work on pixels"
+		if h.Empty != "" {
+			h.means.Text = h.Empty
+		}
 	}
 	for _, t := range []*canvas.Text{h.title, h.xlo, h.xhi, h.means, h.ytop} {
 		t.Color, t.TextSize = fg, sz

@@ -98,6 +98,18 @@ func (m *Main) layoutCenter(n int) {
 			bottom = append(bottom, titledPanel(ht, h))
 		}
 	}
+	if n == 0 && m.snap != nil {
+		// The models whose weights the page is still fetching: a panel
+		// each in the state's place, so the window's shape is the one
+		// their steps will fill.
+		for _, name := range m.snap.Waiting {
+			label := name
+			if info, err := m.source().Catalogue.Info(name); err == nil {
+				label = info.Label
+			}
+			top = append(top, titledPanel(newTitle(label+"\nt = 0"), hint(waitingText)))
+		}
+	}
 	tip := newInfoTip(nearestTip)
 	tip.Hover = m.setStatus
 	top = append(top, container.NewBorder(container.NewBorder(nil, nil, nil, tip, newTitle("nearest\nmemory")),
@@ -112,7 +124,7 @@ func (m *Main) layoutCenter(n int) {
 	m.energyNote.Hide()
 	plots := []fyne.CanvasObject{container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot),
 		container.NewBorder(nil, m.energyNote, nil, nil, m.energyPlot), m.hist}
-	if n == 1 {
+	if n <= 1 {
 		m.center.Objects = []fyne.CanvasObject{container.New(equalRows{},
 			container.NewGridWithColumns(len(top), top...),
 			container.NewGridWithColumns(len(bottom)+len(plots), append(bottom, plots...)...))}
@@ -131,6 +143,9 @@ func (m *Main) layoutCenter(n int) {
 	m.center.Refresh()
 	m.lastPlotKey = ""
 }
+
+// waitingText stands for a model whose weights the page is fetching.
+const waitingText = "fetching the model's weights: its steps follow"
 
 // layoutFocus is presentation mode's arrangement, made to be read from
 // the back of a lecture hall on a 1280×800 projector with one to four
@@ -497,6 +512,10 @@ func (m *Main) drawPlots(sn *sim.Snapshot) {
 		colors = append(colors, figures.ModelColor(l.Info.Name))
 	}
 	m.hist.Sets, m.hist.Names, m.hist.Colors = sets, names, colors
+	m.hist.Empty = ""
+	if len(sn.Lanes) == 0 && len(sn.Waiting) > 0 {
+		m.hist.Empty = waitingText
+	}
 	m.hist.Refresh()
 }
 
@@ -535,6 +554,9 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		setText(m.cleanTitle, "clean\n"+what)
 	}
 	if len(sn.Lanes) == 0 {
+		if len(sn.Waiting) > 0 {
+			setText(m.tLabel, fmt.Sprintf("t = %-4d %s", sn.T, waitingText))
+		}
 		return
 	}
 	for k, l := range sn.Lanes {
@@ -629,6 +651,11 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 	}
 	if len(sn.Lanes) == 1 && pushedPanel(sn) {
 		setText(m.pushedTitle, m.pushedText(sn))
+	}
+	if len(sn.Waiting) > 0 {
+		// A model added beside others: it joins them when its weights
+		// are in.
+		txt += "   (fetching the weights of " + strings.Join(sn.Waiting, ", ") + ")"
 	}
 	setText(m.tLabel, txt)
 	if w := readoutWidth(m.tLabel); w != m.readoutW {
@@ -877,11 +904,19 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 	}
 }
 
+// noLanes says why a plot of the snapshot's lanes has none.
+func noLanes(sn *sim.Snapshot) error {
+	if len(sn.Waiting) > 0 {
+		return errors.New("its steps follow once the model's weights are in")
+	}
+	return errors.New("no model is running")
+}
+
 // msePlot draws each model's MSE against t (one model: all, masked and
 // unmasked pixels) with the input's MSE as a dotted reference line.
 func msePlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) {
 	if len(sn.Lanes) == 0 {
-		return nil, errors.New("no model is running")
+		return nil, noLanes(sn)
 	}
 	p, err := figures.TrajectoryPlot("MSE vs t", "MSE", mseSeries(sn), o)
 	if err != nil {
@@ -966,6 +1001,9 @@ func tStarMarks(sn *sim.Snapshot, o figures.TrajectoryOptions, y0 float64) ([]pl
 // energyPlot draws one line per model that has an energy, in the model's
 // colour, titled by the kind of energy.
 func energyPlot(sn *sim.Snapshot, o figures.TrajectoryOptions) (*plot.Plot, error) {
+	if len(sn.Lanes) == 0 {
+		return nil, noLanes(sn)
+	}
 	var ss, pushed []figures.Series
 	title := ""
 	with := 0

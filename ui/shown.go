@@ -14,6 +14,7 @@ type Shown struct {
 	Digit    int      `json:"digit"`           // the digit's index in its split
 	Split    string   `json:"split"`           // "test" or "train"
 	Models   []string `json:"models"`          // the lanes' model names
+	Waiting  []string `json:"waiting"`         // those whose weights are still being fetched (the page)
 	Lesson   string   `json:"lesson"`          // the lesson presented ("" none)
 	Slide    int      `json:"slide"`           // its slide, from 1
 	Revealed bool     `json:"revealed"`        // the slide's answer is shown
@@ -64,6 +65,7 @@ func (m *Main) Shown() Shown {
 		s.Digit = m.snap.Settings.Index
 		s.Split = m.snap.Settings.Split.String()
 		s.Models = append([]string{}, m.snap.Settings.Lanes...)
+		s.Waiting = append([]string{}, m.snap.Waiting...)
 		s.Playing = m.snap.Playing
 		s.Err = m.snap.Err
 		s.Present = m.presentation

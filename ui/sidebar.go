@@ -501,7 +501,9 @@ func (m *Main) showSettings(sn *sim.Snapshot) {
 		entryTo(m.side.seed, strconv.FormatUint(st.Corruption.Seed, 10))
 	}
 	for k, c := range m.side.modelCheck {
-		on := slices.ContainsFunc(sn.Lanes, func(l sim.Lane) bool { return l.Info.Name == m.infos[k].Name })
+		// A model whose weights are being fetched is chosen too.
+		on := slices.ContainsFunc(sn.Lanes, func(l sim.Lane) bool { return l.Info.Name == m.infos[k].Name }) ||
+			slices.Contains(sn.Waiting, m.infos[k].Name)
 		if c.Checked != on {
 			c.SetChecked(on)
 		}

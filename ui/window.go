@@ -599,7 +599,7 @@ func refreshAll(o fyne.CanvasObject) {
 
 // plotKey identifies what the plots show, so they re-render only when it changes.
 func plotKey(sn *sim.Snapshot) string {
-	k := fmt.Sprintf("%+v|%d", sn.Settings, sn.Horizon)
+	k := fmt.Sprintf("%+v|%d|%v", sn.Settings, sn.Horizon, sn.Waiting)
 	for _, l := range sn.Lanes {
 		k += fmt.Sprintf("|%s:%d:%d", l.Info.Name, len(l.Frames), len(l.Branch))
 	}

@@ -37,9 +37,10 @@ import (
 	"attractorlab/models"
 )
 
-// preload: the weights the page fetches before the app starts (the
-// opening model's); the others come on first use, the app describing them
-// meanwhile from their headers (Files.Heads).
+// preload: the weights the page fetches as the app starts (the opening
+// model's; the window's first frame does not wait for them); the others
+// come on first use, the app describing them meanwhile from their headers
+// (Files.Heads).
 var preload = map[string]bool{"bsa-p2.safetensors": true}
 
 // Files is files.json.
@@ -63,13 +64,19 @@ type Files struct {
 	// header length and the JSON header; base64 in JSON), which describes
 	// a model before its file is fetched.
 	Heads map[string][]byte `json:"heads"`
-	// FirstVisit is what the page downloads before the app starts, with
-	// gzip: files.json itself, the page, wasm_exec.js, the icon, the
-	// gzipped wasm and the preloaded weights.
+	// FirstVisit is what a first visit downloads to run the opening
+	// model, with gzip: files.json itself, the page, wasm_exec.js, the
+	// icon, the gzipped wasm and the preloaded weights.
 	FirstVisit int `json:"first_visit"`
 	// FirstVisitBr is the same where the server sends the app's Brotli
 	// copy (make serve-web; Caddy's precompressed br).
 	FirstVisitBr int `json:"first_visit_br"`
+	// BeforeStart and BeforeStartBr are what the page waits for before it
+	// starts the app (FirstVisit and FirstVisitBr without the preloaded
+	// weights, which come as it starts): all the window's first frame
+	// needs.
+	BeforeStart   int `json:"before_start"`
+	BeforeStartBr int `json:"before_start_br"`
 }
 
 func main() {
@@ -153,7 +160,7 @@ func build(wasmPath, execPath, out string) error {
 			return err
 		}
 	}
-	first := len(gz) + len(assets.Icon)
+	first, later := len(gz)+len(assets.Icon), 0
 	for _, b := range [][]byte{page, execJS} {
 		g, err := gzipBest(b)
 		if err != nil {
@@ -186,7 +193,7 @@ func build(wasmPath, execPath, out string) error {
 		f.Weights[name] = len(web)
 		if preload[name] {
 			f.Preload = append(f.Preload, name)
-			first += len(web)
+			later += len(web)
 		}
 	}
 	for name := range preload {
@@ -218,10 +225,12 @@ func build(wasmPath, execPath, out string) error {
 	if err != nil {
 		return err
 	}
-	// files.json counts itself: its first_visit and first_visit_br,
-	// written as 0 above, take at most 7 more digits each.
-	f.FirstVisit = first + len(meta) + 14
-	f.FirstVisitBr = f.FirstVisit - len(gz) + len(br)
+	// files.json counts itself: its four sizes, written as 0 above, take
+	// at most 7 more digits each.
+	f.BeforeStart = first + len(meta) + 28
+	f.BeforeStartBr = f.BeforeStart - len(gz) + len(br)
+	f.FirstVisit = f.BeforeStart + later
+	f.FirstVisitBr = f.BeforeStartBr + later
 	if meta, err = json.MarshalIndent(f, "", "  "); err != nil {
 		return err
 	}
@@ -245,8 +254,8 @@ func build(wasmPath, execPath, out string) error {
 	if old != "" {
 		os.RemoveAll(old)
 	}
-	fmt.Printf("web: %s (first visit %.1f MB with gzip, %.1f MB with Brotli: app %.1f MB, %.1f MB of %.1f MB; weights %s)\n",
-		out, float64(f.FirstVisit)/1e6, float64(f.FirstVisitBr)/1e6, float64(f.Wasm.GZ)/1e6, float64(f.Wasm.BR)/1e6, float64(f.Wasm.Raw)/1e6, strings.Join(f.Preload, ", "))
+	fmt.Printf("web: %s (before the start %.1f MB with gzip, %.1f MB with Brotli: app %.1f MB, %.1f MB of %.1f MB; then weights %s, %.1f MB)\n",
+		out, float64(f.BeforeStart)/1e6, float64(f.BeforeStartBr)/1e6, float64(f.Wasm.GZ)/1e6, float64(f.Wasm.BR)/1e6, float64(f.Wasm.Raw)/1e6, strings.Join(f.Preload, ", "), float64(later)/1e6)
 	return nil
 }
 

@@ -49,6 +49,7 @@ type shown struct {
 	Digit    int      `json:"digit"`
 	Split    string   `json:"split"`
 	Models   []string `json:"models"`
+	Waiting  []string `json:"waiting"`
 	Lesson   string   `json:"lesson"`
 	Slide    int      `json:"slide"`
 	Revealed bool     `json:"revealed"`
@@ -126,6 +127,28 @@ func serveWith(t *testing.T, h http.Handler) *site {
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// holdWeights returns a wrapper of a site's handler that holds the
+// weights' requests back until let is called (at most once; a test calls
+// it again when it ends).
+func holdWeights() (wrap func(http.Handler) http.Handler, let func()) {
+	gate := make(chan struct{})
+	var once sync.Once
+	let = func() { once.Do(func() { close(gate) }) }
+	wrap = func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/weights/") {
+				select {
+				case <-gate:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	return wrap, let
 }
 
 // loadedHow is how the page got the app: "streamed" (compiled as it came,
@@ -350,15 +373,20 @@ func timed(t *testing.T, ctx context.Context, act func(), ok string) time.Durati
 func TestWebPage(t *testing.T) {
 	dir := builtSite(t)
 	var files struct {
-		FirstVisit   int `json:"first_visit"`
-		FirstVisitBr int `json:"first_visit_br"`
+		FirstVisit    int `json:"first_visit"`
+		FirstVisitBr  int `json:"first_visit_br"`
+		BeforeStartBr int `json:"before_start_br"`
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "files.json")); err != nil {
 		t.Fatal(err)
 	} else if err := json.Unmarshal(b, &files); err != nil {
 		t.Fatal(err)
 	}
-	srv := serve(t, dir)
+	// The opening model's weights are held back until the window's first
+	// frame has come: it must not wait for them.
+	release, released := holdWeights()
+	defer released()
+	srv := serveWith(t, release(webserve.Handler(dir)))
 	ctx := newBrowser(t)
 	base := srv.URL + "/"
 
@@ -366,30 +394,42 @@ func TestWebPage(t *testing.T) {
 	first := open(t, ctx, base)
 	sent := srv.sent.Load()
 	srv.mu.Lock()
-	t.Logf("fetched before the first frame: %s", strings.Join(srv.got, " "))
+	t.Logf("asked for before the first frame: %s", strings.Join(srv.got, " "))
 	srv.mu.Unlock()
-	t.Logf("first visit: window after %.2f s; %.2f MB transferred (files.json: %.2f MB with Brotli, %.2f MB with gzip)", first.Seconds(), float64(sent)/1e6, float64(files.FirstVisitBr)/1e6, float64(files.FirstVisit)/1e6)
-	logMemory(t, ctx, "after load")
-	if sent > 20e6 {
-		t.Errorf("the first visit transferred %d bytes: more than 20 MB", sent)
-	}
+	t.Logf("first visit: window after %.2f s; %.2f MB transferred before it (files.json: %.2f MB before the start with Brotli)", first.Seconds(), float64(sent)/1e6, float64(files.BeforeStartBr)/1e6)
 	// The server sends the app's Brotli copy, which Chromium asks for
 	// (from this machine even over HTTP).
-	if sent > int64(files.FirstVisitBr)+500_000 {
-		t.Errorf("the first visit transferred %d bytes, more than with the app's Brotli copy (%d): it was not sent", sent, files.FirstVisitBr)
+	if sent > int64(files.BeforeStartBr)+300_000 {
+		t.Errorf("the first frame came after %d bytes, more than the page needs before the start with the app's Brotli copy (%d)", sent, files.BeforeStartBr)
+	}
+	if s := current(t, ctx); !slices.Equal(s.Waiting, []string{"bsa-p2"}) || s.Frames != 0 {
+		t.Errorf("the first frame, the weights held back: the window shows %+v, want bsa-p2 waiting and no step", s)
+	}
+	screenshot(t, ctx, "web-waiting")
+	held := time.Now()
+	released()
+	until(t, ctx, "the opening model's weights", func(s shown) bool { return len(s.Waiting) == 0 && s.Frames > 0 })
+	came := time.Since(held)
+	s := until(t, ctx, "the paper demo", func(s shown) bool { return s.Frames >= 100 && !s.Playing && s.T > 0 })
+	t.Logf("the weights let go at the first frame: the model's first steps %.2f s later, t* = %d shown %.2f s later", came.Seconds(), s.T, time.Since(held).Seconds())
+	logMemory(t, ctx, "after load")
+	total := srv.sent.Load()
+	t.Logf("with the weights: %.2f MB transferred (files.json: %.2f MB with Brotli, %.2f MB with gzip)", float64(total)/1e6, float64(files.FirstVisitBr)/1e6, float64(files.FirstVisit)/1e6)
+	if total > int64(files.FirstVisitBr)+500_000 {
+		t.Errorf("the first visit transferred %d bytes, more than with the app's Brotli copy (%d): it was not sent", total, files.FirstVisitBr)
 	}
 	if how := loadedHow(t, ctx); how != "streamed" {
 		t.Errorf("from a server that sends the app gzipped the page %s it: want streamed (compiled as it came, kept by the browser)", how)
 	}
 	// Its progress bar counted what was sent (the app's packed bytes
-	// estimated from the unpacked ones as they came).
+	// estimated from the unpacked ones as they came), and the weights.
 	counted, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`attractorlab.transferred`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the loading screen counted %.2f MB", counted/1e6)
-	if math.Abs(counted-float64(sent)) > 0.02*float64(sent) {
-		t.Errorf("the loading screen counted %.2f MB downloaded where %.2f MB were sent", counted/1e6, float64(sent)/1e6)
+	t.Logf("the page counted %.2f MB", counted/1e6)
+	if math.Abs(counted-float64(total)) > 0.02*float64(total) {
+		t.Errorf("the page counted %.2f MB downloaded where %.2f MB were sent", counted/1e6, float64(total)/1e6)
 	}
 	// The loading screen named each part of the app's start as it began.
 	phases, err := chromedp.Run(ctx, chromedp.Evaluate[string](`attractorlab.phases.map(p => p[0] + " at " + (p[1] / 1000).toFixed(2) + " s").join("; ")`))
@@ -406,7 +446,6 @@ func TestWebPage(t *testing.T) {
 		}
 		at += k + len(want)
 	}
-	s := until(t, ctx, "the paper demo", func(s shown) bool { return s.Frames >= 100 && !s.Playing })
 	demo := sim.PaperDemo()
 	if s.Digit != demo.Index || s.Lesson != "" || s.Dialogs != 0 {
 		t.Fatalf("the page opened on %+v, want the paper demo and no dialog", s)
