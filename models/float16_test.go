@@ -205,3 +205,36 @@ func TestTransformerConfigOfHeader(t *testing.T) {
 		t.Fatalf("a bare self-attention's header: %v", err)
 	}
 }
+
+// TestUnwrapWebYields: UnwrapWebYield gives UnwrapWeb's bytes and calls
+// its yield as it inflates (every yieldEvery bytes).
+func TestUnwrapWebYields(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	d := make([]float32, 400_000)
+	for i := range d {
+		d[i] = float32(r.NormFloat64() * 0.05)
+	}
+	var f32 bytes.Buffer
+	if err := WriteSafetensors(&f32, map[string]Tensor{"J": {Shape: []int{400, 1000}, Data: d}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wire, err := WebWeights(f32.Bytes(), "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := UnwrapWeb(wire, "j.web", 1<<22)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yields := 0
+	got, err := UnwrapWebYield(wire, "j.web", 1<<22, func() { yields++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("UnwrapWebYield's file differs from UnwrapWeb's")
+	}
+	if min := len(want)/yieldEvery - 1; yields < min {
+		t.Errorf("%d yields inflating %d bytes, want at least %d", yields, len(want), min)
+	}
+}

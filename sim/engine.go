@@ -193,6 +193,7 @@ func (e *Engine) fetchWaiting(ctx context.Context) {
 		e.fetching[k] = true
 		go func() {
 			k.cat.Fetch(name) // an error stays in the catalogue: the rebuild reports it
+			pause()           // the page's turn before the lanes are rebuilt
 			select {
 			case e.fetched <- k.cat:
 			case <-ctx.Done():

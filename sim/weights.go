@@ -56,7 +56,9 @@ func readShipped(name string) ([]byte, error) {
 	if err != nil || !assets.WebWeights {
 		return b, err
 	}
-	return models.UnwrapWeb(b, name, 8+models.MaxHeader+models.MaxDataBytes)
+	st, err := models.UnwrapWebYield(b, name, 8+models.MaxHeader+models.MaxDataBytes, pause)
+	pause() // the page's turn before the file is parsed
+	return st, err
 }
 
 // shippedDeferred tells whether the model name's shipped weights would

@@ -98,18 +98,6 @@ func (m *Main) layoutCenter(n int) {
 			bottom = append(bottom, titledPanel(ht, h))
 		}
 	}
-	if n == 0 && m.snap != nil {
-		// The models whose weights the page is still fetching: a panel
-		// each in the state's place, so the window's shape is the one
-		// their steps will fill.
-		for _, name := range m.snap.Waiting {
-			label := name
-			if info, err := m.source().Catalogue.Info(name); err == nil {
-				label = info.Label
-			}
-			top = append(top, titledPanel(newTitle(label+"\nt = 0"), hint(waitingText)))
-		}
-	}
 	tip := newInfoTip(nearestTip)
 	tip.Hover = m.setStatus
 	top = append(top, container.NewBorder(container.NewBorder(nil, nil, nil, tip, newTitle("nearest\nmemory")),
@@ -124,7 +112,7 @@ func (m *Main) layoutCenter(n int) {
 	m.energyNote.Hide()
 	plots := []fyne.CanvasObject{container.NewBorder(nil, m.mseLegend, nil, nil, m.msePlot),
 		container.NewBorder(nil, m.energyNote, nil, nil, m.energyPlot), m.hist}
-	if n <= 1 {
+	if n == 1 {
 		m.center.Objects = []fyne.CanvasObject{container.New(equalRows{},
 			container.NewGridWithColumns(len(top), top...),
 			container.NewGridWithColumns(len(bottom)+len(plots), append(bottom, plots...)...))}
@@ -557,6 +545,16 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		if len(sn.Waiting) > 0 {
 			setText(m.tLabel, fmt.Sprintf("t = %-4d %s", sn.T, waitingText))
 		}
+		for k := range sn.Waiting {
+			if k < len(m.stateTitles) && k < len(m.heatTitles) {
+				name := m.lanes(k).Label
+				if len(sn.Waiting) > 1 {
+					name = m.lanes(k).Name
+				}
+				setText(m.stateTitles[k], name+"\nfetching its weights…")
+				setText(m.heatTitles[k], name+"\nattention: its steps follow")
+			}
+		}
 		return
 	}
 	for k, l := range sn.Lanes {
@@ -681,10 +679,31 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 
 // lanes returns the info of lane k of the current snapshot.
 func (m *Main) lanes(k int) sim.ModelInfo {
-	if m.snap == nil || k >= len(m.snap.Lanes) {
+	if m.snap == nil {
+		return sim.ModelInfo{}
+	}
+	if w := m.snap.Waiting; len(m.snap.Lanes) == 0 && k < len(w) {
+		// A model whose weights are being fetched, from its description.
+		if info, err := m.source().Catalogue.Info(w[k]); err == nil {
+			return info
+		}
+		return sim.ModelInfo{Name: w[k], Label: w[k]}
+	}
+	if k >= len(m.snap.Lanes) {
 		return sim.ModelInfo{}
 	}
 	return m.snap.Lanes[k].Info
+}
+
+// panelCount is how many model panels the snapshot's window has: one per
+// lane, or, while every model's weights are being fetched (the page's
+// start), one per waiting model, laid out as its lane will be, so that
+// the lane's coming redraws the panels instead of building new ones.
+func panelCount(sn *sim.Snapshot) int {
+	if len(sn.Lanes) == 0 {
+		return len(sn.Waiting)
+	}
+	return len(sn.Lanes)
 }
 
 // setLegend lists the MSE plot's lines under it, in their colours.
@@ -907,7 +926,7 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 // noLanes says why a plot of the snapshot's lanes has none.
 func noLanes(sn *sim.Snapshot) error {
 	if len(sn.Waiting) > 0 {
-		return errors.New("its steps follow once the model's weights are in")
+		return errors.New("waiting for its weights")
 	}
 	return errors.New("no model is running")
 }

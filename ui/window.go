@@ -494,7 +494,7 @@ func (m *Main) togglePresentation() {
 	}
 	m.lastPlotKey = ""
 	if m.snap != nil {
-		m.layoutCenter(len(m.snap.Lanes))
+		m.layoutCenter(panelCount(m.snap))
 		m.apply(m.snap)
 	}
 	m.root.Refresh()
@@ -670,9 +670,9 @@ func (m *Main) apply(sn *sim.Snapshot) {
 		// patches, and the selection ends with it.
 		m.query, m.lane = -1, 0
 	}
-	if prev == nil || !slices.Equal(prev.Settings.Lanes, sn.Settings.Lanes) || len(m.states) != len(sn.Lanes) ||
+	if prev == nil || !slices.Equal(prev.Settings.Lanes, sn.Settings.Lanes) || len(m.states) != panelCount(sn) ||
 		(len(sn.Lanes) == 1 && pushedPanel(prev) != pushedPanel(sn)) {
-		m.layoutCenter(len(sn.Lanes))
+		m.layoutCenter(panelCount(sn))
 	}
 	if m.lane >= len(sn.Lanes) {
 		m.query, m.lane = -1, 0

@@ -406,12 +406,15 @@ func TestWebPage(t *testing.T) {
 		t.Errorf("the first frame, the weights held back: the window shows %+v, want bsa-p2 waiting and no step", s)
 	}
 	screenshot(t, ctx, "web-waiting")
+	stop := watchLongTasks(t, ctx)
 	held := time.Now()
 	released()
 	until(t, ctx, "the opening model's weights", func(s shown) bool { return len(s.Waiting) == 0 && s.Frames > 0 })
 	came := time.Since(held)
 	s := until(t, ctx, "the paper demo", func(s shown) bool { return s.Frames >= 100 && !s.Playing && s.T > 0 })
-	t.Logf("the weights let go at the first frame: the model's first steps %.2f s later, t* = %d shown %.2f s later", came.Seconds(), s.T, time.Since(held).Seconds())
+	arrival, _ := stop()
+	t.Logf("the weights let go at the first frame: the model's first steps %.2f s later, t* = %d shown %.2f s later; long tasks meanwhile %v ms (the weights' parsing and the lane's start, then the look-ahead's recording)",
+		came.Seconds(), s.T, time.Since(held).Seconds(), arrival)
 	logMemory(t, ctx, "after load")
 	total := srv.sent.Load()
 	t.Logf("with the weights: %.2f MB transferred (files.json: %.2f MB with Brotli, %.2f MB with gzip)", float64(total)/1e6, float64(files.FirstVisitBr)/1e6, float64(files.FirstVisit)/1e6)
