@@ -117,16 +117,20 @@ func (m *BSA) SetCanonical(c []float32) error {
 	if len(c) != m.N*m.N*d*d {
 		return fmt.Errorf("tensor J has %d values, want %d", len(c), m.N*m.N*d*d)
 	}
-	for i := 0; i < m.N; i++ {
-		for j := 0; j < m.N; j++ {
-			for r := 0; r < d; r++ {
-				for e := 0; e < d; e++ {
-					v := c[((i*m.N+j)*d+r)*d+e]
-					if i == j {
-						v = 0
-					}
-					m.J[m.jidx(i, j, r, e)] = v
+	// In the order of J (j innermost), the offsets stepped rather than
+	// multiplied out: the page parses the opening model's 2.4 million
+	// couplings in code the browser has not optimised yet.
+	n, np, dd := m.N, m.NP, d*d
+	for i := 0; i < n; i++ {
+		for r := 0; r < d; r++ {
+			for e := 0; e < d; e++ {
+				row := m.J[((i*d+r)*d+e)*np:][:n]
+				src := (i*n)*dd + r*d + e
+				for j := range row {
+					row[j] = c[src]
+					src += dd
 				}
+				row[i] = 0
 			}
 		}
 	}

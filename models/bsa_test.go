@@ -601,3 +601,50 @@ func FuzzParseSafetensors(f *testing.F) {
 		ParseBSA(data, "fuzz")
 	})
 }
+
+// TestSetCanonicalNaive: SetCanonical (offsets stepped, in J's order) puts
+// every coupling where the naive loop over jidx does, J_ii zeroed, and
+// Canonical gives the file's order back.
+func TestSetCanonicalNaive(t *testing.T) {
+	for _, p := range []int{5, 17} { // N tokens, the padded width NP ≥ N
+		m := tinyBSA(p, 3, 1)
+		r := rand.New(rand.NewPCG(uint64(p), 9))
+		c := make([]float32, m.N*m.N*m.D*m.D)
+		for k := range c {
+			c[k] = float32(r.NormFloat64())
+		}
+		if err := m.SetCanonical(c); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, len(m.J))
+		copy(want, m.J) // the padding columns, which neither writes
+		for i := 0; i < m.N; i++ {
+			for j := 0; j < m.N; j++ {
+				for a := 0; a < m.D; a++ {
+					for e := 0; e < m.D; e++ {
+						v := c[((i*m.N+j)*m.D+a)*m.D+e]
+						if i == j {
+							v = 0
+						}
+						want[m.jidx(i, j, a, e)] = v
+					}
+				}
+			}
+		}
+		for k := range want {
+			if m.J[k] != want[k] {
+				t.Fatalf("N=%d: J[%d] = %g, the naive loop puts %g", p, k, m.J[k], want[k])
+			}
+		}
+		back := m.Canonical()
+		for i := 0; i < m.N; i++ {
+			for j := 0; j < m.N; j++ {
+				for k := (i*m.N + j) * m.D * m.D; k < (i*m.N+j+1)*m.D*m.D; k++ {
+					if w := c[k]; (i != j && back[k] != w) || (i == j && back[k] != 0) {
+						t.Fatalf("N=%d: Canonical()[%d] = %g, want %g", p, k, back[k], w)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package models
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // MaxFloat16 is the largest finite IEEE half-precision value.
 const MaxFloat16 = 65504
@@ -26,6 +29,19 @@ func Float16To32(h uint16) float32 {
 	}
 	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
 }
+
+// float16Table holds Float16To32 of every half-precision value, as bits
+// (a NaN's payload kept whatever the platform does with float moves).
+// Reading a half-precision file through it cost the page (WebAssembly, in
+// code the browser has not optimised yet) a fraction of the conversion's
+// time.
+var float16Table = sync.OnceValue(func() *[1 << 16]uint32 {
+	var t [1 << 16]uint32
+	for h := range t {
+		t[h] = math.Float32bits(Float16To32(uint16(h)))
+	}
+	return &t
+})
 
 // Float32To16 rounds f to the nearest half-precision value (ties to even),
 // as PyTorch's tensor.half() does: beyond ±65504 it gives ±Inf, below the

@@ -238,3 +238,14 @@ func TestUnwrapWebYields(t *testing.T) {
 		t.Errorf("%d yields inflating %d bytes, want at least %d", yields, len(want), min)
 	}
 }
+
+// TestFloat16Table: the table the file reader converts through is
+// Float16To32, bit for bit, for every half-precision value.
+func TestFloat16Table(t *testing.T) {
+	tab := float16Table()
+	for h := range 1 << 16 {
+		if got, want := tab[h], math.Float32bits(Float16To32(uint16(h))); got != want {
+			t.Fatalf("table[%#04x] = %#08x, Float16To32 gives %#08x", h, got, want)
+		}
+	}
+}

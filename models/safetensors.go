@@ -194,8 +194,9 @@ func readTensors(r io.Reader, h *stHeader, name string) (map[string]Tensor, erro
 				return nil, fmt.Errorf("%s: reading tensor %q: %w", name, t.name, err)
 			}
 			if t.size == 2 {
-				for p := 0; p < len(c); p += 2 {
-					d[q] = Float16To32(binary.LittleEndian.Uint16(c[p:]))
+				tab := float16Table()
+				for p := 0; p+1 < len(c); p += 2 {
+					d[q] = math.Float32frombits(tab[uint16(c[p])|uint16(c[p+1])<<8])
 					q++
 				}
 				continue

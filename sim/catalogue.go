@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"attractorlab/assets"
 	"errors"
 	"fmt"
 	"slices"
@@ -111,8 +112,13 @@ type Catalogue struct {
 	mu      sync.Mutex
 	loaded  map[string]Model         // unbound networks by name
 	loading map[string]chan struct{} // closed when the name's load ends
-	errs    map[string]error
-	warning map[string][]string
+	// fetchErr are the models whose weights the web build could not
+	// fetch (the network): not kept as errs, since the next change of
+	// the settings tries again (Retry); meanwhile Model reports the error
+	// without fetching.
+	fetchErr map[string]error
+	errs     map[string]error
+	warning  map[string][]string
 	// deferred tells whether a model's shipped weights would have to be
 	// fetched (the web build): LoadAll and Available leave those for later.
 	deferred func(name string) bool
@@ -121,7 +127,7 @@ type Catalogue struct {
 // NewCatalogue prepares the models over the stored training subset train
 // (the Hopfield networks' memories) with the given weight files.
 func NewCatalogue(train *mnist.Set, files WeightFiles) *Catalogue {
-	return &Catalogue{train: train, files: files, loaded: map[string]Model{}, loading: map[string]chan struct{}{}, errs: map[string]error{}, warning: map[string][]string{}, deferred: shippedDeferred}
+	return &Catalogue{train: train, files: files, loaded: map[string]Model{}, loading: map[string]chan struct{}{}, fetchErr: map[string]error{}, errs: map[string]error{}, warning: map[string][]string{}, deferred: shippedDeferred}
 }
 
 // load returns the unbound network name, loading it once. The lock is
@@ -136,6 +142,10 @@ func (c *Catalogue) load(name string) (Model, error) {
 			return m, nil
 		}
 		if err, ok := c.errs[name]; ok {
+			c.mu.Unlock()
+			return nil, err
+		}
+		if err, ok := c.fetchErr[name]; ok {
 			c.mu.Unlock()
 			return nil, err
 		}
@@ -165,13 +175,29 @@ func (c *Catalogue) load(name string) (Model, error) {
 	if !ok {
 		_, err = ParseModel(name)
 	} else {
-		m, warn, err = sp.load(c, file)
+		func() {
+			// A load that panics is an error, and its waiters are let go.
+			defer func() {
+				if r := recover(); r != nil {
+					m, err = nil, fmt.Errorf("model %s could not be loaded: %v", name, r)
+				}
+			}()
+			m, warn, err = sp.load(c, file)
+		}()
 	}
+	// Weights the page still has not got after the load: the fetch
+	// failed (a bad file the page did get fails for good).
+	fetchFailed := err != nil && ok && file == "" && c.deferred(name)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.loading, name)
 	close(ch)
 	c.warning[name] = warn
+	if fetchFailed {
+		err = fmt.Errorf("the weights of model %s could not be fetched (%w): changing the scenario tries again", name, err)
+		c.fetchErr[name] = err
+		return nil, err
+	}
 	if err != nil {
 		c.errs[name] = err
 		return nil, err
@@ -185,8 +211,19 @@ func (c *Catalogue) load(name string) (Model, error) {
 // Model would wait for the fetch. A fetch that failed is not waiting: the
 // model then reports its error.
 func (c *Catalogue) Waiting(name string) bool {
+	c.mu.Lock()
+	_, fetchFailed := c.fetchErr[name]
+	c.mu.Unlock()
 	_, ok := c.deferredInfo(name)
-	return ok
+	return ok && !fetchFailed
+}
+
+// Retry forgets the failed fetches (fetchErr): the models are waiting
+// again, and their weights are fetched when they next run.
+func (c *Catalogue) Retry() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.fetchErr)
 }
 
 // Fetch loads the model name (fetching its weights in the web build) and
@@ -201,7 +238,7 @@ func (c *Catalogue) Fetch(name string) error {
 // description (they are fetched when it runs; a failed fetch is reported
 // then).
 func (c *Catalogue) Usable(name string, s Settings) error {
-	if c.Waiting(name) {
+	if _, ok := c.deferredInfo(name); ok {
 		return nil
 	}
 	_, err := c.Model(name, s)
@@ -217,9 +254,17 @@ func (c *Catalogue) deferredInfo(name string) (ModelInfo, bool) {
 	c.mu.Lock()
 	_, done := c.loaded[name]
 	_, failed := c.errs[name]
+	_, fetchFailed := c.fetchErr[name]
+	_, busy := c.loading[name]
 	c.mu.Unlock()
 	sp, ok := Spec(name)
-	if done || failed || c.files[name] != "" || !ok || sp.describe == nil || !c.deferred(name) {
+	if done || failed || c.files[name] != "" || !ok || sp.describe == nil {
+		return ModelInfo{}, false
+	}
+	// In the web build a model whose weights the page has but that is
+	// still being read is described too: the window's menus do not wait
+	// for the parse, nor the engine's rebuild.
+	if !c.deferred(name) && !(busy && assets.WebWeights) && !fetchFailed {
 		return ModelInfo{}, false
 	}
 	return sp.describe()

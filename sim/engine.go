@@ -346,7 +346,7 @@ type cue struct {
 // runCue carries out the pending cue once the steps it names are known.
 func (s *session) runCue() {
 	c := s.cue
-	if c == nil || ((c.from.Best || c.to.Best) && (s.pending() || len(s.waiting) > 0)) {
+	if c == nil || len(s.waiting) > 0 || ((c.from.Best || c.to.Best) && s.pending()) {
 		return
 	}
 	s.cue = nil

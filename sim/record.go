@@ -119,6 +119,11 @@ const seekBudget = 8 * time.Millisecond
 
 func (s *session) seek(t int) {
 	s.t = max(0, min(t, s.maxT()))
+	if len(s.waiting) > 0 {
+		// Models whose weights are being fetched: the step asked for is
+		// kept (a link's, a reload's) and shown once their lanes come.
+		s.t = max(0, min(t, s.cfg.MaxT))
+	}
 	deadline := time.Now().Add(seekBudget)
 	for _, l := range s.lanes {
 		for len(l.frames) <= min(s.t, s.limit(l)) && (s.cfg.Synchronous || time.Now().Before(deadline)) {
@@ -134,6 +139,9 @@ func (s *session) seek(t int) {
 // shownT is the step a snapshot shows: t, or the last step every lane has
 // recorded while the engine is still catching up with a seek.
 func (s *session) shownT() int {
+	if len(s.lanes) == 0 {
+		return 0 // no lane has a step yet (their models being fetched)
+	}
 	t := s.t
 	for _, l := range s.lanes {
 		if len(l.frames)-1 < min(s.t, s.limit(l)) {
@@ -181,8 +189,8 @@ func (s *session) advance(n int) {
 }
 
 func (s *session) seekBest() {
-	if len(s.lanes) == 0 {
-		return
+	if len(s.lanes) == 0 || (len(s.waiting) > 0 && s.waiting[0] == s.set.Lanes[0]) {
+		return // t* is the first model's: not known while it is fetched
 	}
 	b, _ := best(s.lanes[0].frames)
 	s.seek(b)

@@ -17,6 +17,9 @@ import (
 // the result is valid; it reports whether it did. keepToggled keeps the
 // hand-toggled patches even when the input changes (a restored scenario).
 func (s *session) change(f func(*Settings), keepToggled bool) bool {
+	// A model whose weights could not be fetched is fetched again.
+	s.home.Catalogue.Retry()
+	s.src.Catalogue.Retry()
 	old := s.set
 	next := old
 	next.Lanes = slices.Clone(old.Lanes)

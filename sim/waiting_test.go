@@ -2,7 +2,10 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,5 +76,104 @@ func TestEngineWaitsForWeights(t *testing.T) {
 	want.Settle()
 	if w := want.Snapshot().Lanes[0].Best; sn.T != w || sn.Lanes[0].Best != w {
 		t.Fatalf("t* %d shown at t = %d; a synchronous engine's t* is %d", sn.Lanes[0].Best, sn.T, w)
+	}
+}
+
+// waitingEngine is an asynchronous engine whose opening model bsa-p2 is
+// waiting for its weights: they come when the returned function is
+// called (a fetch under way holds load on the gate).
+func waitingEngine(t *testing.T) (*Engine, *Catalogue, chan *Snapshot, func()) {
+	t.Helper()
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	cat.deferred = func(name string) bool { return name == "bsa-p2" }
+	gate := make(chan struct{})
+	cat.loading["bsa-p2"] = gate
+	snaps := make(chan *Snapshot, 4096)
+	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: cat, Horizon: 30, MaxT: 60,
+		Settings: DefaultSettings(), OnSnap: func(sn *Snapshot) { snaps <- sn }})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go e.Run(ctx)
+	come := func() {
+		cat.mu.Lock()
+		delete(cat.loading, "bsa-p2")
+		cat.mu.Unlock()
+		close(gate)
+	}
+	return e, cat, snaps, come
+}
+
+// nextSnap waits (a minute at most) for a snapshot ok accepts.
+func nextSnap(t *testing.T, snaps chan *Snapshot, what string, ok func(*Snapshot) bool) *Snapshot {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case sn := <-snaps:
+			if ok(sn) {
+				return sn
+			}
+		case <-deadline:
+			t.Fatalf("no snapshot with %s within a minute", what)
+		}
+	}
+}
+
+// TestWaitingKeepsTheStep: a link's step (Restore) and a lesson's run
+// (Cue from t = 0 to 20) given while the model's weights come are
+// carried out once they are in, not lost at t = 0.
+func TestWaitingKeepsTheStep(t *testing.T) {
+	e, _, snaps, come := waitingEngine(t)
+	e.Restore(DefaultSettings(), 25)
+	sn := nextSnap(t, snaps, "the link restored", func(sn *Snapshot) bool { return sn.Seq > 1 })
+	if sn.T != 0 || len(sn.Lanes) != 0 {
+		t.Fatalf("while waiting: t = %d, %d lanes; want t = 0 (the input), no lane", sn.T, len(sn.Lanes))
+	}
+	come()
+	sn = nextSnap(t, snaps, "the lane at t = 25", func(sn *Snapshot) bool { return len(sn.Lanes) == 1 && sn.T == 25 })
+
+	e2, _, snaps2, come2 := waitingEngine(t)
+	ticket := e2.Cue(nil, Mark{T: 0}, Mark{T: 20}, 200)
+	come2()
+	// The cue played (a cue run at t = 0 before the lane came would have
+	// ended there); its last step is shown once recorded.
+	nextSnap(t, snaps2, "the cue played past t = 0", func(sn *Snapshot) bool { return sn.Cue == ticket && sn.T > 0 && len(sn.Lanes) == 1 })
+	nextSnap(t, snaps2, "the cue's end at t = 20", func(sn *Snapshot) bool { return sn.Cue == ticket && sn.CueDone && sn.T == 20 })
+}
+
+// TestFailedFetchRetried: a fetch that fails is reported (the snapshot's
+// error names the model and says what tries again), leaves the settings
+// changeable, and the next change fetches again.
+func TestFailedFetchRetried(t *testing.T) {
+	k := slices.IndexFunc(Registry, func(s ModelSpec) bool { return s.Name == "bsa-p2" })
+	saved := Registry[k].load
+	t.Cleanup(func() { Registry[k].load = saved })
+	fail := true
+	var mu sync.Mutex
+	Registry[k].load = func(c *Catalogue, file string) (Model, []string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			return nil, nil, errors.New("fetching weights/bsa-p2.safetensors.web: TypeError: Failed to fetch")
+		}
+		return saved(c, file)
+	}
+	e, _, snaps, come := waitingEngine(t)
+	come()
+	sn := nextSnap(t, snaps, "the failure", func(sn *Snapshot) bool { return sn.Err != "" })
+	if !strings.Contains(sn.Err, "bsa-p2") || !strings.Contains(sn.Err, "tries again") || len(sn.Waiting) != 0 || len(sn.Lanes) != 0 {
+		t.Fatalf("after the failed fetch: error %q, waiting %v, %d lanes", sn.Err, sn.Waiting, len(sn.Lanes))
+	}
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	e.Update(func(st *Settings) { st.Index = 5 })
+	sn = nextSnap(t, snaps, "digit 5 with the model", func(sn *Snapshot) bool { return len(sn.Lanes) == 1 })
+	if sn.Settings.Index != 5 || sn.Err != "" {
+		t.Fatalf("the change after the failure: digit %d, error %q", sn.Settings.Index, sn.Err)
 	}
 }

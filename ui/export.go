@@ -61,13 +61,15 @@ func (m *Main) exports() []exportItem {
 			}},
 		{"Variance histogram (PNG)", "variance.png", img(func() image.Image { return m.hist.draw(900, 500) }), nil},
 	}
-	for k, v := range m.states {
+	// A panel per lane: the panels of a model whose weights are still
+	// being fetched (no lane yet) have nothing to export.
+	for k, v := range m.states[:min(len(m.states), len(sn.Lanes))] {
 		v := v
 		name := sn.Lanes[k].Info.Name
 		items = append(items, exportItem{fmt.Sprintf("%s state (PNG)", sn.Lanes[k].Info.Label),
 			fmt.Sprintf("%s-t%d.png", name, sn.T), img(func() image.Image { return v.draw(560, 560) }), nil})
 	}
-	for k, h := range m.heat {
+	for k, h := range m.heat[:min(len(m.heat), len(sn.Lanes))] {
 		h := h
 		items = append(items, exportItem{fmt.Sprintf("%s attention (PNG)", sn.Lanes[k].Info.Label),
 			fmt.Sprintf("%s-attention-t%d.png", sn.Lanes[k].Info.Name, sn.T), img(func() image.Image { return h.image(560) }), nil})

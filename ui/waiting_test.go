@@ -37,6 +37,11 @@ func TestWaitingForWeights(t *testing.T) {
 		if !present && !strings.Contains(m.hist.means.Text, waitingText) {
 			t.Errorf("the histogram says %q while the weights come", m.hist.means.Text)
 		}
+		for _, it := range m.exports() { // Ctrl+E while waiting
+			if strings.Contains(it.label, "state") || strings.Contains(it.label, "attention") {
+				t.Errorf("presentation %v: Export offers %q with no lane", present, it.label)
+			}
+		}
 		img := w.Canvas().Capture()
 		if b := img.Bounds(); b.Dx() == 0 {
 			t.Fatal("nothing drawn")
