@@ -19,35 +19,10 @@ import (
 // joins and a cue to t* given while waiting ends at the same t* as a
 // synchronous engine's.
 func TestEngineWaitsForWeights(t *testing.T) {
-	data, err := mnist.LoadData("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := NewCatalogue(data.Train, WeightFiles{})
-	cat.deferred = func(name string) bool { return name == "bsa-p2" }
-	// A fetch under way: load waits for this gate as for another
-	// caller's load of the same model.
-	gate := make(chan struct{})
-	cat.loading["bsa-p2"] = gate
-	snaps := make(chan *Snapshot, 4096)
-	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: cat, Horizon: 30, MaxT: 60,
-		Settings: DefaultSettings(), OnSnap: func(sn *Snapshot) { snaps <- sn }})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go e.Run(ctx)
+	e, _, snaps, come := waitingEngine(t)
 	next := func(what string, ok func(*Snapshot) bool) *Snapshot {
 		t.Helper()
-		deadline := time.After(time.Minute)
-		for {
-			select {
-			case sn := <-snaps:
-				if ok(sn) {
-					return sn
-				}
-			case <-deadline:
-				t.Fatalf("no snapshot with %s within a minute", what)
-			}
-		}
+		return nextSnap(t, snaps, what, ok)
 	}
 	sn := next("the first", func(*Snapshot) bool { return true })
 	if !slices.Equal(sn.Waiting, []string{"bsa-p2"}) || len(sn.Lanes) != 0 || sn.Err != "" || len(sn.Input) != 784 {
@@ -64,10 +39,7 @@ func TestEngineWaitsForWeights(t *testing.T) {
 			t.Fatalf("the cue to t* ended at t = 0 before the model came")
 		}
 	}
-	cat.mu.Lock()
-	delete(cat.loading, "bsa-p2")
-	cat.mu.Unlock()
-	close(gate)
+	come()
 	sn = next("the lane at t*", func(sn *Snapshot) bool { return len(sn.Lanes) == 1 && sn.CueDone && sn.Unrecorded == 0 && sn.T > 0 })
 	if len(sn.Waiting) != 0 || sn.Err != "" {
 		t.Fatalf("after the weights came: waiting %v, error %q", sn.Waiting, sn.Err)
@@ -134,7 +106,7 @@ func TestWaitingKeepsTheStep(t *testing.T) {
 		t.Fatalf("while waiting: t = %d, %d lanes; want t = 0 (the input), no lane", sn.T, len(sn.Lanes))
 	}
 	come()
-	sn = nextSnap(t, snaps, "the lane at t = 25", func(sn *Snapshot) bool { return len(sn.Lanes) == 1 && sn.T == 25 })
+	nextSnap(t, snaps, "the lane at t = 25", func(sn *Snapshot) bool { return len(sn.Lanes) == 1 && sn.T == 25 })
 
 	e2, _, snaps2, come2 := waitingEngine(t)
 	ticket := e2.Cue(nil, Mark{T: 0}, Mark{T: 20}, 200)
