@@ -29,6 +29,12 @@ func value(sn *sim.Snapshot, name, model string) (string, bool) {
 		return "", false
 	}
 	l := &sn.Lanes[0]
+	if model == "" && len(sn.Settings.Lanes) > 0 {
+		// The first model chosen, which is not the first lane while its
+		// weights are being fetched (the page) or when it failed to load:
+		// its numbers wait for it.
+		model = sn.Settings.Lanes[0]
+	}
 	if model != "" {
 		l = nil
 		for k := range sn.Lanes {

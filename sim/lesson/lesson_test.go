@@ -171,6 +171,15 @@ func TestSlideNumbersAreTheModels(t *testing.T) {
 	if got != want || sn.T != lane.Best {
 		t.Fatalf("filled %q at t = %d, the models say %q at t* = %d", got, sn.T, want, lane.Best)
 	}
+	// While the first model chosen has no lane (the page fetching its
+	// weights), a placeholder for "the first model" waits for it rather
+	// than reading the next model's numbers.
+	waiting := *sn
+	waiting.Settings.Lanes = append([]string{"vit"}, sn.Settings.Lanes...)
+	waiting.Waiting = []string{"vit"}
+	if got := Fill("{t_star}", &waiting); got != "{t_star}" {
+		t.Errorf("with the first model waiting, {t_star} filled as %q from the second", got)
+	}
 	// The paper demo's numbers (sim.DemoDigit): t* = 30, 0.058 below 0.110.
 	if lane.Best != 30 || !(lane.BestMSE < 0.06) || !(lane.Frames[0].MSE > 0.1) {
 		t.Fatalf("transient memory at t* = %d, MSE %.4f from %.4f", lane.Best, lane.BestMSE, lane.Frames[0].MSE)
