@@ -195,8 +195,8 @@ func readTensors(r io.Reader, h *stHeader, name string) (map[string]Tensor, erro
 			}
 			if t.size == 2 {
 				tab := float16Table()
-				for p := 0; p+1 < len(c); p += 2 {
-					d[q] = math.Float32frombits(tab[uint16(c[p])|uint16(c[p+1])<<8])
+				for p := 0; p < len(c); p += 2 {
+					d[q] = math.Float32frombits(tab[binary.LittleEndian.Uint16(c[p:])])
 					q++
 				}
 				continue

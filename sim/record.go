@@ -118,12 +118,13 @@ func (s *session) maxT() int {
 const seekBudget = 8 * time.Millisecond
 
 func (s *session) seek(t int) {
-	s.t = max(0, min(t, s.maxT()))
+	hi := s.maxT()
 	if len(s.waiting) > 0 {
 		// Models whose weights are being fetched: the step asked for is
 		// kept (a link's, a reload's) and shown once their lanes come.
-		s.t = max(0, min(t, s.cfg.MaxT))
+		hi = s.cfg.MaxT
 	}
+	s.t = max(0, min(t, hi))
 	deadline := time.Now().Add(seekBudget)
 	for _, l := range s.lanes {
 		for len(l.frames) <= min(s.t, s.limit(l)) && (s.cfg.Synchronous || time.Now().Before(deadline)) {

@@ -547,9 +547,10 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		}
 		for k := range sn.Waiting {
 			if k < len(m.stateTitles) && k < len(m.heatTitles) {
-				name := m.lanes(k).Label
+				info := m.lanes(k)
+				name := info.Label
 				if len(sn.Waiting) > 1 {
-					name = m.lanes(k).Name
+					name = info.Name
 				}
 				setText(m.stateTitles[k], name+"\nfetching its weights…")
 				setText(m.heatTitles[k], name+"\nattention: its steps follow")
