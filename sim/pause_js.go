@@ -4,29 +4,65 @@ package sim
 
 import (
 	"runtime"
-	"sync/atomic"
+	"sync"
+	"syscall/js"
 	"time"
 )
-
-// lastPause is when a loop last gave the page its turn (UnixNano).
-var lastPause atomic.Int64
 
 // pauseEvery is how long a loop may hold the page: about two frames.
 const pauseEvery = 30 * time.Millisecond
 
+// turn is the page's last turn and the wait for its next one.
+var turn struct {
+	sync.Mutex
+	last time.Time     // when the page last had its turn
+	next chan struct{} // closed at the next turn; nil when none is asked for
+	cb   js.Func       // the page's setTimeout callback that closes next
+}
+
 // pause lets the page answer during long work. In the browser Go runs on
 // the page's one thread and the page (drawing, keys, the mouse) only runs
 // when every goroutine is blocked; runtime.Gosched switches goroutines
-// without returning to it. So a loop sleeps a moment every pauseEvery:
-// the sleep blocks the goroutine, and the page gets its turn.
+// without returning to it. So once the page has waited pauseEvery, a loop
+// blocks until the page has had its turn: a callback the page runs
+// (setTimeout) says so, and it can only run once every goroutine is
+// blocked. Every loop that pauses meanwhile waits for the same turn. A
+// loop that slept a moment instead (as this did before) let a second loop
+// run on: two loops pausing in turn (the engine recording while a model's
+// weights were unpacked) held the page for seconds.
 func pause() {
-	now := time.Now().UnixNano()
-	if now-lastPause.Load() < int64(pauseEvery) {
+	turn.Lock()
+	if time.Since(turn.last) < pauseEvery {
+		turn.Unlock()
 		runtime.Gosched()
 		return
 	}
-	lastPause.Store(now)
-	time.Sleep(time.Millisecond)
+	if turn.next == nil {
+		if turn.cb.IsUndefined() {
+			turn.cb = js.FuncOf(func(js.Value, []js.Value) any {
+				turn.Lock()
+				turn.last = time.Now()
+				if turn.next != nil {
+					close(turn.next)
+					turn.next = nil
+				}
+				turn.Unlock()
+				return nil
+			})
+		}
+		turn.next = make(chan struct{})
+		js.Global().Call("setTimeout", turn.cb, 0)
+	}
+	next := turn.next
+	turn.Unlock()
+	// The timer only matters if the page could not take its turn (a
+	// pause on the goroutine of a page's callback): the loop goes on.
+	t := time.NewTimer(time.Second)
+	select {
+	case <-next:
+	case <-t.C:
+	}
+	t.Stop()
 }
 
 // Pause is pause for loops outside sim (the window's population runs).

@@ -38,6 +38,9 @@ type Shown struct {
 	// Training is the Training window, when open: whether a run is going,
 	// the epochs it has finished, and its status line.
 	Training *TrainingShown `json:"training,omitempty"`
+	// Unrecorded is how many steps of the first look-ahead some lane has
+	// not recorded yet (0 once every lane has its horizon).
+	Unrecorded int `json:"unrecorded"`
 }
 
 // TrainingShown is what the Training window shows.
@@ -67,6 +70,7 @@ func (m *Main) Shown() Shown {
 		s.Models = append([]string{}, m.snap.Settings.Lanes...)
 		s.Waiting = append([]string{}, m.snap.Waiting...)
 		s.Playing = m.snap.Playing
+		s.Unrecorded = m.snap.Unrecorded
 		s.Err = m.snap.Err
 		s.Present = m.presentation
 		s.Own = m.snap.Settings.Own != nil
