@@ -35,10 +35,23 @@ func NewHopfield(patterns [][]float32) *Hopfield {
 // softmax(β X ξ) into p (length ≥ M). It returns the energy of ξ before
 // the step.
 func (h *Hopfield) Step(xi, p []float32, beta float32) float64 {
-	e := h.scores(xi, p, beta, true)
-	m := roundUp16(h.M)
-	wsum(p, h.XT, xi, Pixels, m)
+	e := h.Weights(xi, p, beta)
+	h.Update(xi, p)
 	return e
+}
+
+// Weights writes the pattern weights softmax(β X ξ) into p (length ≥ M)
+// and returns the energy of ξ: the first half of Step, and Energy's work
+// too, so a run that measures a state's energy before stepping it can
+// keep the weights for the step (Update).
+func (h *Hopfield) Weights(xi, p []float32, beta float32) float64 {
+	return h.scores(xi, p, beta, true)
+}
+
+// Update sets ξ to Xᵀ p, p being the weights Weights wrote for it: the
+// second half of Step.
+func (h *Hopfield) Update(xi, p []float32) {
+	wsum(p, h.XT, xi, Pixels, roundUp16(h.M))
 }
 
 // Energy is −lse(β, Xξ) + ½ξᵀξ; p is scratch of length ≥ M.

@@ -170,16 +170,54 @@ func scoresGo(jt, xh, xi, v, s []float32, d, np int) {
 		vr := v[r*np : (r+1)*np]
 		clear(vr)
 		for e := 0; e < d; e++ {
-			jr := jt[(r*d+e)*np : (r*d+e+1)*np]
-			xe := xh[e*np : (e+1)*np]
-			for j := range vr {
-				vr[j] += jr[j] * xe[j]
-			}
+			addMul(vr, jt[(r*d+e)*np:(r*d+e+1)*np], xh[e*np:(e+1)*np])
 		}
-		c := xi[r]
-		for j := range s {
-			s[j] += c * vr[j]
-		}
+		addScaled(s, xi[r], vr)
+	}
+}
+
+// addMul sets dst[j] += x[j]·y[j], and addScaled dst[j] += c·x[j], eight
+// elements to a loop turn (the page's WebAssembly spends more on a loop's
+// turn than on a product). Each element's sum is the plain loop's, to the
+// bit: the portable kernels' numbers did not change when they were
+// unrolled (TestKernelsMatchNaive checks them against the naive twins).
+func addMul(dst, x, y []float32) {
+	n := len(dst)
+	x, y = x[:n], y[:n]
+	j := 0
+	for ; j+8 <= n; j += 8 {
+		d, a, b := dst[j:j+8:j+8], x[j:j+8:j+8], y[j:j+8:j+8]
+		d[0] += a[0] * b[0]
+		d[1] += a[1] * b[1]
+		d[2] += a[2] * b[2]
+		d[3] += a[3] * b[3]
+		d[4] += a[4] * b[4]
+		d[5] += a[5] * b[5]
+		d[6] += a[6] * b[6]
+		d[7] += a[7] * b[7]
+	}
+	for ; j < n; j++ {
+		dst[j] += x[j] * y[j]
+	}
+}
+
+func addScaled(dst []float32, c float32, x []float32) {
+	n := len(dst)
+	x = x[:n]
+	j := 0
+	for ; j+8 <= n; j += 8 {
+		d, a := dst[j:j+8:j+8], x[j:j+8:j+8]
+		d[0] += c * a[0]
+		d[1] += c * a[1]
+		d[2] += c * a[2]
+		d[3] += c * a[3]
+		d[4] += c * a[4]
+		d[5] += c * a[5]
+		d[6] += c * a[6]
+		d[7] += c * a[7]
+	}
+	for ; j < n; j++ {
+		dst[j] += c * x[j]
 	}
 }
 
@@ -193,13 +231,29 @@ func wsumNaive(a, v, out []float32, d, np int) {
 	}
 }
 
+// wsumGo sums in the naive twin's order, one product after another, eight
+// to a loop turn: the page's WebAssembly spends more on a loop's turn (its
+// bounds checks and jumps) than on a product, and the same order keeps
+// the numbers to the bit (TestWsumSameOrder).
 func wsumGo(a, v, out []float32, d, np int) {
 	a = a[:np]
 	for r := 0; r < d; r++ {
 		vr := v[r*np : (r+1)*np]
 		var acc float32
-		for j, x := range a {
-			acc += x * vr[j]
+		j := 0
+		for ; j+8 <= np; j += 8 {
+			x, y := a[j:j+8:j+8], vr[j:j+8:j+8]
+			acc += x[0] * y[0]
+			acc += x[1] * y[1]
+			acc += x[2] * y[2]
+			acc += x[3] * y[3]
+			acc += x[4] * y[4]
+			acc += x[5] * y[5]
+			acc += x[6] * y[6]
+			acc += x[7] * y[7]
+		}
+		for ; j < np; j++ {
+			acc += a[j] * vr[j]
 		}
 		out[r] = acc
 	}
@@ -224,11 +278,7 @@ func gradGo(g, xh, a, c []float32, d, np int) {
 			w[j] = x * xe[j]
 		}
 		for r := 0; r < d; r++ {
-			cr := c[r]
-			gr := g[(r*d+e)*np : (r*d+e+1)*np]
-			for j, x := range w {
-				gr[j] += cr * x
-			}
+			addScaled(g[(r*d+e)*np:(r*d+e+1)*np], c[r], w)
 		}
 	}
 }

@@ -196,3 +196,44 @@ func BenchmarkKernelScores(b *testing.B) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestPortableSameOrder: the portable scores and weighted sum add their
+// products in the naive twins' order, so their numbers are the naive ones
+// to the bit (the page's numbers did not change when they were unrolled),
+// for lengths that are and are not a multiple of their eight.
+func TestPortableSameOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	random := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = rng.Float32()*2 - 1
+		}
+		return x
+	}
+	same := func(what string, d, np int, got, want []float32) {
+		t.Helper()
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s d=%d np=%d: [%d] = %g, the naive twin's %g", what, d, np, i, got[i], want[i])
+			}
+		}
+	}
+	for _, sz := range []struct{ d, np int }{{1, 1}, {3, 7}, {2, 16}, {5, 50}, {8, 208}, {784, 48}, {16, 784}} {
+		d, np := sz.d, sz.np
+		a, v := random(np), random(d*np)
+		got, want := make([]float32, d), make([]float32, d)
+		wsumGo(a, v, got, d, np)
+		wsumNaive(a, v, want, d, np)
+		same("wsum", d, np, got, want)
+		if d > 64 {
+			continue
+		}
+		jt, xh, xi := random(d*d*np), random(d*np), random(d)
+		v1, s1 := random(d*np), random(np)
+		v2, s2 := make([]float32, d*np), make([]float32, np)
+		scoresGo(jt, xh, xi, v1, s1, d, np)
+		scoresNaive(jt, xh, xi, v2, s2, d, np)
+		same("scores v", d, np, v1, v2)
+		same("scores s", d, np, s1, s2)
+	}
+}

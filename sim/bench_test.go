@@ -149,6 +149,28 @@ func BenchmarkLookAhead(b *testing.B) {
 	}
 }
 
+// BenchmarkLookAheadHopfield is BenchmarkLookAhead with the modern
+// Hopfield network (10,000 stored digits) as the model: the slowest lane
+// of the four the compare link opens in the page.
+func BenchmarkLookAheadHopfield(b *testing.B) {
+	data, mem, _ := benchData(b)
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	set := PaperDemo()
+	set.Lanes = []string{"hopfield"}
+	e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: cat,
+		Settings: set, Synchronous: true})
+	e.Settle()
+	b.ReportAllocs()
+	for b.Loop() {
+		set.Corruption.Seed++
+		e.Restore(set, 0)
+		e.Settle()
+	}
+	if sn := e.Snapshot(); len(sn.Lanes[0].Frames) < 101 {
+		b.Fatalf("%d frames recorded", len(sn.Lanes[0].Frames))
+	}
+}
+
 // BenchmarkTrainEpoch is one epoch of the bare self-attention's
 // pseudo-likelihood training over the 10,000 embedded images from random
 // couplings, its validation on 200 test digits included, as `train` and

@@ -91,18 +91,34 @@ type hopTraj struct {
 	xi   []float32
 	p    []float32
 	beta float32
+	// weighed says p holds the pattern weights of ξ as it is: Energy
+	// computed them (the same scores as the step's), so the step after it
+	// only applies them, half the work of a recorded step.
+	weighed bool
 }
 
 func (t *hopTraj) Decode(dst []float32) { copy(dst, t.xi) }
-func (t *hopTraj) Energy() float64      { return t.h.Energy(t.xi, t.p, t.beta) }
+
+func (t *hopTraj) Energy() float64 {
+	t.weighed = true
+	return t.h.Weights(t.xi, t.p, t.beta)
+}
+
 func (t *hopTraj) Step(attn []float32) {
-	t.h.Step(t.xi, t.p, t.beta)
+	if !t.weighed {
+		t.h.Weights(t.xi, t.p, t.beta)
+	}
+	t.weighed = false
+	t.h.Update(t.xi, t.p)
 	copy(attn, t.p[:t.h.M])
 }
 
 func (t *hopTraj) Save() any { return append([]float32(nil), t.xi...) }
 
-func (t *hopTraj) Restore(saved any) { copy(t.xi, saved.([]float32)) }
+func (t *hopTraj) Restore(saved any) {
+	copy(t.xi, saved.([]float32))
+	t.weighed = false
+}
 
 func (t *hopTraj) Fork() Rewinder {
 	return &hopTraj{h: t.h, xi: append([]float32(nil), t.xi...), p: make([]float32, len(t.p)), beta: t.beta}

@@ -72,3 +72,55 @@ func TestHopfieldRunBatchMatchesTrajectories(t *testing.T) {
 		}
 	}
 }
+
+// TestHopfieldEnergyKeepsTheWeights: a recorded run measures each state's
+// energy and then steps it, and the step reuses the weights the energy
+// computed. Its states, pattern weights and energies are a run's that
+// only steps, bit for bit; a run set to another state after its energy was
+// measured takes the weights again.
+func TestHopfieldEnergyKeepsTheWeights(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	set := DefaultSettings()
+	set.Lanes = []string{"hopfield"}
+	m, err := cat.Model("hopfield", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, _ := models.NewPatches(4)
+	in := DefaultNoise.Apply(data.Test.Clean(3, mnist.PixelGain), pt, 3)
+	measured, plain := m.Start(in).(*hopTraj), m.Start(in).(*hopTraj)
+	restored := m.Start(in).(*hopTraj)
+	n := measured.h.M
+	a1, a2, a3 := make([]float32, n), make([]float32, n), make([]float32, n)
+	same := func(what string, x, y []float32) {
+		t.Helper()
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				t.Fatalf("%s[%d]: %g and %g", what, i, x[i], y[i])
+			}
+		}
+	}
+	for step := range 6 {
+		e := measured.Energy()
+		if want := measured.h.Energy(plain.xi, make([]float32, len(plain.p)), plain.beta); math.Float64bits(e) != math.Float64bits(want) {
+			t.Fatalf("step %d: energy %v, the plain run's %v", step, e, want)
+		}
+		// restored measures another state (the input's), then is set to
+		// the plain run's: its step must not use the input's weights.
+		now := plain.Save()
+		restored.Restore(in.Input)
+		restored.Energy()
+		restored.Restore(now)
+		measured.Step(a1)
+		plain.Step(a2)
+		restored.Step(a3)
+		same("state", measured.xi, plain.xi)
+		same("weights", a1, a2)
+		same("state after a restore", restored.xi, plain.xi)
+		same("weights after a restore", a3, a2)
+	}
+}
