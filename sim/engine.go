@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync/atomic"
@@ -58,6 +59,10 @@ type EngineConfig struct {
 	// frame is painted, which the recording (and the redraws it causes)
 	// would otherwise delay on the page's one thread.
 	Hold <-chan struct{}
+	// GrowEvery is how often a snapshot is published when only the
+	// look-ahead grew, the step shown being the same (0: the build's own:
+	// MaxFPS a second on the desktop, 4 in the page).
+	GrowEvery time.Duration
 }
 
 // NewEngine prepares a session; call Run (unless Synchronous).
@@ -227,13 +232,18 @@ func (e *Engine) joinFetched(cat *Catalogue) {
 
 func (e *Engine) maybeFlush(flush *time.Timer) {
 	s := e.s
-	if !s.dirty {
+	if !s.dirty && !s.grown {
 		return
 	}
-	if wait := time.Second/MaxFPS - time.Since(s.lastPub); wait > 0 {
-		if !s.dirtyTimer {
+	every := time.Second / MaxFPS
+	if !s.dirty {
+		every = cmp.Or(s.cfg.GrowEvery, growEvery)
+	}
+	due := s.lastPub.Add(every)
+	if wait := time.Until(due); wait > 0 {
+		if !s.dirtyTimer || due.Before(s.flushAt) {
 			flush.Reset(wait)
-			s.dirtyTimer = true
+			s.dirtyTimer, s.flushAt = true, due
 		}
 		return
 	}
@@ -258,6 +268,7 @@ func (e *Engine) Settle() {
 		for s.pending() {
 			s.extend(100)
 		}
+		s.dirty = true // asked for: published at once
 	})
 }
 

@@ -2,7 +2,15 @@
 
 package sim
 
-import "runtime"
+import (
+	"runtime"
+	"time"
+)
+
+// growEvery is how often the engine publishes a snapshot when only the
+// look-ahead grew: as often as any other (MaxFPS). The page's twin
+// (pause_js.go) publishes less often.
+const growEvery = time.Second / MaxFPS
 
 // pause lets another goroutine run between steps of a long loop (the
 // window's engine waiting for a command) rather than after a time slice.

@@ -12,6 +12,14 @@ import (
 // pauseEvery is how long a loop may hold the page: about two frames.
 const pauseEvery = 30 * time.Millisecond
 
+// growEvery is how often the engine publishes a snapshot when only the
+// look-ahead grew (the step shown is the same). Each snapshot redraws the
+// plots, and in the page a redraw takes longer than the 30 ms of steps
+// recorded between two of the page's turns: publishing these at 60 a
+// second, the demo's t* came 6.0–7.4 s after its weights; at this rate
+// 3.0–3.5 s (three page loads each, 2026-11-27).
+const growEvery = 250 * time.Millisecond
+
 // turn is the page's last turn and the wait for its next one.
 var turn struct {
 	sync.Mutex

@@ -79,7 +79,7 @@ func (s *session) goal() int {
 // extend records up to n more steps of every lane (and pushed run) short
 // of the goal.
 func (s *session) extend(n int) {
-	goal := s.goal()
+	goal, shown := s.goal(), s.shownT()
 	for _, l := range s.lanes {
 		for k := 0; k < n && len(l.frames) <= min(goal, s.limit(l)); k++ {
 			s.extendLane(l)
@@ -90,7 +90,11 @@ func (s *session) extend(n int) {
 			pause()
 		}
 	}
-	s.dirty = true
+	if s.shownT() != shown {
+		s.dirty = true // a seek catching up: the step shown moved
+	} else {
+		s.grown = true
+	}
 }
 
 // pending reports whether the horizon is not recorded yet.

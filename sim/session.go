@@ -176,9 +176,11 @@ type session struct {
 	speed      float64
 	seq        int
 	dirty      bool
+	grown      bool // only the look-ahead grew since the last snapshot: published every growEvery
 	dirtyTimer bool
-	cue        *cue // a lesson's steps, waiting for the horizon
-	stopAt     int  // playback stops at this step (−1: at the end)
+	flushAt    time.Time // when the armed flush timer fires
+	cue        *cue      // a lesson's steps, waiting for the horizon
+	stopAt     int       // playback stops at this step (−1: at the end)
 	cueTicket  int64
 	cueBusy    bool // the last cue has not played to its end
 	lastPub    time.Time

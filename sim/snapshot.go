@@ -206,10 +206,10 @@ func (s *session) snapshot() *Snapshot {
 }
 
 func (s *session) publish(force bool) {
-	if !s.dirty && !force {
+	if !s.dirty && !s.grown && !force {
 		return
 	}
-	s.dirty = false
+	s.dirty, s.grown = false, false
 	s.lastPub = time.Now()
 	s.emit(s.snapshot())
 }

@@ -149,3 +149,57 @@ func TestFailedFetchRetried(t *testing.T) {
 		t.Fatalf("the change after the failure: digit %d, error %q", sn.Settings.Index, sn.Err)
 	}
 }
+
+// TestGrowthPublishedEvery: snapshots that would only show a longer
+// look-ahead wait for GrowEvery (the page publishes them four times a
+// second, its redraws being slow), while a command's snapshot goes out at
+// once even with such a wait armed, and Settle's too.
+func TestGrowthPublishedEvery(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := make(chan *Snapshot, 4096)
+	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
+		Settings: DefaultSettings(), GrowEvery: time.Hour, OnSnap: func(sn *Snapshot) { snaps <- sn }})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go e.Run(ctx)
+	nextSnap(t, snaps, "the first", func(*Snapshot) bool { return true })
+	// The look-ahead records in the background, its snapshots waiting an
+	// hour: a seek is shown at once all the same.
+	e.Seek(3)
+	nextSnap(t, snaps, "t = 3", func(sn *Snapshot) bool { return sn.T == 3 })
+	time.Sleep(200 * time.Millisecond) // the look-ahead grows meanwhile
+	// Only the look-ahead grew since: nothing was published for it.
+	if n := len(snaps); n > 0 {
+		t.Fatalf("%d snapshots while only the look-ahead grew; want none before GrowEvery", n)
+	}
+	e.Settle()
+	sn := nextSnap(t, snaps, "the look-ahead settled", func(sn *Snapshot) bool { return sn.Unrecorded == 0 })
+	if sn.T != 3 {
+		t.Fatalf("settled at t = %d, want 3", sn.T)
+	}
+}
+
+// TestFlushRearmedForACommand: a snapshot waiting for GrowEvery (an
+// hour here) is brought forward when a command's change comes, to a
+// frame after the last one published.
+func TestFlushRearmedForACommand(t *testing.T) {
+	e := testEngine(t, true, nil)
+	s := e.s
+	s.cfg.GrowEvery = time.Hour
+	flush := time.NewTimer(time.Hour)
+	flush.Stop()
+	defer flush.Stop()
+	s.lastPub, s.dirty, s.grown = time.Now(), false, true
+	e.maybeFlush(flush)
+	if !s.dirtyTimer || time.Until(s.flushAt) < 59*time.Minute {
+		t.Fatalf("the look-ahead grown: flush armed %v, in %v; want in an hour", s.dirtyTimer, time.Until(s.flushAt))
+	}
+	s.dirty = true
+	e.maybeFlush(flush)
+	if !s.dirtyTimer || time.Until(s.flushAt) > time.Second/MaxFPS {
+		t.Fatalf("a command's change: flush in %v; want within a frame (1/%d s)", time.Until(s.flushAt), MaxFPS)
+	}
+}
