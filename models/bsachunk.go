@@ -321,24 +321,59 @@ func chunkNormalizeGo(x []float32, w []float64, cnt, den *[Lanes]float64, xh []f
 
 func chunkScoresGo(jb, xh, xi, v, s []float32, n, d int) {
 	for j := 0; j < n; j++ {
-		sj := s[j*Lanes : (j+1)*Lanes]
-		clear(sj)
+		sj := (*[Lanes]float32)(s[j*Lanes : (j+1)*Lanes])
+		clear(sj[:])
 		for r := 0; r < d; r++ {
-			vr := v[(j*d+r)*Lanes : (j*d+r+1)*Lanes]
-			clear(vr)
+			vr := (*[Lanes]float32)(v[(j*d+r)*Lanes : (j*d+r+1)*Lanes])
+			clear(vr[:])
 			for e := 0; e < d; e++ {
-				c := jb[(j*d+r)*d+e]
-				xe := xh[(j*d+e)*Lanes : (j*d+e+1)*Lanes]
-				for b := range vr {
-					vr[b] += c * xe[b]
-				}
+				lanesAddScaled(vr, jb[(j*d+r)*d+e], (*[Lanes]float32)(xh[(j*d+e)*Lanes:(j*d+e+1)*Lanes]))
 			}
-			xr := xi[r*Lanes : (r+1)*Lanes]
-			for b := range sj {
-				sj[b] += xr[b] * vr[b]
-			}
+			lanesAddMul(sj, (*[Lanes]float32)(xi[r*Lanes:(r+1)*Lanes]), vr)
 		}
 	}
+}
+
+// lanesAddScaled sets dst[b] += c·x[b] and lanesAddMul dst[b] += x[b]·y[b]
+// over a chunk's 16 images, written out: the page's WebAssembly spends
+// more on a loop's turn (its bounds checks and jumps) than on a product.
+// Each lane's sum is the loop's, to the bit.
+func lanesAddScaled(dst *[Lanes]float32, c float32, x *[Lanes]float32) {
+	dst[0] += c * x[0]
+	dst[1] += c * x[1]
+	dst[2] += c * x[2]
+	dst[3] += c * x[3]
+	dst[4] += c * x[4]
+	dst[5] += c * x[5]
+	dst[6] += c * x[6]
+	dst[7] += c * x[7]
+	dst[8] += c * x[8]
+	dst[9] += c * x[9]
+	dst[10] += c * x[10]
+	dst[11] += c * x[11]
+	dst[12] += c * x[12]
+	dst[13] += c * x[13]
+	dst[14] += c * x[14]
+	dst[15] += c * x[15]
+}
+
+func lanesAddMul(dst, x, y *[Lanes]float32) {
+	dst[0] += x[0] * y[0]
+	dst[1] += x[1] * y[1]
+	dst[2] += x[2] * y[2]
+	dst[3] += x[3] * y[3]
+	dst[4] += x[4] * y[4]
+	dst[5] += x[5] * y[5]
+	dst[6] += x[6] * y[6]
+	dst[7] += x[7] * y[7]
+	dst[8] += x[8] * y[8]
+	dst[9] += x[9] * y[9]
+	dst[10] += x[10] * y[10]
+	dst[11] += x[11] * y[11]
+	dst[12] += x[12] * y[12]
+	dst[13] += x[13] * y[13]
+	dst[14] += x[14] * y[14]
+	dst[15] += x[15] * y[15]
 }
 
 func chunkClampGo(s []float32, clamp float32) {

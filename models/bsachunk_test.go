@@ -296,3 +296,52 @@ func TestChunkDecodeMatchesDecode(t *testing.T) {
 		}
 	}
 }
+
+// chunkScoresLoop is chunkScoresGo as plain loops over the lanes, its
+// naive twin.
+func chunkScoresLoop(jb, xh, xi, v, s []float32, n, d int) {
+	for j := 0; j < n; j++ {
+		sj := s[j*Lanes : (j+1)*Lanes]
+		clear(sj)
+		for r := 0; r < d; r++ {
+			vr := v[(j*d+r)*Lanes : (j*d+r+1)*Lanes]
+			clear(vr)
+			for e := 0; e < d; e++ {
+				c := jb[(j*d+r)*d+e]
+				xe := xh[(j*d+e)*Lanes : (j*d+e+1)*Lanes]
+				for b := range vr {
+					vr[b] += c * xe[b]
+				}
+			}
+			xr := xi[r*Lanes : (r+1)*Lanes]
+			for b := range sj {
+				sj[b] += xr[b] * vr[b]
+			}
+		}
+	}
+}
+
+// TestChunkScoresSameOrder: the portable chunk scores, written out over
+// the lanes, give the plain loops' bits (the page's ensembles and basin
+// maps did not change when they were).
+func TestChunkScoresSameOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, sz := range []struct{ n, d int }{{1, 1}, {49, 8}, {196, 8}, {49, 32}} {
+		n, d := sz.n, sz.d
+		jb, xh, xi := randn(rng, n*d*d), randn(rng, n*d*Lanes), randn(rng, d*Lanes)
+		v1, s1 := randn(rng, n*d*Lanes), randn(rng, n*Lanes)
+		v2, s2 := make([]float32, n*d*Lanes), make([]float32, n*Lanes)
+		chunkScoresGo(jb, xh, xi, v1, s1, n, d)
+		chunkScoresLoop(jb, xh, xi, v2, s2, n, d)
+		for k := range s2 {
+			if math.Float32bits(s1[k]) != math.Float32bits(s2[k]) {
+				t.Fatalf("n=%d d=%d: s[%d] = %g, the loops' %g", n, d, k, s1[k], s2[k])
+			}
+		}
+		for k := range v2 {
+			if math.Float32bits(v1[k]) != math.Float32bits(v2[k]) {
+				t.Fatalf("n=%d d=%d: v[%d] = %g, the loops' %g", n, d, k, v1[k], v2[k])
+			}
+		}
+	}
+}
