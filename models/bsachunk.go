@@ -392,18 +392,35 @@ func chunkSoftmaxGo(s, v, out []float32, mx *[Lanes]float32, lambda float32, n, 
 		}
 	}
 	clear(out[:d*Lanes])
+	var a [Lanes]float32
 	for j := 0; j < n; j++ {
+		valid := true
 		for b := range Lanes {
 			x := s[j*Lanes+b]
 			if x <= invalidBelow {
+				valid = false
 				continue
 			}
-			a := float32(math.Exp(float64(lambda*x - lambda*mx[b])))
-			sum[b] += a
-			if weigh {
-				for r := 0; r < d; r++ {
-					out[r*Lanes+b] += a * v[(j*d+r)*Lanes+b]
-				}
+			a[b] = float32(math.Exp(float64(lambda*x - lambda*mx[b])))
+			sum[b] += a[b]
+		}
+		if !weigh {
+			continue
+		}
+		if valid {
+			// Every image's key j is valid: its weights go in over the
+			// lanes at once (each lane's sum in the same order).
+			for r := 0; r < d; r++ {
+				lanesAddMul((*[Lanes]float32)(out[r*Lanes:(r+1)*Lanes]), &a, (*[Lanes]float32)(v[(j*d+r)*Lanes:(j*d+r+1)*Lanes]))
+			}
+			continue
+		}
+		for b := range Lanes {
+			if s[j*Lanes+b] <= invalidBelow {
+				continue
+			}
+			for r := 0; r < d; r++ {
+				out[r*Lanes+b] += a[b] * v[(j*d+r)*Lanes+b]
 			}
 		}
 	}

@@ -345,3 +345,70 @@ func TestChunkScoresSameOrder(t *testing.T) {
 		}
 	}
 }
+
+// chunkSoftmaxLoop is chunkSoftmaxGo as it was, lane by lane: its twin.
+func chunkSoftmaxLoop(s, v, out []float32, mx *[Lanes]float32, lambda float32, n, d int, weigh bool) (sum [Lanes]float32) {
+	for b := range mx {
+		mx[b] = invalidScore
+	}
+	for j := 0; j < n; j++ {
+		for b := range mx {
+			mx[b] = max(mx[b], s[j*Lanes+b])
+		}
+	}
+	clear(out[:d*Lanes])
+	for j := 0; j < n; j++ {
+		for b := range Lanes {
+			x := s[j*Lanes+b]
+			if x <= invalidBelow {
+				continue
+			}
+			a := float32(math.Exp(float64(lambda*x - lambda*mx[b])))
+			sum[b] += a
+			if weigh {
+				for r := 0; r < d; r++ {
+					out[r*Lanes+b] += a * v[(j*d+r)*Lanes+b]
+				}
+			}
+		}
+	}
+	return sum
+}
+
+// TestChunkSoftmaxSameOrder: the portable chunk softmax, which weighs a
+// key's values over the lanes at once where every image's key is valid,
+// gives the lane-by-lane loops' bits, with keys invalid in some lanes (a
+// masked token) and in all.
+func TestChunkSoftmaxSameOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, sz := range []struct{ n, d int }{{1, 1}, {49, 8}, {196, 8}, {49, 32}} {
+		n, d := sz.n, sz.d
+		for _, weigh := range []bool{true, false} {
+			s, v := randn(rng, n*Lanes), randn(rng, n*d*Lanes)
+			for k := range s {
+				if rng.IntN(7) == 0 {
+					s[k] = invalidScore // a key invalid in one image
+				}
+			}
+			if n > 3 {
+				for b := range Lanes {
+					s[2*Lanes+b] = invalidScore // and in all
+				}
+			}
+			o1, o2 := randn(rng, d*Lanes), randn(rng, d*Lanes)
+			var m1, m2 [Lanes]float32
+			s1 := chunkSoftmaxGo(s, v, o1, &m1, 5, n, d, weigh)
+			s2 := chunkSoftmaxLoop(s, v, o2, &m2, 5, n, d, weigh)
+			for b := range Lanes {
+				if math.Float32bits(s1[b]) != math.Float32bits(s2[b]) || m1[b] != m2[b] {
+					t.Fatalf("n=%d d=%d weigh=%v: lane %d sum %g max %g, the loops' %g %g", n, d, weigh, b, s1[b], m1[b], s2[b], m2[b])
+				}
+			}
+			for k := range o2 {
+				if math.Float32bits(o1[k]) != math.Float32bits(o2[k]) {
+					t.Fatalf("n=%d d=%d weigh=%v: out[%d] = %g, the loops' %g", n, d, weigh, k, o1[k], o2[k])
+				}
+			}
+		}
+	}
+}
