@@ -180,7 +180,7 @@ func scoresGo(jt, xh, xi, v, s []float32, d, np int) {
 // elements to a loop turn (the page's WebAssembly spends more on a loop's
 // turn than on a product). Each element's sum is the plain loop's, to the
 // bit: the portable kernels' numbers did not change when they were
-// unrolled (TestKernelsMatchNaive checks them against the naive twins).
+// unrolled (TestPortableSameOrder).
 func addMul(dst, x, y []float32) {
 	n := len(dst)
 	x, y = x[:n], y[:n]
@@ -234,7 +234,7 @@ func wsumNaive(a, v, out []float32, d, np int) {
 // wsumGo sums in the naive twin's order, one product after another, eight
 // to a loop turn: the page's WebAssembly spends more on a loop's turn (its
 // bounds checks and jumps) than on a product, and the same order keeps
-// the numbers to the bit (TestWsumSameOrder).
+// the numbers to the bit (TestPortableSameOrder).
 func wsumGo(a, v, out []float32, d, np int) {
 	a = a[:np]
 	for r := 0; r < d; r++ {

@@ -198,8 +198,8 @@ func BenchmarkKernelScores(b *testing.B) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestPortableSameOrder: the portable scores and weighted sum add their
-// products in the naive twins' order, so their numbers are the naive ones
-// to the bit (the page's numbers did not change when they were unrolled),
+// products in the naive twins' order, and the gradient in its plain
+// loops', so their numbers are those to the bit (the page's numbers did not change when they were unrolled),
 // for lengths that are and are not a multiple of their eight.
 func TestPortableSameOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -235,5 +235,32 @@ func TestPortableSameOrder(t *testing.T) {
 		scoresNaive(jt, xh, xi, v2, s2, d, np)
 		same("scores v", d, np, v1, v2)
 		same("scores s", d, np, s1, s2)
+		// The gradient's products associate as gradGo always did, not as
+		// the naive twin's: its loops before they were unrolled are the
+		// reference.
+		c, g1 := random(d), random(d*d*np)
+		g2 := append([]float32(nil), g1...)
+		gradGo(g1, xh, a, c, d, np)
+		gradLoop(g2, xh, a, c, d, np)
+		same("grad", d, np, g1, g2)
+	}
+}
+
+// gradLoop is gradGo with plain loops, as it was before it was unrolled.
+func gradLoop(g, xh, a, c []float32, d, np int) {
+	a = a[:np]
+	w := make([]float32, np)
+	for e := 0; e < d; e++ {
+		xe := xh[e*np : (e+1)*np]
+		for j, x := range a {
+			w[j] = x * xe[j]
+		}
+		for r := 0; r < d; r++ {
+			cr := c[r]
+			gr := g[(r*d+e)*np : (r*d+e+1)*np]
+			for j, x := range w {
+				gr[j] += cr * x
+			}
+		}
 	}
 }

@@ -175,6 +175,9 @@ func (e *Engine) Run(ctx context.Context) {
 			s.stopAt = -1
 			s.cueBusy = false
 			f(s)
+			// A command's snapshot goes out within a frame, also when it
+			// changed nothing but what a snapshot says (a cue's ticket).
+			s.dirty = true
 			s.runCue()
 			if !s.playing && armed {
 				tick.Stop()

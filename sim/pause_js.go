@@ -26,7 +26,16 @@ var turn struct {
 	last time.Time     // when the page last had its turn
 	next chan struct{} // closed at the next turn; nil when none is asked for
 	cb   js.Func       // the page's setTimeout callback that closes next
+	// stuck is a turn that did not come within turnWait: until it comes,
+	// loops sleep a moment instead (the page's callback cannot run while
+	// a loop runs on the goroutine of another of the page's callbacks).
+	stuck chan struct{}
 }
+
+// turnWait is how long a loop waits for the page's turn before it takes
+// it as stuck. A turn comes once every goroutine is blocked: after the
+// window's redraw, which can take a few hundred milliseconds.
+const turnWait = 500 * time.Millisecond
 
 // pause lets the page answer during long work. In the browser Go runs on
 // the page's one thread and the page (drawing, keys, the mouse) only runs
@@ -37,7 +46,10 @@ var turn struct {
 // blocked. Every loop that pauses meanwhile waits for the same turn. A
 // loop that slept a moment instead (as this did before) let a second loop
 // run on: two loops pausing in turn (the engine recording while a model's
-// weights were unpacked) held the page for seconds.
+// weights were unpacked) held the page for seconds. A turn that does not
+// come within turnWait (a loop on the goroutine of one of the page's
+// callbacks, which holds the page until it returns) is taken as stuck:
+// loops sleep a moment instead, as they did before, until it comes.
 func pause() {
 	turn.Lock()
 	if time.Since(turn.last) < pauseEvery {
@@ -62,15 +74,23 @@ func pause() {
 		js.Global().Call("setTimeout", turn.cb, 0)
 	}
 	next := turn.next
+	stuck := turn.stuck == next
 	turn.Unlock()
-	// The timer only matters if the page could not take its turn (a
-	// pause on the goroutine of a page's callback): the loop goes on.
-	t := time.NewTimer(time.Second)
+	if stuck {
+		time.Sleep(time.Millisecond)
+		return
+	}
+	t := time.NewTimer(turnWait)
+	defer t.Stop()
 	select {
 	case <-next:
 	case <-t.C:
+		turn.Lock()
+		if turn.next == next {
+			turn.stuck = next
+		}
+		turn.Unlock()
 	}
-	t.Stop()
 }
 
 // Pause is pause for loops outside sim (the window's population runs).

@@ -182,6 +182,28 @@ func TestGrowthPublishedEvery(t *testing.T) {
 	}
 }
 
+// TestCueTicketPublishedAtOnce: a cue to t* waits for the horizon, but
+// the snapshot carrying its ticket (a lesson's bar waits for it) goes out
+// at once, not when the look-ahead's snapshots are next due.
+func TestCueTicketPublishedAtOnce(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := make(chan *Snapshot, 4096)
+	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
+		Settings: DefaultSettings(), Horizon: 1000, GrowEvery: time.Hour, OnSnap: func(sn *Snapshot) { snaps <- sn }})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go e.Run(ctx)
+	nextSnap(t, snaps, "the first", func(*Snapshot) bool { return true })
+	ticket := e.Cue(nil, Mark{Best: true}, Mark{Best: true}, 0)
+	sn := nextSnap(t, snaps, "the cue's ticket", func(sn *Snapshot) bool { return sn.Cue == ticket })
+	if sn.CueDone || sn.Unrecorded == 0 {
+		t.Fatalf("the ticket's first snapshot: done %v, %d steps unrecorded; want it while the horizon of 1,000 steps records", sn.CueDone, sn.Unrecorded)
+	}
+}
+
 // TestFlushRearmedForACommand: a snapshot waiting for GrowEvery (an
 // hour here) is brought forward when a command's change comes, to a
 // frame after the last one published.
