@@ -34,8 +34,40 @@ type PixelView struct {
 	// OnHover receives the pixel under the pointer, or −1 when it leaves.
 	OnHover func(pixel int)
 
-	raster *canvas.Raster
-	legend *overlayLegend
+	// cells is the 28×28 picture, scaled up without smoothing: a step
+	// uploads 3 KB, not a texture of the view's size. marks draws what
+	// does not change with the step (the grid, the masked pixels'
+	// outlines, the selected patch, the frame) over it, transparent
+	// elsewhere; it is drawn again only when they change (marked).
+	cells   *canvas.Image
+	cellImg *image.RGBA
+	marks   *canvas.Raster
+	marked  marksKey
+	// marksDrawn counts the marks layer's refreshes (its test).
+	marksDrawn int
+	legend     *overlayLegend
+}
+
+// marksKey is what the marks layer shows.
+type marksKey struct {
+	mask           [13]uint64 // the masked pixels, a bit each
+	masked         bool       // Mask is set
+	grid, selected int
+	frame          color.RGBA
+	framed         bool
+}
+
+func (v *PixelView) marksKey() marksKey {
+	k := marksKey{masked: v.Mask != nil, grid: v.Grid, selected: v.Selected, framed: v.Frame != nil}
+	for q, m := range v.Mask {
+		if m && q < 784 {
+			k.mask[q/64] |= 1 << (q % 64)
+		}
+	}
+	if v.Frame != nil {
+		k.frame = color.RGBAModel.Convert(v.Frame).(color.RGBA)
+	}
+	return k
 }
 
 // NewPixelView returns an empty view.
@@ -45,12 +77,32 @@ func NewPixelView() *PixelView {
 	return v
 }
 
-// CreateRenderer builds the raster once; Refresh redraws it.
+// CreateRenderer builds the layers once; Refresh redraws them.
 func (v *PixelView) CreateRenderer() fyne.WidgetRenderer {
-	v.raster = canvas.NewRaster(v.draw)
-	v.raster.ScaleMode = canvas.ImageScalePixels
+	v.cellImg = image.NewRGBA(image.Rect(0, 0, 28, 28))
+	v.cells = canvas.NewImageFromImage(v.cellImg)
+	v.cells.FillMode = canvas.ImageFillStretch
+	v.cells.ScaleMode = canvas.ImageScalePixels
+	v.marks = canvas.NewRaster(v.drawMarks)
+	v.marks.ScaleMode = canvas.ImageScalePixels
+	v.marked = v.marksKey()
 	v.legend = newOverlayLegend()
+	v.paintCells()
 	return &pixelRenderer{v: v}
+}
+
+// paintCells writes each pixel's colour into the 28×28 picture (black
+// while there are no pixels, as draw leaves it).
+func (v *PixelView) paintCells() {
+	if len(v.Pixels) != 784 {
+		clear(v.cellImg.Pix)
+		return
+	}
+	for q := range 784 {
+		c := v.cellColor(q)
+		p := v.cellImg.Pix[q*4 : q*4+4 : q*4+4]
+		p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
+	}
 }
 
 type pixelRenderer struct{ v *PixelView }
@@ -59,16 +111,40 @@ type pixelRenderer struct{ v *PixelView }
 const pixelViewMin = 96
 
 func (r *pixelRenderer) Layout(s fyne.Size) {
-	r.v.raster.Resize(s)
+	side := min(s.Width, s.Height)
+	r.v.cells.Move(fyne.NewPos((s.Width-side)/2, (s.Height-side)/2))
+	r.v.cells.Resize(fyne.NewSize(side, side))
+	r.v.marks.Resize(s)
 	r.v.legend.place(r.v, s)
 }
 func (r *pixelRenderer) MinSize() fyne.Size { return fyne.NewSize(pixelViewMin, pixelViewMin) }
-func (r *pixelRenderer) Refresh() {
-	r.v.raster.Refresh()
-	r.v.legend.place(r.v, r.v.Size())
+func (r *pixelRenderer) Refresh()           { r.v.refreshLayers() }
+
+// Refresh redraws the view: the picture always, the marks when they
+// changed. It refreshes the layers, not the widget: Fyne drops the
+// textures of everything inside a refreshed object, and the marks layer
+// (a texture of the view's size) would be drawn and uploaded again on
+// every step.
+func (v *PixelView) Refresh() {
+	if v.cells == nil {
+		v.BaseWidget.Refresh() // builds the renderer, which draws both
+		return
+	}
+	v.refreshLayers()
+}
+
+func (v *PixelView) refreshLayers() {
+	v.paintCells()
+	v.cells.Refresh()
+	if k := v.marksKey(); k != v.marked {
+		v.marked = k
+		v.marksDrawn++
+		v.marks.Refresh()
+	}
+	v.legend.place(v, v.Size())
 }
 func (r *pixelRenderer) Objects() []fyne.CanvasObject {
-	return append([]fyne.CanvasObject{r.v.raster}, r.v.legend.objects()...)
+	return append([]fyne.CanvasObject{r.v.cells, r.v.marks}, r.v.legend.objects()...)
 }
 func (r *pixelRenderer) Destroy() {}
 
@@ -146,7 +222,15 @@ func square(w, h int) (side, ox, oy int) {
 // pixels are written straight into the image, a row like the one above
 // it copied (drawNaive, the test's twin, places every pixel by itself:
 // the same image; the page pays for it on every step).
-func (v *PixelView) draw(w, h int) image.Image {
+func (v *PixelView) draw(w, h int) image.Image { return v.paint(w, h, true) }
+
+// drawMarks paints the marks layer at w × h: draw's image where it shows
+// a mark (the grid, an outline, the selected patch, the frame),
+// transparent where it shows a pixel's colour.
+func (v *PixelView) drawMarks(w, h int) image.Image { return v.paint(w, h, false) }
+
+// paint is draw, with the pixels' colours (cells) or without them.
+func (v *PixelView) paint(w, h int, cells bool) image.Image {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	side, ox, oy := square(w, h)
 	if side < 28 || len(v.Pixels) != 784 {
@@ -157,7 +241,9 @@ func (v *PixelView) draw(w, h int) image.Image {
 	gridC := color.RGBA{90, 90, 110, 255}
 	var base [784]color.RGBA
 	for q := range base {
-		base[q] = v.cellColor(q)
+		if cells {
+			base[q] = v.cellColor(q)
+		}
 	}
 	// Each column's (and row's) cell, and where in its cell it lies, as
 	// drawNaive works them out: on a grid line, near the cell's low or

@@ -4,7 +4,11 @@ import (
 	"image"
 	"image/color"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
 )
 
 // drawNaive is PixelView.draw placing every pixel by itself (its cell,
@@ -97,6 +101,65 @@ func TestPixelViewDrawMatchesNaive(t *testing.T) {
 				t.Fatalf("trial %d (%d×%d, grid %d, selected %d): byte %d is %d, the naive draw's %d", trial, w, h, v.Grid, v.Selected, k, a.Pix[k], b.Pix[k])
 			}
 		}
+		// The window draws two layers, the pixels' colours and the marks
+		// over them: the marks are draw's image wherever they are not
+		// transparent, and where they are, draw shows the pixel's colour.
+		marks := v.drawMarks(w, h).(*image.RGBA)
+		side, ox, oy := square(w, h)
+		for y := range h {
+			for x := range w {
+				k := y*a.Stride + x*4
+				if marks.Pix[k+3] != 0 {
+					if !slices.Equal(marks.Pix[k:k+4], a.Pix[k:k+4]) {
+						t.Fatalf("trial %d: the mark at (%d, %d) is %v, draw's %v", trial, x, y, marks.Pix[k:k+4], a.Pix[k:k+4])
+					}
+					continue
+				}
+				if x < ox || y < oy || x >= ox+side || y >= oy+side || side < 28 {
+					continue // outside the picture: draw leaves it transparent too
+				}
+				cell := float64(side) / 28
+				q := min(int(float64(y-oy)/cell), 27)*28 + min(int(float64(x-ox)/cell), 27)
+				c := v.cellColor(q)
+				if want := []uint8{c.R, c.G, c.B, c.A}; !slices.Equal(a.Pix[k:k+4], want) {
+					t.Fatalf("trial %d: no mark at (%d, %d) but draw shows %v, not pixel %d's colour %v", trial, x, y, a.Pix[k:k+4], q, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPixelViewMarksDrawnOnce: a step changes the pixels, and the view
+// refreshes its 28×28 picture but not the marks layer, which is refreshed
+// (drawn and uploaded again) when the mask, grid, selection or frame
+// change.
+func TestPixelViewMarksDrawnOnce(t *testing.T) {
+	test.NewTempApp(t)
+	v := NewPixelView()
+	v.Pixels, v.Grid, v.Mask = make([]float32, 784), 4, make([]bool, 784)
+	v.Mask[100] = true
+	w := test.NewTempWindow(t, v)
+	w.Resize(fyne.NewSize(200, 200))
+	w.Canvas().Capture()
+	before := v.marksDrawn
+	for step := range 3 {
+		for q := range v.Pixels {
+			v.Pixels[q] = float32((q+step)%7) / 7
+		}
+		v.Refresh()
+		w.Canvas().Capture()
+		if v.cellImg.Pix[0] != uint8(float32(step%7)/7*255+0.5) {
+			t.Fatalf("step %d: the picture's first pixel is %d", step, v.cellImg.Pix[0])
+		}
+	}
+	if v.marksDrawn != before {
+		t.Fatalf("the marks were drawn %d times for three steps; want none", v.marksDrawn-before)
+	}
+	v.Selected = 3
+	v.Refresh()
+	w.Canvas().Capture()
+	if v.marksDrawn == before {
+		t.Fatal("a patch selected: the marks were not drawn again")
 	}
 }
 
