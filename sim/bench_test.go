@@ -131,13 +131,15 @@ func commandLatency(b *testing.B, work func(ctx context.Context)) {
 // recorded with every frame's readouts (attention, energy, nearest memory,
 // variances) — the work the web build does single-threaded with the
 // portable kernels. ns/op is one whole look-ahead.
-func BenchmarkLookAhead(b *testing.B) {
+func BenchmarkLookAhead(b *testing.B) { benchLookAhead(b, PaperDemo()) }
+
+// benchLookAhead records set's look-ahead on a new noise draw per op.
+func benchLookAhead(b *testing.B, set Settings) {
 	data, mem, _ := benchData(b)
 	cat := NewCatalogue(data.Train, WeightFiles{})
 	e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: cat,
-		Settings: PaperDemo(), Synchronous: true})
+		Settings: set, Synchronous: true})
 	e.Settle()
-	set := PaperDemo()
 	b.ReportAllocs()
 	for b.Loop() {
 		set.Corruption.Seed++
@@ -153,22 +155,9 @@ func BenchmarkLookAhead(b *testing.B) {
 // Hopfield network (10,000 stored digits) as the model: the slowest lane
 // of the four the compare link opens in the page.
 func BenchmarkLookAheadHopfield(b *testing.B) {
-	data, mem, _ := benchData(b)
-	cat := NewCatalogue(data.Train, WeightFiles{})
 	set := PaperDemo()
 	set.Lanes = []string{"hopfield"}
-	e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: cat,
-		Settings: set, Synchronous: true})
-	e.Settle()
-	b.ReportAllocs()
-	for b.Loop() {
-		set.Corruption.Seed++
-		e.Restore(set, 0)
-		e.Settle()
-	}
-	if sn := e.Snapshot(); len(sn.Lanes[0].Frames) < 101 {
-		b.Fatalf("%d frames recorded", len(sn.Lanes[0].Frames))
-	}
+	benchLookAhead(b, set)
 }
 
 // BenchmarkTrainEpoch is one epoch of the bare self-attention's

@@ -18,17 +18,7 @@ import (
 // in another order, and the energy's log-sum-exp is about the largest of
 // them (≈ 100 at β = 1): rounding moves it by about 10⁻⁴ of itself.
 func TestHopfieldRunBatchMatchesTrajectories(t *testing.T) {
-	data, err := mnist.LoadData("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := NewCatalogue(data.Train, WeightFiles{})
-	set := DefaultSettings()
-	set.Lanes = []string{"hopfield"}
-	m, err := cat.Model("hopfield", set)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, m := modernHopfield(t)
 	if _, ok := m.(BatchRunner); !ok {
 		t.Fatal("the modern Hopfield network has no batched path")
 	}
@@ -45,7 +35,7 @@ func TestHopfieldRunBatchMatchesTrajectories(t *testing.T) {
 	var mu sync.Mutex
 	got := map[[2]int][]float32{}
 	gotE := map[[2]int]float64{}
-	err = Run(context.Background(), m, inputs, steps, models.NewCrew(2), func(tt, b int, pred []float32, energy float64) {
+	err := Run(context.Background(), m, inputs, steps, models.NewCrew(2), func(tt, b int, pred []float32, energy float64) {
 		mu.Lock()
 		got[[2]int{tt, b}], gotE[[2]int{tt, b}] = append([]float32(nil), pred...), energy
 		mu.Unlock()
@@ -79,17 +69,7 @@ func TestHopfieldRunBatchMatchesTrajectories(t *testing.T) {
 // only steps, bit for bit; a run set to another state after its energy was
 // measured takes the weights again.
 func TestHopfieldEnergyKeepsTheWeights(t *testing.T) {
-	data, err := mnist.LoadData("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := NewCatalogue(data.Train, WeightFiles{})
-	set := DefaultSettings()
-	set.Lanes = []string{"hopfield"}
-	m, err := cat.Model("hopfield", set)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, m := modernHopfield(t)
 	pt, _ := models.NewPatches(4)
 	in := DefaultNoise.Apply(data.Test.Clean(3, mnist.PixelGain), pt, 3)
 	measured, plain := m.Start(in).(*hopTraj), m.Start(in).(*hopTraj)
@@ -123,4 +103,21 @@ func TestHopfieldEnergyKeepsTheWeights(t *testing.T) {
 		same("state after a restore", restored.xi, plain.xi)
 		same("weights after a restore", a3, a2)
 	}
+}
+
+// modernHopfield is the embedded data and the modern Hopfield network
+// storing its training digits.
+func modernHopfield(t *testing.T) (*mnist.Data, Model) {
+	t.Helper()
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	set.Lanes = []string{"hopfield"}
+	m, err := NewCatalogue(data.Train, WeightFiles{}).Model("hopfield", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, m
 }

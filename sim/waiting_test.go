@@ -155,16 +155,7 @@ func TestFailedFetchRetried(t *testing.T) {
 // second, its redraws being slow), while a command's snapshot goes out at
 // once even with such a wait armed, and Settle's too.
 func TestGrowthPublishedEvery(t *testing.T) {
-	data, err := mnist.LoadData("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	snaps := make(chan *Snapshot, 4096)
-	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
-		Settings: DefaultSettings(), GrowEvery: time.Hour, OnSnap: func(sn *Snapshot) { snaps <- sn }})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go e.Run(ctx)
+	e, snaps := slowGrowthEngine(t, 0)
 	nextSnap(t, snaps, "the first", func(*Snapshot) bool { return true })
 	// The look-ahead records in the background, its snapshots waiting an
 	// hour: a seek is shown at once all the same.
@@ -186,16 +177,7 @@ func TestGrowthPublishedEvery(t *testing.T) {
 // the snapshot carrying its ticket (a lesson's bar waits for it) goes out
 // at once, not when the look-ahead's snapshots are next due.
 func TestCueTicketPublishedAtOnce(t *testing.T) {
-	data, err := mnist.LoadData("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	snaps := make(chan *Snapshot, 4096)
-	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
-		Settings: DefaultSettings(), Horizon: 1000, GrowEvery: time.Hour, OnSnap: func(sn *Snapshot) { snaps <- sn }})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go e.Run(ctx)
+	e, snaps := slowGrowthEngine(t, 1000)
 	nextSnap(t, snaps, "the first", func(*Snapshot) bool { return true })
 	ticket := e.Cue(nil, Mark{Best: true}, Mark{Best: true}, 0)
 	sn := nextSnap(t, snaps, "the cue's ticket", func(sn *Snapshot) bool { return sn.Cue == ticket })
@@ -224,4 +206,22 @@ func TestFlushRearmedForACommand(t *testing.T) {
 	if !s.dirtyTimer || time.Until(s.flushAt) > time.Second/MaxFPS {
 		t.Fatalf("a command's change: flush in %v; want within a frame (1/%d s)", time.Until(s.flushAt), MaxFPS)
 	}
+}
+
+// slowGrowthEngine is an asynchronous engine on the default settings
+// (horizon 0: the default) whose snapshots of a longer look-ahead alone
+// wait an hour.
+func slowGrowthEngine(t *testing.T, horizon int) (*Engine, chan *Snapshot) {
+	t.Helper()
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := make(chan *Snapshot, 4096)
+	e := NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
+		Settings: DefaultSettings(), Horizon: horizon, GrowEvery: time.Hour, OnSnap: func(sn *Snapshot) { snaps <- sn }})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go e.Run(ctx)
+	return e, snaps
 }
