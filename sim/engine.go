@@ -271,7 +271,6 @@ func (e *Engine) Settle() {
 		for s.pending() {
 			s.extend(100)
 		}
-		s.dirty = true // asked for: published at once
 	})
 }
 
