@@ -296,8 +296,18 @@ func expShiftNaive(dst, s []float32, lambda, shift float32) float32 {
 	return sum
 }
 
+// expShiftGo is expShiftNaive through expK (the same bits).
 func expShiftGo(dst, s []float32, lambda, shift float32) float32 {
-	return expShiftNaive(dst, s, lambda, shift)
+	var sum float32
+	for j := range dst {
+		if s[j] <= invalidBelow {
+			dst[j] = 0
+			continue
+		}
+		dst[j] = float32(expK(float64(lambda*s[j] - shift)))
+		sum += dst[j]
+	}
+	return sum
 }
 
 func maxfGo(s []float32) float32 {

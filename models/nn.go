@@ -151,7 +151,7 @@ func AttentionForward[F Float](out, att, qkv []F, T, C, H int, relu bool) {
 			} else {
 				var z float64
 				for j := range row {
-					e := math.Exp(float64(row[j]) - mx)
+					e := expK(float64(row[j]) - mx)
 					row[j] = F(e)
 					z += e
 				}
