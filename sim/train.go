@@ -45,6 +45,11 @@ type BSATraining struct {
 	// Start, when set, is trained further (a copy: Start is not changed)
 	// instead of new couplings drawn from Seed.
 	Start *models.BSA
+	// Validator, when set, is the per-epoch validation instead of
+	// ValidateBSA on Val digits (unless SkipVal): a run in the page's
+	// worker validates part of the digits and has the rest done elsewhere
+	// (TrainJob.ValHere).
+	Validator func(*models.BSA) float64
 }
 
 // Dim is the embedding dimension the run uses: D, or 2·P² when D is 0.
@@ -110,7 +115,11 @@ func TrainBSA(ctx context.Context, train, test *mnist.Set, s BSATraining, onEpoc
 	m.Meta["train_attention"] = s.Attn.String()
 	cfg := s.Config
 	cfg.Seed, cfg.Attn = s.Seed, s.Attn
-	if !s.SkipVal {
+	switch {
+	case s.SkipVal:
+	case s.Validator != nil:
+		cfg.Validate = s.Validator
+	default:
 		cfg.Validate = func(m *models.BSA) float64 { return ValidateBSA(m, test, s.Val, 1, s.Attn, s.ValWorkers) }
 	}
 	if s.Batched != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"attractorlab/models"
@@ -30,6 +31,74 @@ type TrainJob struct {
 	// side (Watch.View: the re-run digit and the couplings' norms), sent
 	// as one View event before Done — what the window shows before a run.
 	Preview bool
+	// ValHere, between 1 and the validation's digits less one, has the
+	// run validate only its first ValHere digits after each epoch and send
+	// the rest out with the epoch's statistics (TrainEvent.ValRest), so
+	// that other workers validate them while it trains on; 0 validates
+	// every digit here.
+	ValHere int
+}
+
+// ValidationRest is what an epoch's validation left to do elsewhere: the
+// epoch's couplings (safetensors), the errors of the digits validated
+// (0 … From−1) and the digits left (From … From+N−1). The epoch's
+// statistics wait for them (Finish).
+type ValidationRest struct {
+	Net     []byte
+	Errs    []float64
+	From, N int
+	Seed    uint64
+	Attn    models.AttnKind
+}
+
+// Parts cuts the digits left into k consecutive validation parts on
+// dataset's test pictures (fewer when there are fewer digits).
+func (r *ValidationRest) Parts(dataset string, k int) []ValidationPart {
+	var out []ValidationPart
+	k = max(1, min(k, r.N))
+	for i := range k {
+		lo, hi := r.From+r.N*i/k, r.From+r.N*(i+1)/k
+		out = append(out, ValidationPart{Net: r.Net, Dataset: dataset, From: lo, N: hi - lo, Seed: r.Seed, Attn: r.Attn})
+	}
+	return out
+}
+
+// Finish is the validation's value (ValidateBSA's) from the errors of the
+// parts left, given in order.
+func (r *ValidationRest) Finish(parts ...[]float64) float64 {
+	errs := append([]float64(nil), r.Errs...)
+	for _, p := range parts {
+		errs = append(errs, p...)
+	}
+	return MeanValidation(errs)
+}
+
+// A ValidationPart is digits From … From+N−1 of an epoch's validation,
+// validated elsewhere (a worker of the page).
+type ValidationPart struct {
+	Net     []byte // the epoch's couplings, safetensors
+	Dataset string // whose test pictures: "" MNIST's sample
+	From, N int
+	Seed    uint64
+	Attn    models.AttnKind
+}
+
+// Run validates the part's digits of test, one by one on one goroutine.
+// A part of no digits has nothing to validate: the page sends one to
+// each worker it will validate in as a training run starts, so that the
+// worker has started and read its pictures by the first epoch's end.
+func (p ValidationPart) Run(ctx context.Context, test *mnist.Set) ([]float64, error) {
+	if p.From < 0 || p.N < 0 || p.From+p.N > test.Len() {
+		return nil, fmt.Errorf("validation digits %d to %d: the test pictures are 0 … %d", p.From, p.From+p.N-1, test.Len()-1)
+	}
+	if p.N == 0 {
+		return []float64{}, nil
+	}
+	m, err := models.ParseBSA(p.Net, "the couplings to validate")
+	if err != nil {
+		return nil, err
+	}
+	return ValidationErrs(ctx, m, test, p.From, p.N, p.Seed, p.Attn, 1)
 }
 
 // A TrainEvent is one thing a run sent elsewhere tells as it goes: an
@@ -38,13 +107,16 @@ type TrainJob struct {
 type TrainEvent struct {
 	Epoch, Batch int // an update's place (Batch ≥ 1)
 	Stats        *EpochStats
-	Reference    *DigitRun     // the shipped model's run of the digit (TrainJob.Reference)
-	View         *TrainingView // its Err travels as ViewErr
-	ViewErr      string
-	Done         bool
-	Net          []byte // safetensors, nil when no epoch finished
-	Epochs       int
-	Err          string // "" none; context.Canceled's text for a cancelled run
+	// ValRest is the rest of Stats' validation (TrainJob.ValHere): Stats'
+	// ValMSE is ValRest.Finish of its parts' errors, NaN until then.
+	ValRest   *ValidationRest
+	Reference *DigitRun     // the shipped model's run of the digit (TrainJob.Reference)
+	View      *TrainingView // its Err travels as ViewErr
+	ViewErr   string
+	Done      bool
+	Net       []byte // safetensors, nil when no epoch finished
+	Epochs    int
+	Err       string // "" none; context.Canceled's text for a cancelled run
 }
 
 // A TrainRemote runs training jobs elsewhere: Train calls w's callbacks as
@@ -103,8 +175,24 @@ func RunTrainJob(ctx context.Context, job TrainJob, train, test *mnist.Set, mem 
 		}
 		s.Start = net
 	}
+	var rest *ValidationRest // the last epoch's, from its Validator to its OnEpoch
+	if n := min(s.Val, test.Len()); !s.SkipVal && job.ValHere > 0 && job.ValHere < n {
+		s.Validator = func(m *models.BSA) float64 {
+			errs, _ := ValidationErrs(context.Background(), m, test, 0, job.ValHere, 1, s.Attn, 1)
+			var b bytes.Buffer
+			if err := m.WriteBSA(&b); err != nil {
+				rest = nil
+				return ValidateBSA(m, test, s.Val, 1, s.Attn, 1) // all of it here, then
+			}
+			rest = &ValidationRest{Net: b.Bytes(), Errs: errs, From: job.ValHere, N: n - job.ValHere, Seed: 1, Attn: s.Attn}
+			return math.NaN()
+		}
+	}
 	w := Watch{Input: job.Input, Dyn: job.Dyn, Mem: mem, Steps: job.Steps, Every: job.Every, Paused: paused,
-		OnEpoch: func(st EpochStats) { emit(TrainEvent{Stats: &st}) },
+		OnEpoch: func(st EpochStats) {
+			emit(TrainEvent{Stats: &st, ValRest: rest})
+			rest = nil
+		},
 		OnBatch: func(epoch, batch int) { emit(TrainEvent{Epoch: epoch, Batch: batch}) },
 		OnView: func(v TrainingView) {
 			e := TrainEvent{View: &v}

@@ -175,3 +175,73 @@ func TestTrainJobRefuses(t *testing.T) {
 		t.Errorf("garbage as an event: %v", err)
 	}
 }
+
+// TestTrainJobValidatedElsewhere: a run that validates the first digits of
+// each epoch's validation and sends the rest out (TrainJob.ValHere) gives,
+// once the rest's parts are run as the page's workers run them (through
+// their wire form) and joined, the statistics of a run that validates
+// every digit here, bit for bit; a part outside the test pictures is
+// refused.
+func TestTrainJobValidatedElsewhere(t *testing.T) {
+	train, test, mem, s, _, in := watchedTraining(t)
+	var whole []EpochStats
+	job, err := NewTrainJob(s, "", Watch{Input: in, Dyn: DefaultDynamics(), Steps: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := overWire(t, job, train, test, mem, Watch{OnEpoch: func(st EpochStats) { whole = append(whole, st) }}, 0); err != nil {
+		t.Fatal(err)
+	}
+	n := min(s.Val, test.Len())
+	for _, here := range []int{1, n / 3, n - 1} {
+		job.ValHere = here
+		var split []EpochStats
+		RunTrainJob(context.Background(), job, train, test, mem, nil, nil, func(e TrainEvent) {
+			b, err := EncodeTrainEvent(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, err = DecodeTrainEvent(b); err != nil {
+				t.Fatal(err)
+			}
+			if e.Stats == nil {
+				return
+			}
+			if e.ValRest == nil || !math.IsNaN(e.Stats.ValMSE) || len(e.ValRest.Errs) != here || e.ValRest.From != here || e.ValRest.N != n-here {
+				t.Fatalf("here %d: epoch %d's statistics came with ValMSE %g and the rest %+v", here, e.Stats.Epoch, e.Stats.ValMSE, e.ValRest)
+			}
+			var errs [][]float64
+			for _, p := range e.ValRest.Parts("", 3) {
+				w, err := EncodeWire(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := DecodeWire[ValidationPart](w, "a validation part")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := p.Run(context.Background(), test)
+				if err != nil {
+					t.Fatal(err)
+				}
+				errs = append(errs, got)
+			}
+			st := *e.Stats
+			st.ValMSE = e.ValRest.Finish(errs...)
+			split = append(split, st)
+		})
+		if len(split) != len(whole) || len(whole) != s.Config.Epochs {
+			t.Fatalf("here %d: %d epochs' statistics, %d validated here", here, len(split), len(whole))
+		}
+		for k := range whole {
+			a, b := whole[k], split[k]
+			if math.IsNaN(a.ValMSE) || math.Float64bits(a.ValMSE) != math.Float64bits(b.ValMSE) || math.Float64bits(a.Loss) != math.Float64bits(b.Loss) {
+				t.Fatalf("here %d, epoch %d: validated here %g (loss %g), split %g (loss %g)", here, k+1, a.ValMSE, a.Loss, b.ValMSE, b.Loss)
+			}
+		}
+	}
+	bad := ValidationPart{From: test.Len() - 2, N: 3}
+	if _, err := bad.Run(context.Background(), test); err == nil || !strings.Contains(err.Error(), "the test pictures are 0 …") {
+		t.Errorf("digits past the test pictures: %v", err)
+	}
+}

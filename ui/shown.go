@@ -48,6 +48,9 @@ type TrainingShown struct {
 	Running bool   `json:"running"`
 	Epochs  int    `json:"epochs"`
 	Status  string `json:"status"`
+	// ValMSE is each finished epoch's validation MSE (−1: none, which
+	// JSON's NaN would be).
+	ValMSE []float64 `json:"val_mse"`
 }
 
 // EnsembleShown is what the Ensemble window shows: whether a run is going,
@@ -108,6 +111,13 @@ func (m *Main) Shown() Shown {
 	}
 	if tw := m.train; tw != nil {
 		s.Training = &TrainingShown{Running: tw.running, Epochs: len(tw.stats), Status: tw.status.Text}
+		for _, st := range tw.stats {
+			v := st.ValMSE
+			if math.IsNaN(v) {
+				v = -1
+			}
+			s.Training.ValMSE = append(s.Training.ValMSE, v)
+		}
 	}
 	if m.space != nil {
 		s.Space = "placing"

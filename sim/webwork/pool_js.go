@@ -122,28 +122,90 @@ func (p *Pool) Errors(ctx context.Context, part sweep.Part, step func(n int)) (s
 // Train runs job in a worker, telling w its events as they come and the
 // worker w.Paused's changes (looked at every 50 ms). A cancelled ctx
 // stops the run in its worker, which still answers with the finished
-// epochs' couplings.
+// epochs' couplings. Where the page runs more than one worker, the run
+// validates only its share of each epoch's digits (TrainJob.ValHere) and
+// the other workers validate the rest while it trains on; the epoch's
+// statistics, and the events after them, are told once the rest is in,
+// with the value a validation of every digit in one place gives.
 func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models.BSA, int, error) {
+	others := p.Parts() - 1
+	if n := tj.Training.Val; others > 0 && !tj.Preview && !tj.Training.SkipVal && n > 1 {
+		tj.ValHere = max(1, n/(others+1))
+	}
 	wire, err := sim.EncodeTrainJob(tj)
 	if err != nil {
 		return nil, 0, err
 	}
 	j := p.start("train", wire)
+	if tj.ValHere > 0 {
+		// The workers that will validate start now, beside the run: a
+		// worker's start (its app, its pictures) takes seconds.
+		if warm, err := sim.EncodeWire(sim.ValidationPart{Dataset: tj.Dataset}); err == nil {
+			for range others {
+				p.start("validate", warm)
+			}
+		}
+	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	paused, cancelled := false, false
 	done := ctx.Done()
-	tell := func(m js.Value) error {
-		e, err := sim.DecodeTrainEvent(bytesOf(m.Get("event")))
-		if err == nil {
-			e.Tell(w)
+	// The events in the order they came; one whose validation is still
+	// out holds back those after it.
+	type held struct {
+		e       sim.TrainEvent
+		waiting bool
+	}
+	type validated struct {
+		h    *held
+		mean float64
+		err  error
+	}
+	var queue []*held
+	out := 0 // validations still out
+	valDone := make(chan validated)
+	tellReady := func() {
+		for len(queue) > 0 && !queue[0].waiting {
+			queue[0].e.Tell(w)
+			queue = queue[1:]
 		}
-		return err
+	}
+	take := func(m js.Value) error {
+		e, err := sim.DecodeTrainEvent(bytesOf(m.Get("event")))
+		if err != nil {
+			return err
+		}
+		h := &held{e: e}
+		if e.Stats != nil && e.ValRest != nil {
+			h.waiting = true
+			out++
+			go func() {
+				mean, err := p.validate(e.ValRest, tj.Dataset, others)
+				valDone <- validated{h, mean, err}
+			}()
+		}
+		queue = append(queue, h)
+		tellReady()
+		return nil
+	}
+	finish := func(v validated) error {
+		out--
+		if v.err != nil {
+			return fmt.Errorf("validating epoch %d in a worker: %w", v.h.e.Stats.Epoch, v.err)
+		}
+		v.h.e.Stats.ValMSE, v.h.waiting = v.mean, false
+		tellReady()
+		return nil
 	}
 	for {
 		select {
 		case m := <-j.events:
-			if err := tell(m); err != nil {
+			if err := take(m); err != nil {
+				j.handle.Call("cancel")
+				return nil, 0, err
+			}
+		case v := <-valDone:
+			if err := finish(v); err != nil {
 				j.handle.Call("cancel")
 				return nil, 0, err
 			}
@@ -158,9 +220,17 @@ func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models
 			if err != nil {
 				return nil, 0, err
 			}
-			// The events sent before the answer are told first.
+			// The events sent before the answer, and the validations
+			// still out, are told first.
 			for len(j.events) > 0 {
-				tell(<-j.events)
+				if err := take(<-j.events); err != nil {
+					return nil, 0, err
+				}
+			}
+			for out > 0 {
+				if err := finish(<-valDone); err != nil {
+					return nil, 0, err
+				}
 			}
 			net, epochs, err, _ := e.Tell(w)
 			return net, epochs, err
@@ -174,4 +244,49 @@ func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models
 			j.handle.Call("cancel")
 		}
 	}
+}
+
+// validate runs what rest left of an epoch's validation in k workers at
+// once and returns the validation's value, joined with what the run
+// validated itself.
+func (p *Pool) validate(rest *sim.ValidationRest, dataset string, k int) (float64, error) {
+	parts := rest.Parts(dataset, k)
+	type res struct {
+		k    int
+		errs []float64
+		err  error
+	}
+	got := make(chan res, len(parts))
+	for k, part := range parts {
+		go func() {
+			wire, err := sim.EncodeWire(part)
+			if err != nil {
+				got <- res{k: k, err: err}
+				return
+			}
+			a := <-p.start("validate", wire).end
+			if a.err != nil {
+				got <- res{k: k, err: fmt.Errorf("digits %d to %d: %w", part.From, part.From+part.N-1, a.err)}
+				return
+			}
+			errs, err := sim.DecodeWire[[]float64](a.b, "a validation's errors")
+			if err == nil && len(errs) != part.N {
+				err = fmt.Errorf("digits %d to %d: %d errors came back", part.From, part.From+part.N-1, len(errs))
+			}
+			got <- res{k, errs, err}
+		}()
+	}
+	errs := make([][]float64, len(parts))
+	var first error
+	for range parts {
+		r := <-got
+		errs[r.k] = r.errs
+		if r.err != nil && first == nil {
+			first = r.err
+		}
+	}
+	if first != nil {
+		return 0, first
+	}
+	return rest.Finish(errs...), nil
 }

@@ -24,7 +24,7 @@ type Source struct {
 }
 
 // Serve answers the jobs the page sends this worker until ctx ends:
-// {id, kind: "part"|"train", job} runs one, {id, cancel} stops it and
+// {id, kind: "part"|"train"|"validate", job} runs one, {id, cancel} stops it and
 // {id, pause} holds a training run or lets it go on. source gives a data
 // set's Source by name. A part tells its image-steps done about ten times
 // a second ({id, done}), a training run each event ({id, event}); the end
@@ -88,8 +88,10 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 				b, err = runPart(jctx, source, wire, func(n int) { post(map[string]any{"id": id, "done": n}) })
 			case "train":
 				b, err = runTrain(jctx, source, wire, r.paused.Load, func(e []byte) { bytesMsg(id, "event", e) })
+			case "validate":
+				b, err = runValidation(jctx, source, wire)
 			default:
-				err = fmt.Errorf("a job of kind %q: this worker runs parts and training runs", kind)
+				err = fmt.Errorf("a job of kind %q: this worker runs parts, training runs and validations", kind)
 			}
 			if err != nil {
 				post(map[string]any{"id": id, "error": err.Error()})
@@ -166,4 +168,22 @@ func runTrain(ctx context.Context, source func(string) (Source, error), wire []b
 		return nil, werr
 	}
 	return end, nil
+}
+
+// runValidation decodes and runs a part of a training run's validation
+// (sim.ValidationPart), answering its digits' errors.
+func runValidation(ctx context.Context, source func(string) (Source, error), wire []byte) ([]byte, error) {
+	part, err := sim.DecodeWire[sim.ValidationPart](wire, "a validation part")
+	if err != nil {
+		return nil, err
+	}
+	src, err := source(part.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	errs, err := part.Run(ctx, src.Test)
+	if err != nil {
+		return nil, err
+	}
+	return sim.EncodeWire(errs)
 }

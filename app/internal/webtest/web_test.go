@@ -72,9 +72,10 @@ type shown struct {
 		Median  map[string][]float64 `json:"median"`
 	} `json:"ensemble"`
 	Training *struct {
-		Running bool   `json:"running"`
-		Epochs  int    `json:"epochs"`
-		Status  string `json:"status"`
+		Running bool      `json:"running"`
+		Epochs  int       `json:"epochs"`
+		Status  string    `json:"status"`
+		ValMSE  []float64 `json:"val_mse"`
 	} `json:"training"`
 }
 
@@ -897,8 +898,11 @@ func boundLongTasks(t *testing.T, what string, long []float64) {
 
 // testTrainingInWorkers: the Training window (Ctrl+I) starts its default
 // run with Return; the run goes on in a Web Worker, so the page keeps
-// drawing, and its first epoch (10,000 images) comes back with its
-// statistics. The time to that epoch and the page's long tasks are logged.
+// drawing, and its first two epochs (10,000 images each) come back with
+// their statistics, each epoch's validation shared among the page's
+// workers. The time to the first epoch, the second epoch's and the page's
+// long tasks are logged; the validation MSEs are the desktop's within
+// rounding (the page's exp and this machine's differ in their last bits).
 func testTrainingInWorkers(t *testing.T, ctx context.Context, base string) {
 	// A fresh page, as a student's (the Ensemble window left open would
 	// repaint with every frame: see docs/browser.md).
@@ -920,14 +924,44 @@ func testTrainingInWorkers(t *testing.T, ctx context.Context, base string) {
 	until(t, ctx, "the training running", func(s shown) bool { return s.Training != nil && s.Training.Running })
 	s := until(t, ctx, "the first epoch", func(s shown) bool { return s.Training != nil && s.Training.Epochs >= 1 })
 	took := time.Since(began)
+	s = until(t, ctx, "the second epoch", func(s shown) bool { return s.Training != nil && s.Training.Epochs >= 2 })
+	second := time.Since(began) - took
 	long, gap := stop()
-	t.Logf("Training in a Web Worker: the first epoch (10,000 images) %.1f s after Return; the longest gap between the page's frames %.0f ms; its long tasks (ms): %v; status %q",
-		took.Seconds(), gap, long, s.Training.Status)
+	t.Logf("Training in Web Workers: the first epoch (10,000 images) %.1f s after Return, the second %.1f s after it; the longest gap between the page's frames %.0f ms; its long tasks (ms): %v; status %q",
+		took.Seconds(), second.Seconds(), gap, long, s.Training.Status)
 	screenshot(t, ctx, "web-training")
 	if !s.Training.Running {
-		t.Fatalf("the default run (20 epochs) ended after its first: %q", s.Training.Status)
+		t.Fatalf("the default run (20 epochs) ended after its second: %q", s.Training.Status)
 	}
 	boundLongTasks(t, "training ran in a worker", long)
+	want := desktopValidation(t, 2)
+	for k, v := range s.Training.ValMSE[:2] {
+		d := math.Abs(v-want[k]) / want[k]
+		t.Logf("epoch %d's validation MSE: the page's %.6f, the desktop's %.6f (%.2g apart, relative)", k+1, v, want[k], d)
+		if !(d <= 1e-4) {
+			t.Errorf("epoch %d's validation MSE: the page's %g, the desktop's %g", k+1, v, want[k])
+		}
+	}
+}
+
+// desktopValidation is the validation MSE of the Training window's default
+// run, trained here for its first epochs.
+func desktopValidation(t *testing.T, epochs int) []float64 {
+	t.Helper()
+	train, test, err := mnist.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.DefaultTrainingForm().Settings(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Config.Epochs = epochs
+	var val []float64
+	if _, _, err := sim.TrainBSA(context.Background(), train, test, s, func(st sim.EpochStats, _ *sim.BSA) { val = append(val, st.ValMSE) }); err != nil {
+		t.Fatal(err)
+	}
+	return val
 }
 
 // testEnsembleInWorkers: Population → Ensemble (Ctrl+M), run by Return,
