@@ -20,7 +20,7 @@ func ValidateBSA(m *models.BSA, set *mnist.Set, n int, seed uint64, attn models.
 // ValidationErrs is ValidateBSA's error of each of the digits from …
 // from+n−1 of set (in range). A digit's error depends only on its index,
 // so the errors of consecutive ranges, joined, are those of the whole
-// range, to the bit (TestValidationSplit): the page splits the validation
+// range, to the bit (TestTrainJobValidatedElsewhere): the page splits the validation
 // among its workers. A cancelled ctx stops it with ctx's error.
 func ValidationErrs(ctx context.Context, m *models.BSA, set *mnist.Set, from, n int, seed uint64, attn models.AttnKind, workers int) ([]float64, error) {
 	inputs := make([]*Corrupted, n)

@@ -163,7 +163,9 @@ func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models
 	}
 	var queue []*held
 	out := 0 // validations still out
-	valDone := make(chan validated)
+	// One slot an epoch: a validation that ends after Train has returned
+	// (another's failure) does not block for good.
+	valDone := make(chan validated, max(1, tj.Training.Config.Epochs))
 	tellReady := func() {
 		for len(queue) > 0 && !queue[0].waiting {
 			queue[0].e.Tell(w)
