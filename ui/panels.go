@@ -24,7 +24,7 @@ import (
 	"attractorlab/sim/mnist"
 )
 
-func titledPanel(title *widget.Label, o fyne.CanvasObject) fyne.CanvasObject {
+func titledPanel(title *Lines, o fyne.CanvasObject) fyne.CanvasObject {
 	return container.NewBorder(title, nil, nil, nil, o)
 }
 
@@ -37,8 +37,8 @@ func setText(l *widget.Label, s string) {
 	}
 }
 
-func newTitle(s string) *widget.Label {
-	l := widget.NewLabelWithStyle(s, fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
+func newTitle(s string) *Lines {
+	l := NewLines(s, fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
 	l.Truncation = fyne.TextTruncateEllipsis
 	return l
 }
@@ -539,11 +539,11 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 				what = "label " + c
 			}
 		}
-		setText(m.cleanTitle, "clean\n"+what)
+		m.cleanTitle.SetText("clean\n" + what)
 	}
 	if len(sn.Lanes) == 0 {
 		if len(sn.Waiting) > 0 {
-			setText(m.tLabel, fmt.Sprintf("t = %-4d %s", sn.T, waitingText))
+			m.tLabel.SetText(fmt.Sprintf("t = %-4d %s", sn.T, waitingText))
 		}
 		for k := range sn.Waiting {
 			if k < len(m.stateTitles) && k < len(m.heatTitles) {
@@ -552,8 +552,8 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 				if len(sn.Waiting) > 1 {
 					name = info.Name
 				}
-				setText(m.stateTitles[k], name+"\nfetching its weights…")
-				setText(m.heatTitles[k], name+"\nattention: its steps follow")
+				m.stateTitles[k].SetText(name + "\nfetching its weights…")
+				m.heatTitles[k].SetText(name + "\nattention: its steps follow")
 			}
 		}
 		return
@@ -602,7 +602,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 				title = fmt.Sprintf("%s unpushed\nMSE %.4f", name, f.MSE)
 			}
 		}
-		setText(m.stateTitles[k], title)
+		m.stateTitles[k].SetText(title)
 		ht := name + "\n" + attention + heads
 		if l.Info.Patterns > 0 {
 			ht = name + "\ntop patterns"
@@ -622,7 +622,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		} else if k == m.lane && m.query >= 0 {
 			ht = fmt.Sprintf("%s\nattention, row %d%s", name, m.query, heads)
 		}
-		setText(m.heatTitles[k], ht)
+		m.heatTitles[k].SetText(ht)
 	}
 	repair := sn.Settings.NothingToRepair()
 	txt := fmt.Sprintf("t = %-4d ", sn.T)
@@ -649,14 +649,14 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		}
 	}
 	if len(sn.Lanes) == 1 && pushedPanel(sn) {
-		setText(m.pushedTitle, m.pushedText(sn))
+		m.pushedTitle.SetText(m.pushedText(sn))
 	}
 	if len(sn.Waiting) > 0 {
 		// A model added beside others: it joins them when its weights
 		// are in.
 		txt += "   (fetching the weights of " + strings.Join(sn.Waiting, ", ") + ")"
 	}
-	setText(m.tLabel, txt)
+	m.tLabel.SetText(txt)
 	if w := readoutWidth(m.tLabel); w != m.readoutW {
 		m.readoutW = w // a new text's width: the row is laid out again
 		m.readout.Refresh()
@@ -673,7 +673,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		if len(sn.Lanes) > 1 { // a narrow panel; the table has every model's
 			txt = fmt.Sprintf("#%d: %s %s\nr %.2f (%s)", f.NearIdx, sn.ClassName(f.NearLbl), labelMark(f.NearLbl, sn.Label), f.NearCorr, l.Info.Name)
 		}
-		setText(m.nearestLbl, txt)
+		m.nearestLbl.SetText(txt)
 	}
 	m.drawAnswers(sn)
 }
@@ -800,7 +800,7 @@ func (answerLayout) Layout(objs []fyne.CanvasObject, s fyne.Size) {
 func answerNatural(objs []fyne.CanvasObject) []float32 {
 	nat := make([]float32, len(answerWeights))
 	for k, o := range objs {
-		l, ok := o.(*widget.Label)
+		l, ok := o.(*Lines)
 		var lead float32
 		if sw, isSwatch := o.(*swatchLabel); isSwatch {
 			l, ok, lead = sw.label, true, swatchSide() // a name led by its colour
@@ -845,7 +845,7 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 				m.answers.Objects = append(m.answers.Objects, newSwatchLabel())
 				continue
 			}
-			l := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: k < len(answerColumns)})
+			l := NewLines("", fyne.TextAlignLeading, fyne.TextStyle{Bold: k < len(answerColumns)})
 			l.Truncation = fyne.TextTruncateEllipsis
 			m.answers.Objects = append(m.answers.Objects, l)
 		}
@@ -853,13 +853,11 @@ func (m *Main) drawAnswers(sn *sim.Snapshot) {
 	}
 	next := 0
 	cell := func(s string, _ bool) {
-		l, _ := m.answers.Objects[next].(*widget.Label)
+		l, _ := m.answers.Objects[next].(*Lines)
 		if sw, ok := m.answers.Objects[next].(*swatchLabel); ok {
 			l = sw.label
 		}
-		if l.Text != s {
-			l.SetText(s)
-		}
+		l.SetText(s)
 		next++
 	}
 	for _, h := range answerColumns {

@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
-	"fyne.io/fyne/v2/widget"
 
 	"gonum.org/v1/plot/plotter"
 
@@ -78,7 +77,7 @@ func checkFocus(t *testing.T, m *Main, what string) {
 		t.Fatalf("%s: no table of %d rows", what, n+1)
 	}
 	for _, o := range m.answers.Objects {
-		l, ok := o.(*widget.Label)
+		l, ok := o.(*Lines)
 		if sw, isSwatch := o.(*swatchLabel); isSwatch {
 			l, ok = sw.label, true // a model's name, led by its colour
 		}

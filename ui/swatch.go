@@ -15,12 +15,12 @@ import (
 // long for the cell ends in "…" instead of running into the next one.
 type swatchLabel struct {
 	widget.BaseWidget
-	label  *widget.Label
+	label  *Lines
 	swatch *canvas.Rectangle
 }
 
 func newSwatchLabel() *swatchLabel {
-	l := &swatchLabel{label: widget.NewLabel(""), swatch: canvas.NewRectangle(color.Transparent)}
+	l := &swatchLabel{label: NewLines("", fyne.TextAlignLeading, fyne.TextStyle{}), swatch: canvas.NewRectangle(color.Transparent)}
 	l.label.Truncation = fyne.TextTruncateEllipsis
 	l.ExtendBaseWidget(l)
 	return l

@@ -645,7 +645,7 @@ func cellText(o fyne.CanvasObject) string {
 	if s, ok := o.(*swatchLabel); ok {
 		return s.label.Text
 	}
-	return o.(*widget.Label).Text
+	return o.(*Lines).Text
 }
 
 // A model keeps one colour, whichever others it is compared with: its

@@ -112,17 +112,17 @@ type Main struct {
 
 	clean, input *PixelView
 	states       []*PixelView
-	stateTitles  []*widget.Label
+	stateTitles  []*Lines
 	nearest      *PixelView
-	nearestLbl   *widget.Label
-	pushedView   *PixelView    // one model alone: its pushed run's state, beside the run's
-	pushedTitle  *widget.Label // what the pushed run is and its numbers
-	cleanTitle   *widget.Label // "clean" and what the picture is (its class)
-	pushWin      *pushWin      // the push window, when open (push.go)
-	pushSigma2   float64       // the σ² a push's noise last used (the push window, Ctrl+K)
+	nearestLbl   *Lines
+	pushedView   *PixelView // one model alone: its pushed run's state, beside the run's
+	pushedTitle  *Lines     // what the pushed run is and its numbers
+	cleanTitle   *Lines     // "clean" and what the picture is (its class)
+	pushWin      *pushWin   // the push window, when open (push.go)
+	pushSigma2   float64    // the σ² a push's noise last used (the push window, Ctrl+K)
 	heat         []*Heatmap
 	patterns     map[int]*PatternsView
-	heatTitles   []*widget.Label
+	heatTitles   []*Lines
 	msePlot      *PlotView
 	mseLegend    *fyne.Container
 	energyPlot   *PlotView
@@ -139,7 +139,7 @@ type Main struct {
 	speed     *keySlider
 	speedLbl  *widget.Label
 	timeline  *keySlider
-	tLabel    *widget.Label
+	tLabel    *Lines
 	status    *widget.Label
 	readout   *fyne.Container // tLabel and status side by side (readoutRow)
 	readoutW  float32         // the width tLabel's text needs, as last laid out
@@ -264,7 +264,7 @@ func (m *Main) build() {
 	m.pushedTitle = newTitle("")
 	m.pushedTitle.Truncation = fyne.TextTruncateOff
 	m.pushSigma2 = sim.PushSigma2.Default
-	m.nearestLbl = widget.NewLabel("")
+	m.nearestLbl = NewLines("", fyne.TextAlignLeading, fyne.TextStyle{})
 	m.nearestLbl.Truncation = fyne.TextTruncateEllipsis
 
 	m.msePlot = NewPlotView()
@@ -297,7 +297,7 @@ func (m *Main) build() {
 			m.Engine.Seek(int(v))
 		}
 	}
-	m.tLabel = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	m.tLabel = NewLines("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	m.status = widget.NewLabel("")
 	// The speed slider stands apart from the timeline, labelled, and the
 	// play button keeps the width of "Pause" so nothing shifts.
@@ -817,11 +817,17 @@ const readoutStatusMin = 150
 
 // readoutWidth is the width a label needs to show its text whole.
 func readoutWidth(o fyne.CanvasObject) float32 {
-	l, ok := o.(*widget.Label)
-	if !ok {
+	var text string
+	var style fyne.TextStyle
+	switch l := o.(type) {
+	case *widget.Label:
+		text, style = l.Text, l.TextStyle
+	case *Lines:
+		text, style = l.Text, l.TextStyle
+	default:
 		return o.MinSize().Width
 	}
-	return fyne.MeasureText(l.Text, theme.TextSize(), l.TextStyle).Width + 2*theme.InnerPadding() + 1
+	return fyne.MeasureText(text, theme.TextSize(), style).Width + 2*theme.InnerPadding() + 1
 }
 
 // fixedWidth lays out its objects at a fixed width and the full height.

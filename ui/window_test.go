@@ -17,7 +17,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/widget"
 
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
@@ -503,7 +502,7 @@ func TestCompareAnswersEveryModel(t *testing.T) {
 		if got := cellText(row[0]); got != l.Info.Name {
 			t.Fatalf("row %d is %q, want %q", k, got, l.Info.Name)
 		}
-		if got := row[1].(*widget.Label).Text; got != strconv.Itoa(l.Best) {
+		if got := row[1].(*Lines).Text; got != strconv.Itoa(l.Best) {
 			t.Fatalf("%s: t* %q, want its own %d", l.Info.Label, got, l.Best)
 		}
 	}

@@ -1,0 +1,124 @@
+package ui
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+)
+
+// labelTexts returns the canvas texts a Label's renderer shows, in order.
+func labelTexts(l *widget.Label) []*canvas.Text {
+	var out []*canvas.Text
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch o := o.(type) {
+		case *canvas.Text:
+			out = append(out, o)
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(o).Objects() {
+				walk(c)
+			}
+		case *fyne.Container:
+			for _, c := range o.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(l)
+	return out
+}
+
+// TestLinesSitLikeALabel: Lines asks for the size a Label with the same
+// text, alignment, style and truncation asks for, and puts each line where
+// the Label puts it, so that replacing one by the other moves nothing.
+func TestLinesSitLikeALabel(t *testing.T) {
+	test.NewTempApp(t)
+	texts := []string{"", "clean\nlabel 7", "bsa-p2\nt 12 · MSE 0.0311", "t = 30   t* = 30 (MSE 0.0311; input 0.1180)", "#4123: 7 ✓ r 0.81\nmean digit r 0.42", "one\ntwo\nthree"}
+	for _, trunc := range []fyne.TextTruncation{fyne.TextTruncateOff, fyne.TextTruncateEllipsis} {
+		for _, align := range []fyne.TextAlign{fyne.TextAlignLeading, fyne.TextAlignCenter, fyne.TextAlignTrailing} {
+			for _, style := range []fyne.TextStyle{{}, {Bold: true}, {Monospace: true}} {
+				for _, s := range texts {
+					lb := widget.NewLabelWithStyle(s, align, style)
+					lb.Truncation = trunc
+					ln := NewLines(s, align, style)
+					ln.Truncation = trunc
+					if a, b := lb.MinSize(), ln.MinSize(); a != b {
+						t.Errorf("%q (truncation %v, align %v, style %+v): MinSize %v, a Label's %v", s, trunc, align, style, b, a)
+					}
+					size := lb.MinSize().Max(fyne.NewSize(400, 0))
+					lb.Resize(size)
+					ln.Resize(size)
+					want := labelTexts(lb)
+					got := test.TempWidgetRenderer(t, ln).Objects()
+					if len(got) != len(want) {
+						t.Fatalf("%q: %d lines, a Label shows %d", s, len(got), len(want))
+					}
+					for i, o := range got {
+						g, w := o.(*canvas.Text), want[i]
+						if g.Text != w.Text || g.Position() != w.Position() || g.Size() != w.Size() || g.TextSize != w.TextSize || g.TextStyle != w.TextStyle || g.Color != w.Color || g.Alignment != w.Alignment {
+							t.Errorf("%q line %d: %q at %v size %v (%v %+v %v), a Label's %q at %v size %v (%v %+v %v)", s, i,
+								g.Text, g.Position(), g.Size(), g.TextSize, g.TextStyle, g.Color, w.Text, w.Position(), w.Size(), w.TextSize, w.TextStyle, w.Color)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLinesCutToWidth: a line wider than the widget ends in "…" and fits,
+// keeping as much of the line as fits (its naive twin tries every length),
+// and SetText of another text draws it.
+func TestLinesCutToWidth(t *testing.T) {
+	test.NewTempApp(t)
+	ln := newTitle("bsa-p2 (trained on Fashion-MNIST)\nt 12 · MSE 0.0311")
+	full := ln.MinSize()
+	ln.Resize(fyne.NewSize(120, full.Height))
+	objs := test.TempWidgetRenderer(t, ln).Objects()
+	first := objs[0].(*canvas.Text)
+	if !strings.HasSuffix(first.Text, "…") || first.Position().X < 0 || first.Position().X+first.Size().Width > 120 {
+		t.Errorf("a line cut to 120: %q at %v, %v wide", first.Text, first.Position(), first.Size().Width)
+	}
+	ln.SetText("clean\nlabel 3")
+	if got := objs[0].(*canvas.Text).Text; got != "clean" {
+		t.Errorf("after SetText the first line shows %q", got)
+	}
+
+	// cutToWidth against trying every length, with a made-up measure.
+	rng := rand.New(rand.NewPCG(1, 2))
+	width := func(s string) float32 {
+		var w float32
+		for _, r := range s {
+			w += float32(1 + r%7)
+		}
+		return w
+	}
+	naive := func(line string, limit float32) string {
+		runes := []rune(line)
+		best := "…"
+		for k := 0; k < len(runes); k++ {
+			if c := strings.TrimRight(string(runes[:k]), " ") + "…"; width(c) <= limit {
+				best = c
+			}
+		}
+		return best
+	}
+	letters := []rune("ab cdé·0123…xyz MSE")
+	for range 2000 {
+		n := 1 + rng.IntN(40)
+		runes := make([]rune, n)
+		for i := range runes {
+			runes[i] = letters[rng.IntN(len(letters))]
+		}
+		line := string(runes)
+		limit := float32(rng.IntN(int(width(line)) + 1))
+		if got, want := cutToWidth(line, limit, width), naive(line, limit); got != want {
+			t.Fatalf("cutToWidth(%q, %v) = %q, trying every length gives %q", line, limit, got, want)
+		}
+	}
+}
