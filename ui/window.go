@@ -497,7 +497,10 @@ func (m *Main) togglePresentation() {
 		m.layoutCenter(panelCount(m.snap))
 		m.apply(m.snap)
 	}
-	m.root.Refresh()
+	if !inBrowser() {
+		// (In the page setTheme has refreshed every object already.)
+		m.root.Refresh()
+	}
 }
 
 // sizeWatch lays its one object over the whole space and tells on when
@@ -568,7 +571,6 @@ func (m *Main) setTheme(t *appTheme) {
 	for _, o := range m.win.Canvas().Overlays().List() {
 		refreshAll(o)
 	}
-	m.win.SetContent(m.win.Content())
 }
 
 // refreshAll refreshes o and, through containers, everything in it, each
