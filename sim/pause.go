@@ -20,3 +20,7 @@ func pause() { runtime.Gosched() }
 // Pause is pause for loops outside sim (the window's population runs): in
 // the browser it lets the page answer during long work.
 func Pause() { pause() }
+
+// Yield returns at once: a window has its own thread to draw on. In the
+// browser (pause_js.go) it waits for the page's next turn.
+func Yield() {}

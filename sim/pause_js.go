@@ -57,6 +57,12 @@ func pause() {
 		runtime.Gosched()
 		return
 	}
+	waitTurn()
+}
+
+// waitTurn blocks until the page's next turn (turn held on entry, let go
+// on return).
+func waitTurn() {
 	if turn.next == nil {
 		if turn.cb.IsUndefined() {
 			turn.cb = js.FuncOf(func(js.Value, []js.Value) any {
@@ -95,3 +101,12 @@ func pause() {
 
 // Pause is pause for loops outside sim (the window's population runs).
 func Pause() { pause() }
+
+// Yield waits for the page's next turn, however recent the last: work
+// handed to the window piece by piece (a training run's updates) gives the
+// page a turn between pieces, instead of the window doing them all in one
+// of its tasks.
+func Yield() {
+	turn.Lock()
+	waitTurn()
+}

@@ -45,6 +45,10 @@ const trainDigitSteps = 100
 // updater hands a window's updates from background goroutines to Fyne's
 // goroutine in order, through one goroutine of its own (so the test
 // driver, which runs fyne.Do on the caller, sees them one at a time too).
+// In the page each update runs in a task of the page's own, the page
+// having had its turn since the last (sim.Yield): handed over together,
+// a training run's re-run of the digit, its epoch's curves and its
+// progress ran in one task of up to 270 ms.
 type updater struct {
 	mu     sync.Mutex
 	ch     chan func()
@@ -55,7 +59,12 @@ func newUpdater() *updater {
 	u := &updater{ch: make(chan func(), 64)}
 	go func() {
 		for f := range u.ch {
-			fyne.Do(f)
+			if !inBrowser() {
+				fyne.Do(f)
+				continue
+			}
+			fyne.DoAndWait(f)
+			sim.Yield()
 		}
 	}()
 	return u
@@ -513,13 +522,14 @@ func (tw *trainWin) begin() {
 		})
 	}
 	watch.OnView = func(v sim.TrainingView) {
-		tw.ui.post(func() {
-			when := fmt.Sprintf("epoch %d, batch %d", v.Epoch, v.Batch)
-			if v.Batch == 0 {
-				when = fmt.Sprintf("end of epoch %d", v.Epoch)
-			}
-			tw.drawView(v, "trained here, "+when, true)
-		})
+		when := fmt.Sprintf("trained here, epoch %d, batch %d", v.Epoch, v.Batch)
+		if v.Batch == 0 {
+			when = fmt.Sprintf("trained here, end of epoch %d", v.Epoch)
+		}
+		// The digit's run and the couplings are two updates: in the
+		// page, two tasks (updater).
+		tw.ui.post(func() { tw.drawRun(v, when, true) })
+		tw.ui.post(func() { tw.drawCouplings(v, when) })
 	}
 	go func() {
 		var net *sim.BSA
@@ -676,6 +686,13 @@ func (tw *trainWin) drawCurves() {
 // drawView shows one re-run of the digit and the couplings it used, named
 // when; withRef draws the shipped model's curve beside it.
 func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
+	tw.drawRun(r, when, withRef)
+	tw.drawCouplings(r, when)
+}
+
+// drawRun shows one re-run of the digit (drawView's first half: its
+// curve and pictures).
+func (tw *trainWin) drawRun(r sim.TrainingView, when string, withRef bool) {
 	if r.Err != nil {
 		return
 	}
@@ -717,6 +734,14 @@ func (tw *trainWin) drawView(r sim.TrainingView, when string, withRef bool) {
 	tw.atStarLbl.SetText(starLbl)
 	tw.atStar.Refresh()
 	tw.last.Refresh()
+}
+
+// drawCouplings shows the couplings a re-run used (drawView's second
+// half), and tells viewed.
+func (tw *trainWin) drawCouplings(r sim.TrainingView, when string) {
+	if r.Err != nil {
+		return
+	}
 	side := r.Side
 	tw.couplings.Image = figures.NormsImage(r.Norms, side*side)
 	tw.couplings.Refresh()

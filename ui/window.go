@@ -580,23 +580,41 @@ func (m *Main) setTheme(t *appTheme) {
 // did, refreshed an object d containers deep d+1 times; in the page each
 // refresh pays Fyne's check of the goroutine it comes from, 43% of the
 // page's long tasks while presentation mode was turned on and off.) A
-// scroller's bars follow its content at the next layout.
+// scroller's bars follow its content at the next layout. The objects are
+// listed first and refreshed from this one frame: the check reads the
+// goroutine's stack, frame by frame, and refreshing from inside the walk
+// made it as many frames deeper as the window nests containers.
 func refreshAll(o fyne.CanvasObject) {
+	for _, o := range postOrder(nil, o) {
+		switch c := o.(type) {
+		case *fyne.Container:
+			if c.Layout != nil {
+				c.Layout.Layout(c.Objects, c.Size())
+			}
+			canvas.Refresh(c)
+		case *container.Scroll:
+			canvas.Refresh(c)
+		default:
+			o.Refresh()
+		}
+	}
+}
+
+// postOrder appends o's tree to list through containers and scrollers,
+// what each holds before it.
+func postOrder(list []fyne.CanvasObject, o fyne.CanvasObject) []fyne.CanvasObject {
+	if o == nil {
+		return list
+	}
 	switch c := o.(type) {
 	case *fyne.Container:
 		for _, k := range c.Objects {
-			refreshAll(k)
+			list = postOrder(list, k)
 		}
-		if c.Layout != nil {
-			c.Layout.Layout(c.Objects, c.Size())
-		}
-		canvas.Refresh(c)
 	case *container.Scroll:
-		refreshAll(c.Content)
-		canvas.Refresh(c)
-	default:
-		o.Refresh()
+		list = postOrder(list, c.Content)
 	}
+	return append(list, o)
 }
 
 // plotKey identifies what the plots show, so they re-render only when it changes.
