@@ -49,9 +49,51 @@ func (h *Hopfield) Weights(xi, p []float32, beta float32) float64 {
 }
 
 // Update sets ξ to Xᵀ p, p being the weights Weights wrote for it: the
-// second half of Step.
+// second half of Step. With the portable kernels (the page) it skips the
+// patterns whose weight is exactly 0 where most are (addRowsSkipZeros):
+// from the third step from a noisy digit on, 0.7 to 4.5 % of the 10,000
+// weights are left, the rest below float32's smallest number
+// (TestHopfieldWeightsFew, ten digits; from a half-masked digit 0.7 to 62 %).
 func (h *Hopfield) Update(xi, p []float32) {
-	wsum(p, h.XT, xi, Pixels, roundUp16(h.M))
+	m := roundUp16(h.M)
+	if kernelName == "go" && addRowsSkipZeros(p[:m], h.X, xi[:Pixels]) {
+		return
+	}
+	wsum(p, h.XT, xi, Pixels, m)
+}
+
+// addRowsSkipZeros sets out to Σ_j a[j]·rows[j], rows being len(a) rows of
+// len(out) numbers, leaving out the rows whose weight a[j] is exactly 0,
+// and reports true, where those are more than three in four (else it
+// leaves out alone and reports false). It is wsumGo over the transposed
+// rows with the zero terms left out: each out[r] adds its products in
+// wsumGo's order, one row after another, and a 0·v adds nothing (the sum
+// starts at +0 and a sum of finite numbers is never −0), so its numbers
+// are wsumGo's to the bit for finite rows (TestAddRowsSkipZerosSameBits).
+// A row is read whole where wsumGo would pick one number from each of
+// 784 places 40 KB apart.
+func addRowsSkipZeros(a, rows, out []float32) bool {
+	nz := 0
+	for _, x := range a {
+		if x != 0 {
+			nz++
+		}
+	}
+	if 4*nz > len(a) {
+		return false
+	}
+	d := len(out)
+	clear(out)
+	for j, x := range a {
+		if x == 0 {
+			continue
+		}
+		row := rows[j*d : (j+1)*d]
+		for r, v := range row {
+			out[r] += x * v
+		}
+	}
+	return true
 }
 
 // Energy is −lse(β, Xξ) + ½ξᵀξ; p is scratch of length ≥ M.

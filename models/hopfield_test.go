@@ -268,3 +268,60 @@ func TestFieldsKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestAddRowsSkipZerosSameBits: the weighted sum of rows that leaves out
+// zero weights gives wsumGo's numbers over the transposed rows to the bit,
+// with many and nearly all zero weights (subnormal ones kept), values of
+// both signs and zeros of both signs among them; with few zeros it leaves
+// the sum to wsumGo.
+func TestAddRowsSkipZerosSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, sz := range []struct{ d, np int }{{1, 1}, {3, 7}, {5, 50}, {784, 48}, {784, 1008}} {
+		for _, zeros := range []float64{0, 0.5, 0.8, 0.9, 0.99, 1} {
+			d, np := sz.d, sz.np
+			a, rows, vt := make([]float32, np), make([]float32, np*d), make([]float32, d*np)
+			for j := range a {
+				switch {
+				case rng.Float64() < zeros:
+				case rng.IntN(10) == 0:
+					a[j] = math.Float32frombits(uint32(1 + rng.IntN(100))) // subnormal
+				default:
+					a[j] = rng.Float32()
+				}
+			}
+			for j := range np {
+				for r := range d {
+					v := rng.Float32()*2 - 1
+					switch rng.IntN(10) {
+					case 0:
+						v = float32(math.Copysign(0, -1))
+					case 1:
+						v = 0
+					}
+					rows[j*d+r], vt[r*np+j] = v, v
+				}
+			}
+			got, want := make([]float32, d), make([]float32, d)
+			for r := range got {
+				got[r] = 7 // overwritten where it sums
+			}
+			nz := 0
+			for _, x := range a {
+				if x != 0 {
+					nz++
+				}
+			}
+			wsumGo(a, vt, want, d, np)
+			if did := addRowsSkipZeros(a, rows, got); did != (4*nz <= np) {
+				t.Fatalf("d=%d np=%d, %d weights not 0: summed %v", d, np, nz, did)
+			} else if !did {
+				continue
+			}
+			for r := range want {
+				if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
+					t.Fatalf("d=%d np=%d, %g zero: [%d] = %g, wsumGo's %g", d, np, zeros, r, got[r], want[r])
+				}
+			}
+		}
+	}
+}

@@ -121,3 +121,43 @@ func modernHopfield(t *testing.T) (*mnist.Data, Model) {
 	}
 	return data, m
 }
+
+// TestHopfieldWeightsFew: a few steps from a noisy digit (the demo's
+// task), most of the modern network's 10,000 pattern weights are exactly
+// 0, so the page's update leaves them out (models.addRowsSkipZeros,
+// used where more than three in four are 0). From a half-masked digit it varies
+// (the test logs it): the state can settle between many stored digits.
+func TestHopfieldWeightsFew(t *testing.T) {
+	data, m := modernHopfield(t)
+	pt, _ := models.NewPatches(4)
+	mask := Corruption{Kind: Mask, Fraction: 0.5}
+	for _, c := range []Corruption{DefaultNoise, mask} {
+		lo, hi, sparse, steps := 1.0, 0.0, 0, 0
+		for digit := range 10 {
+			tr := m.Start(c.Apply(data.Test.Clean(digit, mnist.PixelGain), pt, digit)).(*hopTraj)
+			attn := make([]float32, tr.h.M)
+			for step := 1; step <= 30; step++ {
+				tr.Step(attn)
+				nz := 0
+				for _, w := range attn {
+					if w != 0 {
+						nz++
+					}
+				}
+				f := float64(nz) / float64(len(attn))
+				steps++
+				if f <= 0.25 {
+					sparse++
+				}
+				if step < 3 {
+					continue
+				}
+				lo, hi = min(lo, f), max(hi, f)
+				if c.Kind == Noise && f > 0.25 {
+					t.Errorf("digit %d, noise: %d of %d weights are not 0 at step %d", digit, nz, len(attn), step)
+				}
+			}
+		}
+		t.Logf("%v, 10 digits: from step 3 to 30, %.1f–%.1f %% of the weights are not 0; %d of the %d steps from 1 to 30 leave out the zeros", c.Kind, 100*lo, 100*hi, sparse, steps)
+	}
+}
