@@ -49,10 +49,20 @@ const trainDigitSteps = 100
 // having had its turn since the last (sim.Yield): handed over together,
 // a training run's re-run of the digit, its epoch's curves and its
 // progress ran in one task of up to 270 ms.
+//
+// An update that only shows the latest of something (the progress, a
+// re-run of the digit) is posted with postLatest: in the page, where each
+// update waits for a turn of the page's (a painted frame, 50-80 ms with
+// software WebGL), such updates queued faster than they ran, and the window
+// showed a training run seconds behind the worker.
 type updater struct {
 	mu     sync.Mutex
 	ch     chan func()
 	closed bool
+	// latest holds, by key, the update postLatest queued and that has
+	// not run yet (in the page); lmu guards it.
+	lmu    sync.Mutex
+	latest map[string]*func()
 }
 
 func newUpdater() *updater {
@@ -77,6 +87,34 @@ func (u *updater) post(f func()) {
 	if !u.closed {
 		u.ch <- f
 	}
+}
+
+// postLatest queues f as post does; in the page, an update with the same
+// key still waiting to run is given f instead, in its place in the queue.
+func (u *updater) postLatest(key string, f func()) {
+	if !inBrowser() {
+		u.post(f)
+		return
+	}
+	u.lmu.Lock()
+	if slot, ok := u.latest[key]; ok {
+		*slot = f
+		u.lmu.Unlock()
+		return
+	}
+	slot := &f
+	if u.latest == nil {
+		u.latest = map[string]*func(){}
+	}
+	u.latest[key] = slot
+	u.lmu.Unlock()
+	u.post(func() {
+		u.lmu.Lock()
+		g := *slot
+		delete(u.latest, key)
+		u.lmu.Unlock()
+		g()
+	})
 }
 
 // wait runs f in turn with the updates and returns once it ran.
@@ -516,7 +554,7 @@ func (tw *trainWin) begin() {
 	tw.viewWatch = watch
 	watch.OnBatch = func(epoch, batch int) {
 		v := float64((epoch-1)*batches+batch) / total
-		tw.ui.post(func() {
+		tw.ui.postLatest("progress", func() {
 			tw.prog.SetValue(v)
 			tw.curEpoch, tw.curBatch = epoch, batch
 		})
@@ -527,9 +565,9 @@ func (tw *trainWin) begin() {
 			when = fmt.Sprintf("trained here, end of epoch %d", v.Epoch)
 		}
 		// The digit's run and the couplings are two updates: in the
-		// page, two tasks (updater).
-		tw.ui.post(func() { tw.drawRun(v, when, true) })
-		tw.ui.post(func() { tw.drawCouplings(v, when) })
+		// page, two tasks (updater), each showing the latest re-run.
+		tw.ui.postLatest("run", func() { tw.drawRun(v, when, true) })
+		tw.ui.postLatest("couplings", func() { tw.drawCouplings(v, when) })
 	}
 	go func() {
 		var net *sim.BSA
