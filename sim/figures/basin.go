@@ -231,13 +231,19 @@ func (b Basin) Render(plots []*plot.Plot, w, h int, dpi float64) (image.Image, C
 		top.Min.Y = split
 		bottom.Max.Y = split
 		// The bar spans the heatmap's width.
-		if !drawPlot(plots[2*k], top) {
+		var da draw.Canvas
+		drawn := false
+		withFittedTicks(plots[2*k], top, func() {
+			if drawn = drawPlot(plots[2*k], top); drawn {
+				da = plots[2*k].DataCanvas(top) // the area drawn, its labels thinned
+			}
+		})
+		if !drawn {
 			areas = append(areas, area{}) // no cell here
 			continue
 		}
-		da := plots[2*k].DataCanvas(top)
 		bottom.Min.X, bottom.Max.X = da.Min.X, da.Max.X
-		drawPlot(plots[2*k+1], bottom)
+		withFittedTicks(plots[2*k+1], bottom, func() { drawPlot(plots[2*k+1], bottom) })
 		tx, ty := plots[2*k].Transforms(&da)
 		x0, x1 := float64(tx(-0.5))*scale, float64(tx(float64(len(b.X))-0.5))*scale
 		yTop := float64(h) - float64(ty(float64(len(b.Y))-0.5))*scale

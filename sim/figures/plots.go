@@ -212,7 +212,8 @@ func padRange(p *plot.Plot) {
 // Render draws a plot into an image of w×h pixels at the given DPI.
 func Render(p *plot.Plot, w, h int, dpi float64) image.Image {
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)))
-	p.Draw(draw.New(c))
+	dc := draw.New(c)
+	withFittedTicks(p, dc, func() { p.Draw(dc) })
 	return c.Image()
 }
 
@@ -601,8 +602,11 @@ func RenderMapped(p *plot.Plot, w, h int, dpi float64) Rendered {
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)),
 		vgimg.UseBackgroundColor(p.BackgroundColor))
 	dc := draw.New(c)
-	p.Draw(dc)
-	da := p.DataCanvas(dc)
+	var da draw.Canvas
+	withFittedTicks(p, dc, func() {
+		p.Draw(dc)
+		da = p.DataCanvas(dc) // the area drawn, its labels thinned
+	})
 	tx, ty := p.Transforms(&da)
 	scale := dpi / 72
 	hpx := float64(h)
@@ -701,14 +705,15 @@ func DrawLegendRight(p *plot.Plot, dc draw.Canvas) {
 	r := leg.Rectangle(dc)
 	lw := r.Max.X - r.Min.X
 	if lw <= 0 {
-		p.Draw(dc)
+		withFittedTicks(p, dc, func() { p.Draw(dc) })
 		return
 	}
 	gap := vg.Points(10)
 	right := dc.Max.X - lw - gap
 	p.Legend = plot.NewLegend()
 	p.Legend.TextStyle = leg.TextStyle
-	p.Draw(draw.Crop(dc, 0, right-dc.Max.X, 0, 0))
+	pc := draw.Crop(dc, 0, right-dc.Max.X, 0, 0)
+	withFittedTicks(p, pc, func() { p.Draw(pc) })
 	p.Legend = leg
 	lc := draw.Crop(dc, right-dc.Min.X+gap/2, 0, 0, 0)
 	leg.Top, leg.Left, leg.XOffs = true, true, 0
