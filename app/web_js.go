@@ -67,13 +67,14 @@ func goMemory() any {
 	return map[string]any{"live": float64(ms[0].Value.Uint64()), "total": float64(ms[1].Value.Uint64())}
 }
 
-// pageWorkers are the page's Web Workers, which run the population jobs
-// and training (nil when the page has none: they run on its thread).
-func pageWorkers() (sweep.Remote, sim.TrainRemote) {
+// pageWorkers are the page's Web Workers, which run the population jobs,
+// training and the engine's look-ahead (nil when the page has none: they
+// run on its thread).
+func pageWorkers() (sweep.Remote, sim.TrainRemote, sim.AheadRemote) {
 	if p := webwork.NewPool(); p != nil {
-		return p, p
+		return p, p, p
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // runWorker is `attractorlab worker`: the app as one of the page's Web

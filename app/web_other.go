@@ -22,7 +22,7 @@ func pagePhase(string) time.Duration { return 0 }
 
 // pageWorkers: the desktop runs population jobs and training on its own
 // cores.
-func pageWorkers() (sweep.Remote, sim.TrainRemote) { return nil, nil }
+func pageWorkers() (sweep.Remote, sim.TrainRemote, sim.AheadRemote) { return nil, nil, nil }
 
 // runWorker: `attractorlab worker` is the web build's Web Worker
 // (web_js.go); elsewhere it is not a command.

@@ -64,11 +64,17 @@ type attnKeep struct {
 	// fork is a copy of forkOf, the trajectory a retaken step last came
 	// from, kept for the next one.
 	fork, forkOf Rewinder
+	// forkAt and forkSteps say where fork is: forkAt's state stepped
+	// forkSteps times (forkAt nil: unknown). A step after the last one
+	// retaken goes on from there instead of from the saved state.
+	forkAt    *saved
+	forkSteps int
 	// saved is savedOf's state as it was since steps ago (kept by step).
 	saved   *saved
 	savedOf Rewinder
 	since   int
 	retakes int // how many times get took steps again (its test counts)
+	steps   int // how many steps it took (its test counts)
 }
 
 func newAttnKeep(horizon int) *attnKeep {
@@ -135,12 +141,19 @@ func (k *attnKeep) get(f *Frame, info ModelInfo) []float32 {
 		return nil
 	}
 	if k.forkOf != f.from.src {
-		k.fork, k.forkOf = f.from.src.Fork(), f.from.src
+		k.fork, k.forkOf, k.forkAt = f.from.src.Fork(), f.from.src, nil
 	}
 	sv := f.from.saved
 	k.retakes++
-	k.fork.Restore(sv.state)
-	for i := range f.from.steps {
+	first := 0
+	if k.forkAt == sv && k.forkSteps <= f.from.steps {
+		first = k.forkSteps // the fork is on the way already
+	} else {
+		k.fork.Restore(sv.state)
+	}
+	k.forkAt, k.forkSteps = sv, f.from.steps+1
+	k.steps += f.from.steps + 1 - first
+	for i := first; i < f.from.steps; i++ {
 		if g := sv.frames[i]; g != nil && k.kept[g] == nil {
 			attn := newAttn(info)
 			k.fork.Step(attn)

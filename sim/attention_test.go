@@ -83,6 +83,48 @@ func TestAttentionRetaken(t *testing.T) {
 	}
 }
 
+// TestAttentionRetakenForward: stepping forward through steps whose
+// attention was dropped (as the steps a worker recorded, whose attention
+// never came) takes one step each: a retaken step goes on from the one
+// before it. The attention is the recorded one, to the bit.
+func TestAttentionRetakenForward(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := NewMemories(data.Train)
+	const maxT = 40
+	engine := func() *Engine {
+		set := DefaultSettings()
+		set.Lanes = []string{"bsa-p2", "block", "hopfield"}
+		e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: NewCatalogue(data.Train, WeightFiles{}),
+			Horizon: maxT, MaxT: maxT, Settings: set, Synchronous: true})
+		e.Seek(maxT)
+		if err := e.Snapshot().Err; err != "" {
+			t.Fatal(err)
+		}
+		return e
+	}
+	all, few := engine(), engine()
+	for _, l := range few.s.lanes {
+		clear(l.keep.kept)
+		l.keep.order = nil
+	}
+	for tt := 1; tt <= maxT; tt++ {
+		all.Seek(tt)
+		few.Seek(tt)
+		a, b := all.Snapshot(), few.Snapshot()
+		for k := range a.Lanes {
+			sameBits(t, fmt.Sprintf("%s t=%d", a.Lanes[k].Info.Name, tt), a.Lanes[k].Attn, b.Lanes[k].Attn)
+		}
+	}
+	for _, l := range few.s.lanes {
+		if l.keep.steps != maxT {
+			t.Errorf("%s: showing steps 1 … %d forwards took %d steps again, want %d", l.info.Name, maxT, l.keep.steps, maxT)
+		}
+	}
+}
+
 func sameBits(t *testing.T, what string, a, b []float32) {
 	t.Helper()
 	if len(a) != len(b) {

@@ -364,6 +364,13 @@ func (c *Catalogue) Trained(name string) (*models.BSA, bool) {
 	return m.M, true
 }
 
+// Portable reports whether the model name is one a catalogue of the same
+// stored digits elsewhere (the page's workers) builds the same: its
+// shipped weights, not a file's nor a network trained in this session.
+func (c *Catalogue) Portable(name string) bool {
+	return !slices.Contains(TrainedNames, name) && c.files[name] == ""
+}
+
 // Model returns the named model bound to the settings' parameters for it
 // (its registry row's bind: the bare self-attention's λ, γ and attention;
 // the modern network's β; the classical network's K, update rule and

@@ -27,6 +27,11 @@ type Engine struct {
 	sync     bool
 	cues     atomic.Int64 // tickets handed out by Cue
 	OnSnap   func(*Snapshot)
+	// ahead are the look-ahead jobs under way elsewhere (cfg.Ahead), by
+	// lane, and aheadDone takes their ends (Run's goroutine only).
+	ahead     map[*lane]aheadFlight
+	aheadDone chan aheadDone
+	joined    atomic.Int64 // frames taken from the remote side's answers (its tests count)
 }
 
 // fetchKey names a fetch: a model of a source's catalogue.
@@ -59,6 +64,9 @@ type EngineConfig struct {
 	// frame is painted, which the recording (and the redraws it causes)
 	// would otherwise delay on the page's one thread.
 	Hold <-chan struct{}
+	// Ahead, when not nil, records the look-ahead of the lanes whose
+	// models it can build elsewhere (the page's Web Workers; ahead.go).
+	Ahead AheadRemote
 	// GrowEvery is how often a snapshot is published when only the
 	// look-ahead grew, the step shown being the same (0: the build's own:
 	// MaxFPS a second on the desktop, 4 in the page).
@@ -80,7 +88,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	if avail := cfg.Catalogue.Available(); len(avail) > 0 {
 		s.set.Lanes = []string{avail[0].Name}
 	}
-	e := &Engine{cmds: make(chan func(*session), 256), fetched: make(chan *Catalogue), fetching: map[fetchKey]bool{}, s: s, sync: cfg.Synchronous, OnSnap: cfg.OnSnap}
+	e := &Engine{cmds: make(chan func(*session), 256), fetched: make(chan *Catalogue), fetching: map[fetchKey]bool{}, ahead: map[*lane]aheadFlight{}, aheadDone: make(chan aheadDone), s: s, sync: cfg.Synchronous, OnSnap: cfg.OnSnap}
 	s.emit = func(sn *Snapshot) {
 		if e.OnSnap != nil {
 			e.OnSnap(sn)
@@ -125,6 +133,9 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 	for {
 		e.fetchWaiting(ctx)
+		if hold == nil && s.cfg.Ahead != nil {
+			e.sendAhead(ctx)
+		}
 		// Play: schedule the next step.
 		if s.playing && !armed {
 			// Starting (or after a pause): one period from now.
@@ -135,7 +146,7 @@ func (e *Engine) Run(ctx context.Context) {
 			armed = true
 		}
 		var f func(*session)
-		if s.pending() && hold == nil {
+		if s.pendingHere() && hold == nil {
 			// Record the horizon in the background, one step at a time.
 			// The default case makes commands and ticks win over this work
 			// whenever they are waiting (a select over a ready channel
@@ -151,6 +162,9 @@ func (e *Engine) Run(ctx context.Context) {
 				s.dirtyTimer = false
 			case cat := <-e.fetched:
 				e.joinFetched(cat)
+			case d := <-e.aheadDone:
+				e.joinAhead(d)
+				s.runCue()
 			default:
 				s.extend(1)
 				s.runCue()
@@ -168,6 +182,9 @@ func (e *Engine) Run(ctx context.Context) {
 				hold = nil
 			case cat := <-e.fetched:
 				e.joinFetched(cat)
+			case d := <-e.aheadDone:
+				e.joinAhead(d)
+				s.runCue()
 			}
 		}
 		if f != nil {

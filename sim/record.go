@@ -22,6 +22,9 @@ type lane struct {
 	br     *branch       // the pushed run (nil until its first step is recorded)
 	// trainedOn is the data set the model's weights were trained on.
 	trainedOn string
+	// aheadFailed: a job recording the lane elsewhere failed, and it is
+	// recorded here from then on (ahead.go).
+	aheadFailed bool
 }
 
 // frame measures the current state of tr, a run of lane l (the lane's own
@@ -77,11 +80,11 @@ func (s *session) goal() int {
 }
 
 // extend records up to n more steps of every lane (and pushed run) short
-// of the goal.
+// of the goal, but the lanes recorded elsewhere (ahead.go).
 func (s *session) extend(n int) {
 	goal, shown := s.goal(), s.shownT()
 	for _, l := range s.lanes {
-		for k := 0; k < n && len(l.frames) <= min(goal, s.limit(l)); k++ {
+		for k := 0; k < n && len(l.frames) <= min(goal, s.limit(l)) && !s.recordedElsewhere(l); k++ {
 			s.extendLane(l)
 			pause()
 		}
@@ -102,6 +105,18 @@ func (s *session) pending() bool {
 	goal := s.goal()
 	for _, l := range s.lanes {
 		if len(l.frames) <= min(goal, s.limit(l)) || s.branchShort(l, goal) {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingHere reports whether some of the horizon is to be recorded
+// here: pending, but the lanes recorded elsewhere.
+func (s *session) pendingHere() bool {
+	goal := s.goal()
+	for _, l := range s.lanes {
+		if (len(l.frames) <= min(goal, s.limit(l)) && !s.recordedElsewhere(l)) || s.branchShort(l, goal) {
 			return true
 		}
 	}

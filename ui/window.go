@@ -48,6 +48,9 @@ type Deps struct {
 	// Trainer runs the Training window's runs elsewhere (the same
 	// workers); nil runs them here.
 	Trainer sim.TrainRemote
+	// Ahead records the engine's look-ahead elsewhere (the same workers;
+	// sim.EngineConfig.Ahead); nil records it here.
+	Ahead sim.AheadRemote
 	// Hold keeps the engine's background recording waiting until it is
 	// closed (sim.EngineConfig.Hold; nil: it starts at once).
 	Hold <-chan struct{}
@@ -200,7 +203,7 @@ func NewMain(ctx context.Context, a fyne.App, w fyne.Window, deps Deps, settings
 	// (SIGTERM took 11.7 s) and the window fell further and further behind.
 	var waiting atomic.Pointer[sim.Snapshot]
 	m.Engine = sim.NewEngine(sim.EngineConfig{Data: deps.Data, Memories: deps.Memories, Catalogue: deps.Catalogue, Sources: deps.Sources,
-		Settings: settings, Hold: deps.Hold, OnSnap: func(sn *sim.Snapshot) {
+		Settings: settings, Hold: deps.Hold, Ahead: deps.Ahead, OnSnap: func(sn *sim.Snapshot) {
 			if m.halted.Load() {
 				return
 			}

@@ -1,7 +1,8 @@
 "use strict";
 // A Web Worker of Attractor Lab's page: the app's WebAssembly, started as
 // `attractorlab worker`, runs the parts of population jobs (the Ensemble,
-// the Basin map), the training runs and their epochs' validations the page sends it, so that the page's own thread only
+// the Basin map), the training runs and their epochs' validations, and the steps of the
+// engine's look-ahead the page sends it, so that the page's own thread only
 // draws. The page's first message brings the compiled module (no second
 // download or compile), the weights it has fetched and files.json; then
 // come jobs {id, kind, job}, cancellations {id, cancel} and a training

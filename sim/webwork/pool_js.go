@@ -14,8 +14,8 @@ import (
 	"attractorlab/sim/sweep"
 )
 
-// Pool is the page's workers (attractorlab.job): a sweep.Remote and a
-// sim.TrainRemote.
+// Pool is the page's workers (attractorlab.job): a sweep.Remote, a
+// sim.TrainRemote and a sim.AheadRemote.
 type Pool struct{ page js.Value }
 
 // NewPool returns the page's workers, or nil when the page runs none (a
@@ -116,6 +116,29 @@ func (p *Pool) Errors(ctx context.Context, part sweep.Part, step func(n int)) (s
 			j.handle.Call("cancel") // its promise settles, releasing the callbacks
 			return sweep.PartErrors{}, ctx.Err()
 		}
+	}
+}
+
+// Ahead records a lane's look-ahead steps in a worker (sim.AheadRemote),
+// the goroutine blocked meanwhile. The page gives such a job the first
+// free worker, ahead of the population jobs and validations waiting, and
+// starts a worker beyond its number for it when all are busy: the steps
+// shown wait for it.
+func (p *Pool) Ahead(ctx context.Context, job sim.AheadJob) (sim.AheadAnswer, error) {
+	wire, err := sim.EncodeWire(job)
+	if err != nil {
+		return sim.AheadAnswer{}, err
+	}
+	j := p.start("ahead", wire)
+	select {
+	case a := <-j.end:
+		if a.err != nil {
+			return sim.AheadAnswer{}, fmt.Errorf("steps %d to %d of %s in a worker: %w", job.From+1, job.From+job.Steps, job.Model, a.err)
+		}
+		return sim.DecodeWire[sim.AheadAnswer](a.b, "a look-ahead from a worker")
+	case <-ctx.Done():
+		j.handle.Call("cancel") // its promise settles, releasing the callbacks
+		return sim.AheadAnswer{}, ctx.Err()
 	}
 }
 

@@ -24,7 +24,7 @@ type Source struct {
 }
 
 // Serve answers the jobs the page sends this worker until ctx ends:
-// {id, kind: "part"|"train"|"validate", job} runs one, {id, cancel} stops it and
+// {id, kind: "part"|"train"|"validate"|"ahead", job} runs one, {id, cancel} stops it and
 // {id, pause} holds a training run or lets it go on. source gives a data
 // set's Source by name. A part tells its image-steps done about ten times
 // a second ({id, done}), a training run each event ({id, event}); the end
@@ -90,8 +90,10 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 				b, err = runTrain(jctx, source, wire, r.paused.Load, func(e []byte) { bytesMsg(id, "event", e) })
 			case "validate":
 				b, err = runValidation(jctx, source, wire)
+			case "ahead":
+				b, err = runAhead(jctx, source, wire)
 			default:
-				err = fmt.Errorf("a job of kind %q: this worker runs parts, training runs and validations", kind)
+				err = fmt.Errorf("a job of kind %q: this worker runs parts, training runs, validations and look-aheads", kind)
 			}
 			if err != nil {
 				post(map[string]any{"id": id, "error": err.Error()})
@@ -186,4 +188,22 @@ func runValidation(ctx context.Context, source func(string) (Source, error), wir
 		return nil, err
 	}
 	return sim.EncodeWire(errs)
+}
+
+// runAhead decodes and records a lane's look-ahead steps
+// (sim.RunAheadJob), answering their frames and states.
+func runAhead(ctx context.Context, source func(string) (Source, error), wire []byte) ([]byte, error) {
+	job, err := sim.DecodeWire[sim.AheadJob](wire, "a look-ahead job")
+	if err != nil {
+		return nil, err
+	}
+	src, err := source(job.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	a, err := sim.RunAheadJob(ctx, job, src.Env.Cat, src.Memories())
+	if err != nil {
+		return nil, err
+	}
+	return sim.EncodeWire(a)
 }

@@ -1,0 +1,219 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"attractorlab/sim/mnist"
+)
+
+// workerAhead is an AheadRemote as the page's workers are one: its own
+// catalogue and stored digits of the same data, the job and its answer
+// through their wire forms.
+type workerAhead struct {
+	cat   *Catalogue
+	mem   *Memories
+	jobs  atomic.Int32
+	delay time.Duration // before each answer, so that commands overtake jobs
+}
+
+func (w *workerAhead) Ahead(ctx context.Context, job AheadJob) (AheadAnswer, error) {
+	w.jobs.Add(1)
+	b, err := EncodeWire(job)
+	if err != nil {
+		return AheadAnswer{}, err
+	}
+	got, err := DecodeWire[AheadJob](b, "a look-ahead job")
+	if err != nil {
+		return AheadAnswer{}, err
+	}
+	a, err := RunAheadJob(ctx, got, w.cat, w.mem)
+	if err != nil {
+		return AheadAnswer{}, err
+	}
+	time.Sleep(w.delay)
+	if b, err = EncodeWire(a); err != nil {
+		return AheadAnswer{}, err
+	}
+	return DecodeWire[AheadAnswer](b, "a look-ahead")
+}
+
+// runningEngine is an engine running until the test ends, and its last
+// snapshot.
+type runningEngine struct {
+	e    *Engine
+	mu   sync.Mutex
+	last *Snapshot
+}
+
+func startEngine(t *testing.T, data *mnist.Data, set Settings, ahead AheadRemote) *runningEngine {
+	t.Helper()
+	r := &runningEngine{}
+	r.e = NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
+		Horizon: 30, MaxT: 60, Settings: set, Ahead: ahead,
+		OnSnap: func(sn *Snapshot) { r.mu.Lock(); r.last = sn; r.mu.Unlock() }})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go r.e.Run(ctx)
+	return r
+}
+
+// settled waits for a snapshot at step t whose look-ahead is recorded
+// (every lane to the horizon or its end) and whose digit is index.
+func (r *runningEngine) settled(t *testing.T, step, index int) *Snapshot {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		r.mu.Lock()
+		sn := r.last
+		r.mu.Unlock()
+		if sn != nil && sn.T == step && sn.Settings.Index == index && sn.Unrecorded == 0 && len(sn.Lanes) == len(sn.Settings.Lanes) {
+			done := true
+			for _, l := range sn.Lanes {
+				want := min(max(30, (step/30+1)*30), 60) + 1
+				if l.Info.MaxSteps > 0 {
+					want = l.Info.MaxSteps + 1
+				}
+				done = done && len(l.Frames) == want
+			}
+			if done {
+				return sn
+			}
+		}
+		if time.Now().After(deadline) {
+			var got []int
+			for _, l := range sn.Lanes {
+				got = append(got, len(l.Frames))
+			}
+			t.Fatalf("no snapshot at t = %d of digit %d with its look-ahead recorded within two minutes; the last at t = %d of digit %d, %d unrecorded, frames %v, error %q", step, index, sn.T, sn.Settings.Index, sn.Unrecorded, got, sn.Err)
+		}
+	}
+}
+
+func sameBits32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameBits64(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameFrame(a, b *Frame) bool {
+	ma, mb := a.Measures, b.Measures
+	return a.T == b.T && sameBits32(a.Image, b.Image) && sameBits64(a.PatchVar, b.PatchVar) && sameBits64(a.TokenEnergy, b.TokenEnergy) &&
+		sameBits64([]float64{ma.Energy, ma.MSE, ma.MSEMask, ma.MSEOther, ma.CorrClean, ma.CorrMean, ma.NearCorr},
+			[]float64{mb.Energy, mb.MSE, mb.MSEMask, mb.MSEOther, mb.CorrClean, mb.CorrMean, mb.NearCorr}) &&
+		ma.Nearest == mb.Nearest && ma.NearIdx == mb.NearIdx && ma.NearLbl == mb.NearLbl
+}
+
+// compareSnapshots fails unless the two snapshots hold the same frames
+// and the same attention of the step shown, to the bit.
+func compareSnapshots(t *testing.T, what string, here, there *Snapshot) {
+	t.Helper()
+	for k := range here.Lanes {
+		lh, lt := here.Lanes[k], there.Lanes[k]
+		if len(lh.Frames) != len(lt.Frames) {
+			t.Fatalf("%s, %s: %d frames recorded here, %d with a worker", what, lh.Info.Name, len(lh.Frames), len(lt.Frames))
+		}
+		for i := range lh.Frames {
+			if !sameFrame(lh.Frames[i], lt.Frames[i]) {
+				t.Fatalf("%s, %s: frame %d differs: here %+v, with a worker %+v", what, lh.Info.Name, i, lh.Frames[i].Measures, lt.Frames[i].Measures)
+			}
+		}
+		if lh.Best != lt.Best || math.Float64bits(lh.BestMSE) != math.Float64bits(lt.BestMSE) {
+			t.Fatalf("%s, %s: t* %d (%g) here, %d (%g) with a worker", what, lh.Info.Name, lh.Best, lh.BestMSE, lt.Best, lt.BestMSE)
+		}
+		if !sameBits32(lh.Attn, lt.Attn) {
+			t.Fatalf("%s, %s: the attention of step %d differs (%d and %d numbers)", what, lh.Info.Name, here.T, len(lh.Attn), len(lt.Attn))
+		}
+	}
+}
+
+// The look-ahead recorded by a worker is the one the engine records
+// itself, to the bit: the frames, t*, and the attention of a step shown
+// (taken again from the states the worker sent), for every model whose
+// state travels; also when the digit changes while jobs are under way,
+// and when a seek records steps here meanwhile.
+func TestAheadRemoteSameFrames(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	set.Lanes = []string{"bsa-p2", "block", "vit", "hopfield"}
+	w := &workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train), delay: 20 * time.Millisecond}
+	here, there := startEngine(t, data, set, nil), startEngine(t, data, set, w)
+	first := there.settled(t, 0, set.Index)
+	if first.Err != "" || len(first.Lanes) != len(set.Lanes) {
+		t.Fatalf("the settings were refused: %s", first.Err)
+	}
+	compareSnapshots(t, "the opening digit", here.settled(t, 0, set.Index), first)
+	if w.jobs.Load() == 0 {
+		t.Fatal("no job went to the worker")
+	}
+	for _, r := range []*runningEngine{here, there} {
+		r.e.Seek(17)
+	}
+	compareSnapshots(t, "t = 17", here.settled(t, 17, set.Index), there.settled(t, 17, set.Index))
+	// Another digit while jobs of the first are under way (the worker
+	// answers late), then a step shown and a seek past the horizon, which
+	// records here what it can at once.
+	for _, r := range []*runningEngine{here, there} {
+		r.e.Update(func(st *Settings) { st.Index = 3 })
+		r.e.Update(func(st *Settings) { st.Index = 4 })
+		r.e.Step()
+		r.e.Seek(40)
+	}
+	compareSnapshots(t, "digit 4 at t = 40", here.settled(t, 40, 4), there.settled(t, 40, 4))
+	if here.e.joined.Load() != 0 || there.e.joined.Load() < 30 {
+		t.Fatalf("%d and %d frames came from the worker, want 0 and most of a look-ahead", here.e.joined.Load(), there.e.joined.Load())
+	}
+	t.Logf("%d jobs; %d frames from the worker", w.jobs.Load(), there.e.joined.Load())
+}
+
+// A job that cannot run says why.
+func TestAheadJobRefused(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, mem := NewCatalogue(data.Train, WeightFiles{}), NewMemories(data.Train)
+	clean := data.Test.Clean(0, mnist.PixelGain)
+	good := AheadJob{Dataset: "mnist", Model: "bsa-p2", Settings: DefaultSettings(), Input: Corrupted{Clean: clean, Input: clean}, Steps: 3}
+	for _, c := range []struct {
+		edit func(*AheadJob)
+		want string
+	}{
+		{func(j *AheadJob) { j.Steps = 0 }, "at least 1 step"},
+		{func(j *AheadJob) { j.From = -1 }, "step 0 or later"},
+		{func(j *AheadJob) { j.Input.Input = j.Input.Input[:10] }, "pixels"},
+		{func(j *AheadJob) { j.Model = "nonsense" }, "nonsense"},
+		{func(j *AheadJob) { j.Model = "hopfield-classic" }, "not recorded elsewhere"},
+	} {
+		j := good
+		c.edit(&j)
+		if _, err := RunAheadJob(context.Background(), j, cat, mem); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("job %+v: error %v, want one saying %q", j.Model, err, c.want)
+		}
+	}
+}
