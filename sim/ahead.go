@@ -146,11 +146,11 @@ type aheadDone struct {
 }
 
 // remoteAhead reports whether lane l's look-ahead is sent elsewhere: the
-// engine has an AheadRemote, no job for the lane has failed, and its
+// engine has an AheadRemote, none of its jobs has failed, and the lane's
 // model is one a worker builds the same (the shipped weights, Catalogue.
 // Portable) and whose state travels.
 func (s *session) remoteAhead(l *lane) bool {
-	if s.cfg.Ahead == nil || s.cfg.Synchronous || l.aheadFailed || l.traj == nil {
+	if s.cfg.Ahead == nil || s.cfg.Synchronous || s.aheadFailed || l.traj == nil {
 		return false
 	}
 	if _, ok := l.traj.(wireRewinder); !ok {
@@ -208,7 +208,8 @@ func (e *Engine) sendAhead(ctx context.Context) {
 // joinAhead takes a job's frames into its lane, when the lane is still
 // the session's: those past the lane's last (a seek may have recorded
 // some meanwhile), with where each step started, and the trajectory set
-// to the last state. A failed job has the lane recorded here from then on.
+// to the last state. After a failed job (not a cancelled one) every lane is
+// recorded here, and the window says why once.
 func (e *Engine) joinAhead(d aheadDone) {
 	s := e.s
 	if f, ok := e.ahead[d.l]; ok && f.job.From == d.job.From {
@@ -220,11 +221,11 @@ func (e *Engine) joinAhead(d aheadDone) {
 		return
 	}
 	if d.err != nil {
-		l.aheadFailed = true
-		if s.err == "" {
-			s.err = fmt.Sprintf("recording %s ahead in a worker: %v; it is recorded here", l.info.Label, d.err)
+		if !s.aheadFailed && s.err == "" {
+			s.err = fmt.Sprintf("recording %s ahead in a worker: %v; the steps are recorded on the page from now on", l.info.Label, d.err)
 			s.dirty = true
 		}
+		s.aheadFailed = true
 		return
 	}
 	s.aheadWarm = true

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -215,5 +216,39 @@ func TestAheadJobRefused(t *testing.T) {
 		if _, err := RunAheadJob(context.Background(), j, cat, mem); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("job %+v: error %v, want one saying %q", j.Model, err, c.want)
 		}
+	}
+}
+
+// failingAhead is a remote side whose jobs fail (a worker that stopped).
+type failingAhead struct{ jobs atomic.Int32 }
+
+func (f *failingAhead) Ahead(ctx context.Context, job AheadJob) (AheadAnswer, error) {
+	f.jobs.Add(1)
+	return AheadAnswer{}, errors.New("the worker failed: out of memory")
+}
+
+// When a job fails, the window says so once and the page records every
+// lane itself from then on: the same frames.
+func TestAheadRemoteFails(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	set.Lanes = []string{"bsa-p2", "hopfield"}
+	f := &failingAhead{}
+	here, there := startEngine(t, data, set, nil), startEngine(t, data, set, f)
+	sn := there.settled(t, 0, set.Index)
+	if !strings.Contains(sn.Err, "in a worker: the worker failed: out of memory; the steps are recorded on the page") {
+		t.Errorf("the window says %q, want why the steps are recorded on the page", sn.Err)
+	}
+	compareSnapshots(t, "after a failed job", here.settled(t, 0, set.Index), sn)
+	jobs := f.jobs.Load()
+	for _, r := range []*runningEngine{here, there} {
+		r.e.Update(func(st *Settings) { st.Index = 5 })
+	}
+	compareSnapshots(t, "the next digit", here.settled(t, 0, 5), there.settled(t, 0, 5))
+	if f.jobs.Load() != jobs || jobs == 0 {
+		t.Errorf("%d jobs before the next digit, %d after: want some, then none", jobs, f.jobs.Load())
 	}
 }

@@ -22,9 +22,6 @@ type lane struct {
 	br     *branch       // the pushed run (nil until its first step is recorded)
 	// trainedOn is the data set the model's weights were trained on.
 	trainedOn string
-	// aheadFailed: a job recording the lane elsewhere failed, and it is
-	// recorded here from then on (ahead.go).
-	aheadFailed bool
 }
 
 // frame measures the current state of tr, a run of lane l (the lane's own

@@ -199,8 +199,10 @@ type session struct {
 	// still fetching (Catalogue.Waiting), in lane order: they join the
 	// lanes when the fetch ends (Engine.Run fetches them).
 	waiting []string
-	// aheadWarm: the engine's AheadRemote has answered a job (ahead.go).
-	aheadWarm bool
+	// aheadWarm: the engine's AheadRemote has answered a job; aheadFailed:
+	// one of its jobs failed, and every lane is recorded here from then
+	// on (ahead.go).
+	aheadWarm, aheadFailed bool
 }
 
 // rebuild re-corrupts the digit and restarts every lane at t = 0, keeping
