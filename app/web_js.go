@@ -44,19 +44,31 @@ func pageLimitFor(live uint64) int64 {
 	return max(pageMemoryLimit, int64(live)+max(48<<20, int64(live)/2))
 }
 
+// workerLimitFor is a worker's soft limit when live bytes were live at
+// the last collection: 64 MiB, or a quarter as much again as is live (at
+// least 16 MiB more) once that is more. A
+// worker that records the look-ahead stays up beside the page, and its
+// memory counts with the page's; its garbage is little (the frames it
+// sends), so a collector running about four times as often as Go's
+// default costs it little.
+func workerLimitFor(live uint64) int64 {
+	return max(64<<20, int64(live)+max(16<<20, int64(live)/4))
+}
+
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
-		return // a worker (assets/web/worker.js): no limit
+		debug.SetMemoryLimit(workerLimitFor(0))
+		return
 	}
 	debug.SetMemoryLimit(pageMemoryLimit)
 }
 
 // followLive sets the page's soft limit from what was live at the last
-// collection (pageLimitFor).
-func followLive() {
+// collection (pageLimitFor), or a worker's (workerLimitFor).
+func followLive(limitFor func(live uint64) int64) {
 	ms := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(ms)
-	debug.SetMemoryLimit(pageLimitFor(ms[0].Value.Uint64()))
+	debug.SetMemoryLimit(limitFor(ms[0].Value.Uint64()))
 }
 
 // goMemory is the page's Go memory for its test: what the collector found
@@ -90,6 +102,16 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(2 * time.Second):
+				followLive(workerLimitFor)
+			}
+		}
+	}()
 	sources := map[string]webwork.Source{}
 	return webwork.Serve(ctx, func(dataset string) (webwork.Source, error) {
 		name := mnist.DatasetOrMNIST(dataset)
@@ -248,7 +270,7 @@ func pageReady(ctx context.Context, m *ui.Main, opening func(), hold chan struct
 			}
 			publish()
 			if k%20 == 0 {
-				followLive()
+				followLive(pageLimitFor)
 			}
 		}
 	}
