@@ -32,8 +32,8 @@ import (
 // after its links and lessons holds over 200 MB live): the collector then
 // runs as often as Go's cap on its CPU share allows, about half of the
 // page's one thread. So the page raises the limit as what is live grows
-// (pageLimitFor, every few seconds), and the workers, whose memory the
-// browser takes back when they stop, set none.
+// (pageLimitFor, every few seconds); the workers keep a tighter limit of
+// their own (workerLimitFor).
 const pageMemoryLimit = 148 << 20
 
 // pageLimitFor is the page's soft limit when live bytes were live at the
