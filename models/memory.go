@@ -39,14 +39,26 @@ const quantMinRows = 256
 
 // NewMemory stores rows (each of length q, finite).
 func NewMemory(rows [][]float32) *Memory {
-	mem := &Memory{M: len(rows)}
+	q := 0
 	if len(rows) > 0 {
-		mem.Q = len(rows[0])
+		q = len(rows[0])
 	}
+	return NewMemoryOf(len(rows), q, func(k int, dst []float32) { copy(dst, rows[k]) })
+}
+
+// NewMemoryOf stores m rows of length q, row(k, dst) writing row k (finite
+// values) into dst; it may be called from several goroutines at once. The
+// rows are standardised as they come, so nobody holds a copy of them all
+// meanwhile (31 MB for 10,000 digits, which the page's memory, only ever
+// growing, would keep).
+func NewMemoryOf(m, q int, row func(k int, dst []float32)) *Memory {
+	mem := &Memory{M: m, Q: q}
 	mem.rows = make([]float32, mem.M*mem.Q)
 	inParts(mem.M, func(k0, k1 int) {
+		x := make([]float32, q)
 		for k := k0; k < k1; k++ {
-			standardizeTo(mem.row(k), rows[k])
+			row(k, x)
+			standardizeTo(mem.row(k), x)
 		}
 	})
 	if mem.M >= quantMinRows && mem.Q <= quantMaxQ {

@@ -338,3 +338,34 @@ func TestStandardizeMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// NewMemoryOf, fed one row at a time from several goroutines, stores the
+// rows NewMemory's standardisation of each row gives, to the bit, and the
+// same 8-bit copies.
+func TestNewMemoryOfRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	const m, q = 700, 784
+	rows := make([][]float32, m)
+	for k := range rows {
+		rows[k] = make([]float32, q)
+		for i := range rows[k] {
+			if rng.IntN(3) == 0 {
+				rows[k][i] = rng.Float32()
+			}
+		}
+	}
+	clear(rows[5]) // a constant row: zeros
+	mem := NewMemoryOf(m, q, func(k int, dst []float32) { copy(dst, rows[k]) })
+	for k := range rows {
+		want := standardizeTo(make([]float32, q), rows[k])
+		for i, v := range mem.row(k) {
+			if math.Float32bits(v) != math.Float32bits(want[i]) {
+				t.Fatalf("row %d, value %d: %g, standardised alone %g", k, i, v, want[i])
+			}
+		}
+	}
+	ref := newQuantRows(mem.rows, m, q)
+	if !slices.Equal(mem.quant.packed, ref.packed) || !slices.Equal(mem.quant.scale, ref.scale) || !slices.Equal(mem.quant.err, ref.err) {
+		t.Fatal("the 8-bit rows differ from those of the standardised rows")
+	}
+}

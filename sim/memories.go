@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 
 	"attractorlab/models"
 	"attractorlab/sim/mnist"
@@ -21,26 +20,24 @@ type Memories struct {
 // NewMemories prepares the nearest-memory search over a training set. The
 // mean digit is ready on return; the search (its standardised and 8-bit
 // rows, about 50 ms) is prepared in the background, and Search waits for
-// it, so a run can start stepping meanwhile.
+// it, so a run can start stepping meanwhile. The digits' pixels are made
+// one digit at a time, for the mean and again for the search, rather than
+// all at once (31 MB for 10,000 digits, which the page would keep).
 func NewMemories(train *mnist.Set) *Memories {
-	rows := make([][]float32, train.Len())
-	slab := make([]float32, len(rows)*models.Pixels)
-	models.Parallel(context.Background(), len(rows), 0, func(_, k int) {
-		rows[k] = train.CleanTo(slab[k*models.Pixels:], k, mnist.PixelGain)
-	})
 	var sum [models.Pixels]float64
-	for _, row := range rows {
-		for q, v := range row[:models.Pixels] {
+	row := make([]float32, models.Pixels)
+	for k := range train.Len() {
+		for q, v := range train.CleanTo(row, k, mnist.PixelGain) {
 			sum[q] += float64(v)
 		}
 	}
 	mean := make([]float32, models.Pixels)
 	for q, v := range sum {
-		mean[q] = float32(v / float64(len(rows)))
+		mean[q] = float32(v / float64(train.Len()))
 	}
 	m := &Memories{Set: train, Mean: mean, done: make(chan struct{})}
 	go func() {
-		m.mem = models.NewMemory(rows)
+		m.mem = models.NewMemoryOf(train.Len(), models.Pixels, func(k int, dst []float32) { train.CleanTo(dst, k, mnist.PixelGain) })
 		close(m.done)
 	}()
 	return m
