@@ -1,7 +1,6 @@
 package sim
 
 import (
-
 	"attractorlab/models"
 	"attractorlab/sim/mnist"
 )
