@@ -266,18 +266,7 @@ func (b Basin) Render(plots []*plot.Plot, w, h int, dpi float64) (image.Image, C
 // drawPlot draws p into c, or leaves out what does not fit: gonum panics
 // on a canvas smaller than a plot's axes and labels (a small window), and
 // such a panel is left blank instead.
-func drawPlot(p *plot.Plot, c draw.Canvas) (ok bool) {
-	if !(c.Max.X > c.Min.X && c.Max.Y > c.Min.Y) {
-		return false
-	}
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	p.Draw(c)
-	return true
-}
+func drawPlot(p *plot.Plot, c draw.Canvas) bool { return onCanvas(c, func() { p.Draw(c) }) }
 
 // WritePNG renders the basin map as a w×h PNG in gonum's default style.
 func (b Basin) WritePNG(w io.Writer, width, height int) error {

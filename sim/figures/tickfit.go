@@ -2,6 +2,7 @@ package figures
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -39,15 +40,24 @@ func withFittedTicks(p *plot.Plot, c draw.Canvas, f func()) {
 // dataCanvas is p's data area on c, or false where gonum cannot lay the
 // plot out there (it panics on some canvases smaller than the axes).
 func dataCanvas(p *plot.Plot, c draw.Canvas) (da draw.Canvas, ok bool) {
+	ok = onCanvas(c, func() { da = p.DataCanvas(c) })
+	return da, ok
+}
+
+// onCanvas runs f, which lays a plot out on c or draws it there, and
+// reports false where c is empty or gonum panicked doing so (on some
+// canvases smaller than the axes).
+func onCanvas(c draw.Canvas, f func()) (ok bool) {
 	if !(c.Max.X > c.Min.X && c.Max.Y > c.Min.Y) {
-		return da, false
+		return false
 	}
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
-	return p.DataCanvas(c), true
+	f()
+	return true
 }
 
 // thinnedTicks are inner's ticks with the labels that would overlap on an
@@ -85,14 +95,8 @@ func (t thinnedTicks) Ticks(lo, hi float64) []plot.Tick {
 	gap := t.style.Font.Size / 3
 	var kept []label
 	for _, l := range ls {
-		fits := !math.IsNaN(float64(l.at))
-		for _, o := range kept {
-			if !fits {
-				break
-			}
-			fits = vg.Length(math.Abs(float64(l.at-o.at))) >= l.half+o.half+gap
-		}
-		if fits {
+		meets := func(o label) bool { return vg.Length(math.Abs(float64(l.at-o.at))) < l.half+o.half+gap }
+		if !math.IsNaN(float64(l.at)) && !slices.ContainsFunc(kept, meets) {
 			kept = append(kept, l)
 		} else {
 			ts[l.k].Label = ""
