@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"attractorlab/models"
 )
@@ -104,6 +106,9 @@ func RunAheadJob(ctx context.Context, job AheadJob, cat *Catalogue, mem *Memorie
 	if !ok {
 		return AheadAnswer{}, fmt.Errorf("model %s: its steps are not recorded elsewhere", job.Model)
 	}
+	if want := len(tr.toWire(tr.Save()).X); len(job.State.X) != want {
+		return AheadAnswer{}, fmt.Errorf("a look-ahead job's state has %d numbers; model %s's has %d", len(job.State.X), job.Model, want)
+	}
 	tr.Restore(tr.fromWire(job.State))
 	info := m.Info()
 	s := &session{src: &Source{Memories: mem}, clean: in.Clean, pixel: in.Pixel}
@@ -130,6 +135,34 @@ func RunAheadJob(ctx context.Context, job AheadJob, cat *Catalogue, mem *Memorie
 	a.Last = tr.toWire(tr.Save())
 	return a, nil
 }
+
+// check says what is wrong with a, when it is not an answer to job: the
+// frames of its steps in order, a saved state for every rewindEvery-th,
+// and states of the job's size.
+func (job AheadJob) check(a AheadAnswer) error {
+	if len(a.Frames) != job.Steps {
+		return fmt.Errorf("%d frames for %d steps", len(a.Frames), job.Steps)
+	}
+	if want := (job.Steps + rewindEvery - 1) / rewindEvery; len(a.Saved) != want {
+		return fmt.Errorf("%d saved states for %d steps, not %d", len(a.Saved), job.Steps, want)
+	}
+	for k, f := range a.Frames {
+		if f == nil || f.T != job.From+1+k || len(f.Image) != models.Pixels {
+			return fmt.Errorf("frame %d of %d is not step %d's", k+1, job.Steps, job.From+1+k)
+		}
+	}
+	for _, w := range append(slices.Clip(a.Saved), a.Last) {
+		if len(w.X) != len(job.State.X) {
+			return fmt.Errorf("a state of %d numbers, not %d", len(w.X), len(job.State.X))
+		}
+	}
+	return nil
+}
+
+// aheadPatience is the least time a job is waited for before the lane is
+// recorded here as well (aheadWait; a session's aheadMin, when set, in its
+// place).
+const aheadPatience = 2 * time.Second
 
 // aheadFlight is a job under way for a lane (Run's goroutine only).
 type aheadFlight struct {
@@ -160,11 +193,37 @@ func (s *session) remoteAhead(l *lane) bool {
 }
 
 // recordedElsewhere reports whether lane l's look-ahead is left to the
-// remote side: sent there, and the remote side has answered a job before.
-// Until then (the page's first worker starts in a second or two) the lane
-// is recorded here as well, and a job's frames the lane has by the time
-// it answers are left out.
-func (s *session) recordedElsewhere(l *lane) bool { return s.aheadWarm && s.remoteAhead(l) }
+// remote side: sent there, the remote side has answered a job before, and
+// the lane's job under way has not been waited for longer than aheadWait.
+// Otherwise (the page's first worker starts in a second or two; a worker
+// idle for a minute has stopped and starts again; another data set is
+// loaded there) the lane is recorded here as well, and a job's frames the
+// lane has by the time it answers are left out.
+func (s *session) recordedElsewhere(l *lane) bool {
+	return s.aheadWarm && s.remoteAhead(l) && (l.aheadSent.IsZero() || time.Since(l.aheadSent) < s.aheadWait())
+}
+
+// aheadWait is how long a job is waited for: aheadPatience, or three
+// times the last answer's time when that is longer (a slow machine).
+func (s *session) aheadWait() time.Duration {
+	return max(cmp.Or(s.aheadMin, aheadPatience), 3*s.aheadTook)
+}
+
+// aheadWake is when the next lane whose job is under way stops waiting
+// for it (zero: none will; one that stopped already is recorded here).
+func (s *session) aheadWake() time.Time {
+	var at time.Time
+	now := time.Now()
+	for _, l := range s.lanes {
+		if l.aheadSent.IsZero() || !s.aheadWarm {
+			continue
+		}
+		if w := l.aheadSent.Add(s.aheadWait()); w.After(now) && (at.IsZero() || w.Before(at)) {
+			at = w
+		}
+	}
+	return at
+}
 
 // aheadTarget is the last step lane l's look-ahead records.
 func (s *session) aheadTarget(l *lane) int { return min(s.goal(), s.limit(l)) }
@@ -178,6 +237,7 @@ func (e *Engine) sendAhead(ctx context.Context) {
 		if !slices.Contains(s.lanes, l) {
 			f.cancel()
 			delete(e.ahead, l)
+			l.aheadSent = time.Time{}
 		}
 	}
 	for _, l := range s.lanes {
@@ -195,6 +255,7 @@ func (e *Engine) sendAhead(ctx context.Context) {
 		job.Settings.Own = nil // the input travels as it is
 		jctx, cancel := context.WithCancel(ctx)
 		e.ahead[l] = aheadFlight{job: job, cancel: cancel}
+		l.aheadSent = time.Now()
 		go func() {
 			a, err := s.cfg.Ahead.Ahead(jctx, job)
 			select {
@@ -208,21 +269,31 @@ func (e *Engine) sendAhead(ctx context.Context) {
 // joinAhead takes a job's frames into its lane, when the lane is still
 // the session's: those past the lane's last (a seek may have recorded
 // some meanwhile), with where each step started, and the trajectory set
-// to the last state. After a failed job (not a cancelled one) every lane is
-// recorded here, and the window says why once.
+// to the last state. After a failed job (not a cancelled one), or an
+// answer that is not one to its job, every lane is recorded here, and the
+// window says why until the next change.
 func (e *Engine) joinAhead(d aheadDone) {
 	s := e.s
 	if f, ok := e.ahead[d.l]; ok && f.job.From == d.job.From {
 		f.cancel()
 		delete(e.ahead, d.l)
+		if d.err == nil {
+			s.aheadTook = time.Since(d.l.aheadSent)
+		}
+		d.l.aheadSent = time.Time{}
 	}
 	l := d.l
 	if !slices.Contains(s.lanes, l) {
 		return
 	}
+	if d.err == nil {
+		if err := d.job.check(d.a); err != nil {
+			d.err = fmt.Errorf("its answer to steps %d to %d: %w", d.job.From+1, d.job.From+d.job.Steps, err)
+		}
+	}
 	if d.err != nil {
-		if !s.aheadFailed && s.err == "" {
-			s.err = fmt.Sprintf("recording %s ahead in a worker: %v; the steps are recorded on the page from now on", l.info.Label, d.err)
+		if !s.aheadFailed {
+			s.aheadWhy = fmt.Sprintf("recording %s ahead in a worker: %v; the steps are recorded on the page from now on", l.info.Label, d.err)
 			s.dirty = true
 		}
 		s.aheadFailed = true
@@ -230,7 +301,7 @@ func (e *Engine) joinAhead(d aheadDone) {
 	}
 	s.aheadWarm = true
 	end := d.job.From + len(d.a.Frames)
-	if len(d.a.Frames) != d.job.Steps || len(l.frames)-1 > end || len(l.frames)-1 < d.job.From {
+	if len(l.frames)-1 > end || len(l.frames)-1 < d.job.From {
 		return // the lane went past it, or it does not follow the lane's last frame
 	}
 	r := l.traj.(wireRewinder)
@@ -238,9 +309,6 @@ func (e *Engine) joinAhead(d aheadDone) {
 	var sv *saved
 	for k, f := range d.a.Frames {
 		if k%rewindEvery == 0 {
-			if k/rewindEvery >= len(d.a.Saved) {
-				return
-			}
 			sv = &saved{state: r.fromWire(d.a.Saved[k/rewindEvery])}
 		}
 		if f.T != len(l.frames) {

@@ -189,7 +189,28 @@ func TestAheadRemoteSameFrames(t *testing.T) {
 	if here.e.joined.Load() != 0 || there.e.joined.Load() < 30 {
 		t.Fatalf("%d and %d frames came from the worker, want 0 and most of a look-ahead", here.e.joined.Load(), there.e.joined.Load())
 	}
-	t.Logf("%d jobs; %d frames from the worker", w.jobs.Load(), there.e.joined.Load())
+	// The attention compared above was taken again from the states the
+	// worker sent (none kept for its frames), not kept by the page.
+	for name, n := range there.retakes() {
+		if name != "hopfield" && n == 0 {
+			t.Errorf("%s: no shown step's attention was taken again from a worker's state", name)
+		}
+	}
+	t.Logf("%d jobs; %d frames from the worker; attention retaken %v", w.jobs.Load(), there.e.joined.Load(), there.retakes())
+}
+
+// retakes is how many times each lane took steps again for their
+// attention.
+func (r *runningEngine) retakes() map[string]int {
+	ch := make(chan map[string]int)
+	r.e.do(func(s *session) {
+		m := map[string]int{}
+		for _, l := range s.lanes {
+			m[l.info.Name] = l.keep.retakes
+		}
+		ch <- m
+	})
+	return <-ch
 }
 
 // A job that cannot run says why.
@@ -210,6 +231,7 @@ func TestAheadJobRefused(t *testing.T) {
 		{func(j *AheadJob) { j.Input.Input = j.Input.Input[:10] }, "pixels"},
 		{func(j *AheadJob) { j.Model = "nonsense" }, "nonsense"},
 		{func(j *AheadJob) { j.Model = "hopfield-classic" }, "not recorded elsewhere"},
+		{func(j *AheadJob) { j.State.X = make([]float32, 5) }, "state has 5 numbers; model bsa-p2's has"},
 	} {
 		j := good
 		c.edit(&j)
@@ -250,5 +272,112 @@ func TestAheadRemoteFails(t *testing.T) {
 	compareSnapshots(t, "the next digit", here.settled(t, 0, 5), there.settled(t, 0, 5))
 	if f.jobs.Load() != jobs || jobs == 0 {
 		t.Errorf("%d jobs before the next digit, %d after: want some, then none", jobs, f.jobs.Load())
+	}
+}
+
+// stallingAhead answers its first job (a worker), then none (a worker
+// that stopped, or one starting again after idling).
+type stallingAhead struct {
+	workerAhead
+	answered atomic.Bool
+}
+
+func (w *stallingAhead) Ahead(ctx context.Context, job AheadJob) (AheadAnswer, error) {
+	if w.answered.Swap(true) {
+		w.jobs.Add(1)
+		<-ctx.Done()
+		return AheadAnswer{}, ctx.Err()
+	}
+	return w.workerAhead.Ahead(ctx, job)
+}
+
+// A job not answered within the patience has its lane recorded here as
+// well: the look-ahead does not wait for a worker that is gone.
+func TestAheadRemoteStalls(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	set.Lanes = []string{"bsa-p2"}
+	w := &stallingAhead{workerAhead: workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train)}}
+	here, there := startEngine(t, data, set, nil), startEngine(t, data, set, w)
+	there.e.do(func(s *session) { s.aheadMin = 50 * time.Millisecond })
+	compareSnapshots(t, "a stalled worker", here.settled(t, 0, set.Index), there.settled(t, 0, set.Index))
+	for _, r := range []*runningEngine{here, there} {
+		r.e.Seek(45)
+	}
+	sn := there.settled(t, 45, set.Index)
+	compareSnapshots(t, "a stalled worker, t = 45", here.settled(t, 45, set.Index), sn)
+	if sn.Err != "" || w.jobs.Load() < 2 {
+		t.Errorf("%d jobs, the window saying %q: want more than the one answered, and nothing said", w.jobs.Load(), sn.Err)
+	}
+}
+
+// wrongAhead answers with one frame too few.
+type wrongAhead struct{ workerAhead }
+
+func (w *wrongAhead) Ahead(ctx context.Context, job AheadJob) (AheadAnswer, error) {
+	a, err := w.workerAhead.Ahead(ctx, job)
+	if err == nil {
+		a.Frames = a.Frames[:len(a.Frames)-1]
+	}
+	return a, err
+}
+
+// An answer that is not one to its job is refused, and said why; the
+// page records every lane itself from then on.
+func TestAheadAnswerChecked(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	set.Lanes = []string{"bsa-p2", "hopfield"}
+	w := &wrongAhead{workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train)}}
+	here, there := startEngine(t, data, set, nil), startEngine(t, data, set, w)
+	sn := there.settled(t, 0, set.Index)
+	if !strings.Contains(sn.Err, "frames for 25 steps; the steps are recorded on the page") {
+		t.Errorf("the window says %q, want why the worker's answer was refused", sn.Err)
+	}
+	compareSnapshots(t, "after a refused answer", here.settled(t, 0, set.Index), sn)
+	for _, r := range []*runningEngine{here, there} {
+		r.e.Update(func(st *Settings) { st.Index = 5 })
+	}
+	if sn := there.settled(t, 0, 5); sn.Err != "" {
+		t.Errorf("after the next change the window still says %q", sn.Err)
+	}
+}
+
+// check refuses answers that do not fit their job.
+func TestAheadJobCheck(t *testing.T) {
+	job := AheadJob{From: 10, Steps: 6, State: WireState{X: make([]float32, 8)}}
+	good := func() AheadAnswer {
+		a := AheadAnswer{Saved: []WireState{{X: make([]float32, 8)}, {X: make([]float32, 8)}}, Last: WireState{X: make([]float32, 8)}}
+		for k := range job.Steps {
+			a.Frames = append(a.Frames, &Frame{T: job.From + 1 + k, Image: make([]float32, 784)})
+		}
+		return a
+	}
+	if err := job.check(good()); err != nil {
+		t.Fatalf("a good answer refused: %v", err)
+	}
+	for _, c := range []struct {
+		edit func(*AheadAnswer)
+		want string
+	}{
+		{func(a *AheadAnswer) { a.Frames = a.Frames[1:] }, "5 frames for 6 steps"},
+		{func(a *AheadAnswer) { a.Saved = a.Saved[:1] }, "1 saved states for 6 steps, not 2"},
+		{func(a *AheadAnswer) { a.Frames[2].T = 3 }, "frame 3 of 6 is not step 13's"},
+		{func(a *AheadAnswer) { a.Frames[4] = nil }, "frame 5 of 6"},
+		{func(a *AheadAnswer) { a.Frames[0].Image = nil }, "frame 1 of 6"},
+		{func(a *AheadAnswer) { a.Last.X = a.Last.X[:3] }, "a state of 3 numbers, not 8"},
+		{func(a *AheadAnswer) { a.Saved[1].X = nil }, "a state of 0 numbers, not 8"},
+	} {
+		a := good()
+		c.edit(&a)
+		if err := job.check(a); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one saying %q", err, c.want)
+		}
 	}
 }

@@ -111,6 +111,10 @@ func (e *Engine) Run(ctx context.Context) {
 	tick.Stop()
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
+	// wake ends the wait for a look-ahead job taking long (aheadWait):
+	// its lane is recorded here from then on as well.
+	wake := time.NewTimer(time.Hour)
+	wake.Stop()
 	armed := false
 	// next is when the next step is due. Steps are due on a fixed
 	// schedule (one every 1/speed), not 1/speed after the last one was
@@ -135,6 +139,11 @@ func (e *Engine) Run(ctx context.Context) {
 		e.fetchWaiting(ctx)
 		if hold == nil && s.cfg.Ahead != nil {
 			e.sendAhead(ctx)
+			if at := s.aheadWake(); at.IsZero() {
+				wake.Stop()
+			} else {
+				wake.Reset(max(0, time.Until(at)))
+			}
 		}
 		// Play: schedule the next step.
 		if s.playing && !armed {
@@ -165,6 +174,7 @@ func (e *Engine) Run(ctx context.Context) {
 			case d := <-e.aheadDone:
 				e.joinAhead(d)
 				s.runCue()
+			case <-wake.C:
 			default:
 				s.extend(1)
 				s.runCue()
@@ -185,6 +195,7 @@ func (e *Engine) Run(ctx context.Context) {
 			case d := <-e.aheadDone:
 				e.joinAhead(d)
 				s.runCue()
+			case <-wake.C:
 			}
 		}
 		if f != nil {

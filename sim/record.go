@@ -22,6 +22,9 @@ type lane struct {
 	br     *branch       // the pushed run (nil until its first step is recorded)
 	// trainedOn is the data set the model's weights were trained on.
 	trainedOn string
+	// aheadSent is when the lane's look-ahead job under way was sent
+	// elsewhere (zero: none is; ahead.go).
+	aheadSent time.Time
 }
 
 // frame measures the current state of tr, a run of lane l (the lane's own

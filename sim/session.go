@@ -201,14 +201,17 @@ type session struct {
 	waiting []string
 	// aheadWarm: the engine's AheadRemote has answered a job; aheadFailed:
 	// one of its jobs failed, and every lane is recorded here from then
-	// on (ahead.go).
+	// on, aheadWhy saying why until the next change; aheadTook: how long
+	// the last answer took; aheadMin: its tests' aheadPatience (ahead.go).
 	aheadWarm, aheadFailed bool
+	aheadWhy               string
+	aheadTook, aheadMin    time.Duration
 }
 
 // rebuild re-corrupts the digit and restarts every lane at t = 0, keeping
 // t. The settings were checked (change).
 func (s *session) rebuild() {
-	s.err = ""
+	s.err, s.aheadWhy = "", ""
 	if src, err := s.source(s.set.Dataset); err == nil {
 		s.src = src
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"attractorlab/models"
@@ -182,7 +183,7 @@ func (s *session) snapshot() *Snapshot {
 	s.seq++
 	sn := &Snapshot{Seq: s.seq, Settings: s.set, Label: s.label, MNISTIdx: s.mnistIdx, Clean: s.clean,
 		PixelMask: s.pixel, MaskGrid: s.grid, T: s.shownT(), Playing: s.playing, Speed: s.speed,
-		Horizon: s.cfg.Horizon, End: s.maxT(), Err: s.err, Cue: s.cueTicket, CueDone: !s.cueBusy, Source: s.src}
+		Horizon: s.cfg.Horizon, End: s.maxT(), Err: joinNonEmpty("; ", s.err, s.aheadWhy), Cue: s.cueTicket, CueDone: !s.cueBusy, Source: s.src}
 	sn.Settings.Lanes = slices.Clone(s.set.Lanes)
 	sn.Waiting = slices.Clone(s.waiting)
 	sn.Settings.Toggled = slices.Clone(s.set.Toggled)
@@ -212,4 +213,9 @@ func (s *session) publish(force bool) {
 	s.dirty, s.grown = false, false
 	s.lastPub = time.Now()
 	s.emit(s.snapshot())
+}
+
+// joinNonEmpty joins the strings of ss that are not empty with sep.
+func joinNonEmpty(sep string, ss ...string) string {
+	return strings.Join(slices.DeleteFunc(ss, func(x string) bool { return x == "" }), sep)
 }

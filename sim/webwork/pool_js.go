@@ -133,7 +133,10 @@ func (p *Pool) Ahead(ctx context.Context, job sim.AheadJob) (sim.AheadAnswer, er
 	select {
 	case a := <-j.end:
 		if a.err != nil {
-			return sim.AheadAnswer{}, fmt.Errorf("steps %d to %d of %s in a worker: %w", job.From+1, job.From+job.Steps, job.Model, a.err)
+			if err := ctx.Err(); err != nil {
+				return sim.AheadAnswer{}, err // cancelled as it ended
+			}
+			return sim.AheadAnswer{}, fmt.Errorf("steps %d to %d: %w", job.From+1, job.From+job.Steps, a.err)
 		}
 		return sim.DecodeWire[sim.AheadAnswer](a.b, "a look-ahead from a worker")
 	case <-ctx.Done():
