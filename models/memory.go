@@ -21,7 +21,15 @@ import (
 // search (NearestBrute) that takes every exact dot product.
 type Memory struct {
 	M, Q int
-	rows []float32 // [M][Q] standardised rows
+	rows []float32 // [M][Q] standardised rows (nil when coded)
+	// coded rows (NewMemoryOfCodes where compactRows): row k is pal at
+	// codes[k·Q:(k+1)·Q], standardised with mean[k] and inv[k] (zero[k]:
+	// a constant row, all zeros) each time it is used, to the bit the
+	// stored row it stands for.
+	codes     []uint8
+	pal       *[256]float32
+	mean, inv []float64
+	zero      []bool
 	// quant is the rows in 8 bits (nil: every search is brute force).
 	quant *quantRows
 	// trace, when set (by a test, searching on one goroutine), counts the
@@ -58,13 +66,58 @@ func NewMemoryOf(m, q int, row func(k int, dst []float32)) *Memory {
 		x := make([]float32, q)
 		for k := k0; k < k1; k++ {
 			row(k, x)
-			standardizeTo(mem.row(k), x)
+			standardizeTo(mem.rows[k*q:(k+1)*q], x)
 		}
 	})
-	if mem.M >= quantMinRows && mem.Q <= quantMaxQ {
-		mem.quant = newQuantRows(mem.rows, mem.M, mem.Q)
-	}
+	mem.quantise()
 	return mem
+}
+
+// compactRows: a memory made of codes keeps them and standardises a row
+// each time it is used, instead of keeping the standardised rows (31 MB
+// for 10,000 digits, 4 bytes a value against the codes' 1, which are the
+// data set's own bytes). The web build does: its memory never shrinks,
+// and a page and each of its workers keep a memory of the digits. Its
+// searches take a row's exact products at a quarter to a half of the
+// speed (the rows the bounds leave are few), the bounds none slower.
+const compactRows = compactRowsHere
+
+// NewMemoryOfCodes stores m rows of length q whose values are pal at
+// codes (m·q bytes, row-major; not changed afterwards: the memory may
+// keep them). It is NewMemoryOf of those rows, the same searches to the
+// bit.
+func NewMemoryOfCodes(m, q int, codes []uint8, pal *[256]float32) *Memory {
+	return newMemoryOfCodes(m, q, codes, pal, compactRows)
+}
+
+// newMemoryOfCodes is NewMemoryOfCodes keeping the codes (compact) or
+// the standardised rows.
+func newMemoryOfCodes(m, q int, codes []uint8, pal *[256]float32, compact bool) *Memory {
+	codes = codes[:m*q]
+	if !compact {
+		return NewMemoryOf(m, q, func(k int, dst []float32) {
+			for i, c := range codes[k*q : (k+1)*q] {
+				dst[i] = pal[c]
+			}
+		})
+	}
+	mem := &Memory{M: m, Q: q, codes: codes, pal: pal, mean: make([]float64, m), inv: make([]float64, m), zero: make([]bool, m)}
+	x := make([]float32, q)
+	for k := range m {
+		for i, c := range codes[k*q : (k+1)*q] {
+			x[i] = pal[c]
+		}
+		mem.mean[k], mem.inv[k], mem.zero[k] = standardStats(x)
+	}
+	mem.quantise()
+	return mem
+}
+
+// quantise makes the rows' 8-bit copies, when the search prunes.
+func (mem *Memory) quantise() {
+	if mem.M >= quantMinRows && mem.Q <= quantMaxQ {
+		mem.quant = newQuantRows(mem, mem.M, mem.Q)
+	}
 }
 
 // Pruned reports whether the search prunes (else it is brute force).
@@ -83,7 +136,20 @@ func standardize(x []float32) []float32 {
 }
 
 func standardizeGo(out, x []float32) []float32 {
-	var m float64
+	m, inv, zero := standardStats(x)
+	if zero {
+		clear(out)
+		return out
+	}
+	for k, v := range x {
+		out[k] = float32((float64(v) - m) * inv)
+	}
+	return out
+}
+
+// standardStats is x's mean and 1/‖x − mean‖ as standardize takes them;
+// zero: x is constant (standardised, all zeros).
+func standardStats(x []float32) (m, inv float64, zero bool) {
 	for _, v := range x {
 		m += float64(v)
 	}
@@ -93,20 +159,16 @@ func standardizeGo(out, x []float32) []float32 {
 		ss += (float64(v) - m) * (float64(v) - m)
 	}
 	if ss == 0 {
-		clear(out)
-		return out
+		return m, 0, true
 	}
-	inv := 1 / math.Sqrt(ss)
-	for k, v := range x {
-		out[k] = float32((float64(v) - m) * inv)
-	}
-	return out
+	return m, 1 / math.Sqrt(ss), false
 }
 
 // searchBuf is one search's scratch: the standardised predictions, their
 // anchors, the bounds and the candidates.
 type searchBuf struct {
-	z      []float32 // [P][Q]
+	rowBuf codedRows // coded rows, standardised
+	z      []float32  // [P][Q]
 	of     []int     // each prediction's anchor (an index into anchors), −1 for none
 	shift  []float32 // each prediction's distance from its anchor
 	cand   []int32
@@ -214,7 +276,7 @@ func (mem *Memory) Nearest(preds [][]float32, idx []int, corr []float32) {
 		}
 	}
 	if len(buf.dense) > 0 {
-		mem.denseSearch(buf.z, buf.dense, idx, corr)
+		mem.denseSearch(buf.z, buf.dense, idx, corr, &buf.rowBuf)
 	}
 	if tr := mem.trace; tr != nil {
 		tr.anchors += len(buf.anchor)
@@ -292,7 +354,7 @@ func (tr *Trail) Nearest(pred []float32) (int, float32) {
 		trace.dense++
 	}
 	buf.dense = append(buf.dense[:0], 0)
-	mem.denseSearch(buf.z, buf.dense, idx[:], corr[:])
+	mem.denseSearch(buf.z, buf.dense, idx[:], corr[:], &buf.rowBuf)
 	tr.prev = -1
 	return idx[0], corr[0]
 }
@@ -325,12 +387,12 @@ func (mem *Memory) prune(buf *searchBuf, p int, ub []float32, shift float32, pre
 	if k0 < 0 {
 		k0 = argmax(ub)
 	}
-	best, bi := dotQ(z, mem.row(k0)), k0
+	best, bi := dotQ(z, mem.row(k0, &buf.rowBuf, 0)), k0
 	var ok bool
 	buf.cand, ok = mem.candidates(buf.cand, ub, best-shift)
 	if !ok && prev >= 0 {
 		if k := argmax(ub); k != prev {
-			if v := dotQ(z, mem.row(k)); v > best || (v == best && k < bi) {
+			if v := dotQ(z, mem.row(k, &buf.rowBuf, 0)); v > best || (v == best && k < bi) {
 				best, bi = v, k
 			}
 			buf.cand, ok = mem.candidates(buf.cand, ub, best-shift)
@@ -339,22 +401,23 @@ func (mem *Memory) prune(buf *searchBuf, p int, ub []float32, shift float32, pre
 	if !ok {
 		return false
 	}
-	idx[p], corr[p] = mem.exact(z, buf.cand, best, bi)
+	idx[p], corr[p] = mem.exact(z, buf.cand, best, bi, &buf.rowBuf)
 	return true
 }
 
 // exact takes the exact products of z with the candidate rows and returns
 // the best of them and of (best, bi): the highest value, of equal values
 // the lowest index.
-func (mem *Memory) exact(z []float32, cand []int32, best float32, bi int) (int, float32) {
+func (mem *Memory) exact(z []float32, cand []int32, best float32, bi int, sc *codedRows) (int, float32) {
 	var m [4][]float32
 	var out [4]float32
 	for i := 0; i < len(cand); i += 4 {
 		for r := range m {
-			m[r] = mem.row(bi)
+			k := bi
 			if i+r < len(cand) {
-				m[r] = mem.row(int(cand[i+r]))
+				k = int(cand[i+r])
 			}
+			m[r] = mem.row(k, sc, r)
 		}
 		dots1x4(z, &m, &out)
 		for r := 0; r < 4 && i+r < len(cand); r++ {
@@ -366,8 +429,32 @@ func (mem *Memory) exact(z []float32, cand []int32, best float32, bi int) (int, 
 	return bi, best
 }
 
-// row is stored row k (standardised).
-func (mem *Memory) row(k int) []float32 { return mem.rows[k*mem.Q : (k+1)*mem.Q] }
+// codedRows is room for the coded rows one kernel call multiplies.
+type codedRows [6][]float32
+
+// row is stored row k (standardised): a slice of the rows, or, for coded
+// rows, row k standardised into the scratch's room r.
+func (mem *Memory) row(k int, sc *codedRows, r int) []float32 {
+	if mem.rows != nil {
+		return mem.rows[k*mem.Q : (k+1)*mem.Q]
+	}
+	out := grow(sc[r], mem.Q)
+	sc[r] = out
+	if mem.zero[k] {
+		clear(out)
+		return out
+	}
+	// A code's value, as standardizeGo takes it: 256 values, each once.
+	m, inv := mem.mean[k], mem.inv[k]
+	var val [256]float32
+	for c, v := range mem.pal {
+		val[c] = float32((float64(v) - m) * inv)
+	}
+	for i, c := range mem.codes[k*mem.Q : (k+1)*mem.Q] {
+		out[i] = val[c]
+	}
+	return out
+}
 
 // candidates puts into dst (emptied first) the rows whose bound in ub
 // reaches thr − boundSlack: the only rows that can beat an exact value
@@ -386,7 +473,7 @@ const denseBlock = 60
 
 // denseSearch takes every row's exact product with the predictions ps
 // (indices into the standardised z), block by block of rows.
-func (mem *Memory) denseSearch(z []float32, ps []int, idx []int, corr []float32) {
+func (mem *Memory) denseSearch(z []float32, ps []int, idx []int, corr []float32, sc *codedRows) {
 	Q, M := mem.Q, mem.M
 	for _, p := range ps {
 		idx[p], corr[p] = 0, float32(math.Inf(-1))
@@ -404,7 +491,7 @@ func (mem *Memory) denseSearch(z []float32, ps []int, idx []int, corr []float32)
 			for k := b0; k < b1; k += len(m) {
 				for r := range m {
 					kr := min(k+r, b1-1)
-					m[r] = mem.row(kr)
+					m[r] = mem.row(kr, sc, r)
 				}
 				dots4x6(&zs, &m, &out)
 				for c := 0; c < len(zs) && i+c < len(ps); c++ {
@@ -424,6 +511,7 @@ func (mem *Memory) denseSearch(z []float32, ps []int, idx []int, corr []float32)
 // product (the naive twin of the pruned search).
 func (mem *Memory) NearestBrute(preds [][]float32, idx []int, corr []float32) {
 	z := make([]float32, mem.Q)
+	var sc codedRows
 	for p := range preds {
 		standardizeTo(z, preds[p])
 		if c, ok := degenerate(z); ok || mem.M == 0 {
@@ -432,7 +520,7 @@ func (mem *Memory) NearestBrute(preds [][]float32, idx []int, corr []float32) {
 		}
 		best, bi := float32(math.Inf(-1)), 0
 		for k := 0; k < mem.M; k++ {
-			if s := dotQ(z, mem.row(k)); s > best {
+			if s := dotQ(z, mem.row(k, &sc, 0)); s > best {
 				best, bi = s, k
 			}
 		}

@@ -199,7 +199,7 @@ func TestChainedBoundHolds(t *testing.T) {
 		z := standardize(y)
 		d := dist(z, za)
 		for k := 0; k < mem.M; k++ {
-			exact := float64(dotQNaive(z, mem.row(k)))
+			exact := float64(dotQNaive(z, mem.row(k, &codedRows{}, 0)))
 			if exact > float64(ub[k]+d)+1e-5 {
 				t.Fatalf("step %g, row %d: exact %g above the chained bound %g + %g", step, k, exact, ub[k], d)
 			}
@@ -358,14 +358,101 @@ func TestNewMemoryOfRows(t *testing.T) {
 	mem := NewMemoryOf(m, q, func(k int, dst []float32) { copy(dst, rows[k]) })
 	for k := range rows {
 		want := standardizeTo(make([]float32, q), rows[k])
-		for i, v := range mem.row(k) {
+		for i, v := range mem.row(k, &codedRows{}, 0) {
 			if math.Float32bits(v) != math.Float32bits(want[i]) {
 				t.Fatalf("row %d, value %d: %g, standardised alone %g", k, i, v, want[i])
 			}
 		}
 	}
-	ref := newQuantRows(mem.rows, m, q)
+	ref := newQuantRows(mem, m, q)
 	if !slices.Equal(mem.quant.packed, ref.packed) || !slices.Equal(mem.quant.scale, ref.scale) || !slices.Equal(mem.quant.err, ref.err) {
 		t.Fatal("the 8-bit rows differ from those of the standardised rows")
 	}
+}
+
+// TestCodedRowsSameSearch: a memory that keeps its rows as codes (the
+// web build's) stores the rows NewMemoryOf stores, to the bit, with the
+// same 8-bit copies, and its searches (Nearest, a Trail, the brute force)
+// answer the same, through every path: rows like digits (most values 0,
+// the rest of 256 levels), a constant row, ties, states near rows and
+// far from them, and near-identical rows searched densely.
+func TestCodedRowsSameSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	var pal [256]float32
+	for b := range pal {
+		pal[b] = min(1.7*float32(b)/255, 1)
+	}
+	const m, q = 700, 196
+	var paths searchPaths
+	for _, near := range []bool{false, true} {
+		codes := make([]uint8, m*q)
+		base := make([]uint8, q)
+		for i := range base {
+			if rng.IntN(3) == 0 {
+				base[i] = uint8(rng.IntN(256))
+			}
+		}
+		for k := range m {
+			row := codes[k*q : (k+1)*q]
+			for i := range row {
+				switch {
+				case near: // a few levels from one row: near-identical
+					row[i] = base[i]
+					if rng.IntN(40) == 0 {
+						row[i] = uint8(min(255, int(base[i])+rng.IntN(3)))
+					}
+				case rng.IntN(4) == 0:
+					row[i] = uint8(rng.IntN(256))
+				}
+			}
+		}
+		clear(codes[5*q : 6*q])                      // a constant row
+		copy(codes[301*q:302*q], codes[300*q:301*q]) // a tie: the lower index wins
+		full := newMemoryOfCodes(m, q, codes, &pal, false)
+		coded := newMemoryOfCodes(m, q, codes, &pal, true)
+		if full.rows == nil || coded.rows != nil || coded.codes == nil {
+			t.Fatal("newMemoryOfCodes did not keep what it was asked to")
+		}
+		var a, b codedRows
+		for k := range m {
+			if !slices.Equal(bitsOf(full.row(k, &a, 0)), bitsOf(coded.row(k, &b, 3))) {
+				t.Fatalf("row %d differs between the two memories", k)
+			}
+		}
+		if !slices.Equal(full.quant.packed, coded.quant.packed) || !slices.Equal(full.quant.scale, coded.quant.scale) ||
+			!slices.Equal(full.quant.norm, coded.quant.norm) || !slices.Equal(full.quant.err, coded.quant.err) {
+			t.Fatal("the 8-bit copies differ")
+		}
+		var preds [][]float32
+		for k := range 60 {
+			p := make([]float32, q)
+			src := codes[rng.IntN(m)*q:]
+			for i := range p {
+				p[i] = pal[src[i]] + float32(float64(k%6)*0.05*rng.NormFloat64())
+			}
+			preds = append(preds, p)
+		}
+		preds = append(preds, make([]float32, q), guarded(rng, q))
+		preds = append(preds, drift(rng, preds[0], 40, 0.02, 20)...)
+		coded.trace = &paths
+		idx, corr := checkPruned(t, fmt.Sprintf("coded, near %v", near), coded, preds)
+		fidx, fcorr := checkPruned(t, fmt.Sprintf("full, near %v", near), full, preds)
+		for p := range preds {
+			if idx[p] != fidx[p] || math.Float32bits(corr[p]) != math.Float32bits(fcorr[p]) {
+				t.Fatalf("near %v, prediction %d: coded %d (%g), full %d (%g)", near, p, idx[p], corr[p], fidx[p], fcorr[p])
+			}
+		}
+	}
+	t.Logf("the coded memory's paths: %+v", paths)
+	if paths.anchors == 0 || paths.chained == 0 || paths.dense == 0 {
+		t.Fatalf("paths taken: %+v; want anchors, chained states and dense searches", paths)
+	}
+}
+
+func bitsOf(x []float32) []uint32 {
+	out := make([]uint32, len(x))
+	for i, v := range x {
+		out[i] = math.Float32bits(v)
+	}
+	return out
 }

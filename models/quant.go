@@ -71,9 +71,9 @@ func quantize(out []int8, x []float32) (scale float32, errNorm float64) {
 	return scale, math.Sqrt(ee)
 }
 
-// newQuantRows quantises the m rows of length q (row-major in rows), by
-// parts on every core.
-func newQuantRows(rows []float32, m, q int) *quantRows {
+// newQuantRows quantises mem's m rows of length q, by parts on every
+// core.
+func newQuantRows(mem *Memory, m, q int) *quantRows {
 	q4 := (q + 3) &^ 3
 	tile := 16 * quantGroups
 	qr := &quantRows{q4: q4, groups: (m + tile - 1) / tile * quantGroups,
@@ -84,8 +84,9 @@ func newQuantRows(rows []float32, m, q int) *quantRows {
 	}
 	inParts(m, func(k0, k1 int) {
 		row := make([]int8, q4)
+		var sc codedRows
 		for k := k0; k < k1; k++ {
-			s, e := quantize(row, rows[k*q:(k+1)*q])
+			s, e := quantize(row, mem.row(k, &sc, 0))
 			var qq float64
 			for _, v := range row {
 				qq += float64(v) * float64(v)

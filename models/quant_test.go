@@ -116,7 +116,7 @@ func TestQuantBoundHolds(t *testing.T) {
 		}
 		standardizeTo(rows[k*q:(k+1)*q], raw)
 	}
-	qr := newQuantRows(rows, m, q)
+	qr := newQuantRows(&Memory{M: m, Q: q, rows: rows}, m, q)
 	var zs, ubs [][]float32
 	for c := range 9 {
 		z := make([]float32, q)

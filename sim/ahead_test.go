@@ -197,6 +197,47 @@ func TestAheadRemoteSameFrames(t *testing.T) {
 		}
 	}
 	t.Logf("%d jobs; %d frames from the worker; attention retaken %v", w.jobs.Load(), there.e.joined.Load(), there.retakes())
+	// Stepping through 40 steps shown one by one keeps the attention of
+	// the last aheadKeep only.
+	there.e.Seek(0)
+	for k := range 40 {
+		there.e.Step()
+		there.at(t, k+1)
+	}
+	for name, n := range there.kept() {
+		if n > aheadKeep {
+			t.Errorf("%s: %d steps' attention kept beside a worker, want at most %d", name, n, aheadKeep)
+		}
+	}
+}
+
+// at waits for a snapshot at step t.
+func (r *runningEngine) at(t *testing.T, step int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
+		r.mu.Lock()
+		sn := r.last
+		r.mu.Unlock()
+		if sn != nil && sn.T == step {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot at t = %d within a minute", step)
+		}
+	}
+}
+
+// kept is how many steps' attention each lane keeps.
+func (r *runningEngine) kept() map[string]int {
+	ch := make(chan map[string]int)
+	r.e.do(func(s *session) {
+		m := map[string]int{}
+		for _, l := range s.lanes {
+			m[l.info.Name] = len(l.keep.kept)
+		}
+		ch <- m
+	})
+	return <-ch
 }
 
 // retakes is how many times each lane took steps again for their

@@ -55,6 +55,21 @@ const rewindEvery = 4
 // finds it too.
 func keepAttention(horizon int) int { return horizon + 32 }
 
+// aheadKeep is how many steps' attention a run keeps whose look-ahead is
+// recorded elsewhere (ahead.go): those frames come without attention and
+// a step shown takes its own again, one step after the one before, so
+// only stepping back is helped by more (each of bsa-p2's is 154 KB, and a
+// page's memory keeps its peak).
+const aheadKeep = 32
+
+// keepLimit is how many steps' attention the session's runs keep.
+func (s *session) keepLimit() int {
+	if s.cfg.Ahead != nil && !s.cfg.Synchronous {
+		return aheadKeep
+	}
+	return keepAttention(s.cfg.Horizon)
+}
+
 // attnKeep holds the attention of a run's (or a pushed run's) frames:
 // the last ones recorded or asked for, the others taken again on demand.
 type attnKeep struct {
@@ -77,8 +92,8 @@ type attnKeep struct {
 	steps   int // how many steps it took (its test counts)
 }
 
-func newAttnKeep(horizon int) *attnKeep {
-	return &attnKeep{limit: keepAttention(horizon), kept: map[*Frame][]float32{}}
+func newAttnKeep(limit int) *attnKeep {
+	return &attnKeep{limit: limit, kept: map[*Frame][]float32{}}
 }
 
 // step takes tr's next step, writing its attention into attn (when not

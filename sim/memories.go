@@ -36,7 +36,10 @@ func NewMemories(train *mnist.Set) *Memories {
 	}
 	m := &Memories{Set: train, Mean: mean, done: make(chan struct{})}
 	go func() {
-		m.mem = models.NewMemoryOf(train.Len(), models.Pixels, func(k int, dst []float32) { train.CleanTo(dst, k, mnist.PixelGain) })
+		// The digits' own bytes and the value of each: in the page the
+		// search keeps these instead of 31 MB of standardised rows.
+		pal := mnist.Palette(mnist.PixelGain)
+		m.mem = models.NewMemoryOfCodes(train.Len(), models.Pixels, train.Images, &pal)
 		close(m.done)
 	}()
 	return m

@@ -262,7 +262,7 @@ func (s *session) rebuild() {
 	s.lanes = make([]*lane, 0, len(ms))
 	for _, m := range ms {
 		info := m.Info()
-		l := &lane{model: m, info: info, trainedOn: TrainedOn(m, s.set.Corruption.Kind), keep: newAttnKeep(s.cfg.Horizon)}
+		l := &lane{model: m, info: info, trainedOn: TrainedOn(m, s.set.Corruption.Kind), keep: newAttnKeep(s.keepLimit())}
 		if info.Patch > 0 {
 			if l.grid, err = models.NewPatches(info.Patch); err != nil {
 				s.err = err.Error()

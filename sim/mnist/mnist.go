@@ -42,15 +42,20 @@ func CleanBytes(raw []uint8, gain float32) []float32 {
 // CleanTo is Clean into out (of models.Pixels values), which it returns.
 func (s *Set) CleanTo(out []float32, k int, gain float32) []float32 {
 	out = out[:models.Pixels]
-	// 256 possible bytes: each value computed once, by the formula.
-	var lut [256]float32
-	for b := range lut {
-		lut[b] = min(gain*float32(b)/255, 1)
-	}
+	lut := Palette(gain)
 	for q, b := range s.Raw(k) {
 		out[q] = lut[b]
 	}
 	return out
+}
+
+// Palette is the pixel value of each byte at gain (Clean's): 256
+// possible bytes, each value computed once, by the formula.
+func Palette(gain float32) (lut [256]float32) {
+	for b := range lut {
+		lut[b] = min(gain*float32(b)/255, 1)
+	}
+	return lut
 }
 
 // PixelGain is the authors' preprocessing gain (§1).
