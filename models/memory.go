@@ -168,7 +168,7 @@ func standardStats(x []float32) (m, inv float64, zero bool) {
 // anchors, the bounds and the candidates.
 type searchBuf struct {
 	rowBuf codedRows // coded rows, standardised
-	z      []float32  // [P][Q]
+	z      []float32 // [P][Q]
 	of     []int     // each prediction's anchor (an index into anchors), −1 for none
 	shift  []float32 // each prediction's distance from its anchor
 	cand   []int32

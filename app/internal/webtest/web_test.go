@@ -636,12 +636,22 @@ func TestWebPage(t *testing.T) {
 	began := time.Now()
 	cmpFirst := open(t, ctx, link)
 	stopLong := watchLongTasks(t, ctx)
-	until(t, ctx, "four models", func(s shown) bool {
+	s = until(t, ctx, "four models", func(s shown) bool {
 		return len(s.Models) == 4 && len(s.Waiting) == 0 && s.Unrec == 0 && s.T == 5 && s.Frames >= 100
 	})
 	recorded := time.Since(began)
 	_, gap := stopLong()
 	cmpLong := longTasksSinceFirstFrame(t, ctx)
+	// The look-ahead went to the workers (the page records only until
+	// the first one answers), and none failed.
+	aheadJobs, err := chromedp.Run(ctx, chromedp.Evaluate[int](`attractorlab.answered.ahead || 0`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aheadJobs == 0 || s.Err != "" {
+		t.Errorf("the compare link's look-ahead: %d jobs answered by a worker, the window saying %q; want some, and nothing said", aheadJobs, s.Err)
+	}
+	t.Logf("compare link: %d look-ahead jobs answered by the workers", aheadJobs)
 	t.Logf("compare link, four models: first frame %.1f s, look-ahead done %.1f s after navigation; the longest gap between the page's frames meanwhile %.0f ms; its long tasks (ms): %v",
 		cmpFirst.Seconds(), recorded.Seconds(), gap, cmpLong)
 	for _, d := range cmpLong {
