@@ -2,6 +2,6 @@
 
 package models
 
-// compactRowsHere: the desktop keeps a memory's rows standardised, the
-// faster search (Memory).
+// compactRowsHere: the desktop keeps a memory's rows standardised
+// (Memory): its memory is not short.
 const compactRowsHere = false

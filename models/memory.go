@@ -78,8 +78,8 @@ func NewMemoryOf(m, q int, row func(k int, dst []float32)) *Memory {
 // for 10,000 digits, 4 bytes a value against the codes' 1, which are the
 // data set's own bytes). The web build does: its memory never shrinks,
 // and a page and each of its workers keep a memory of the digits. Its
-// searches take a row's exact products at a quarter to a half of the
-// speed (the rows the bounds leave are few), the bounds none slower.
+// searches measured as fast there (sim's BenchmarkNearestTrajectory): the
+// bounds leave few rows whose exact product is taken.
 const compactRows = compactRowsHere
 
 // NewMemoryOfCodes stores m rows of length q whose values are pal at
