@@ -164,6 +164,9 @@ func (job AheadJob) check(a AheadAnswer) error {
 // place).
 const aheadPatience = 2 * time.Second
 
+// aheadPatienceMax is the longest a job is waited for.
+const aheadPatienceMax = 10 * time.Second
+
 // aheadFlight is a job under way for a lane (Run's goroutine only).
 type aheadFlight struct {
 	job    AheadJob
@@ -204,9 +207,11 @@ func (s *session) recordedElsewhere(l *lane) bool {
 }
 
 // aheadWait is how long a job is waited for: aheadPatience, or three
-// times the last answer's time when that is longer (a slow machine).
+// times the last answer's time when that is longer (a slow machine), up
+// to aheadPatienceMax (one answer that came late, a worker starting again,
+// does not hold the next lane back for long).
 func (s *session) aheadWait() time.Duration {
-	return max(cmp.Or(s.aheadMin, aheadPatience), 3*s.aheadTook)
+	return max(cmp.Or(s.aheadMin, aheadPatience), min(3*s.aheadTook, aheadPatienceMax))
 }
 
 // aheadWake is when the next lane whose job is under way stops waiting

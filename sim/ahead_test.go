@@ -422,3 +422,22 @@ func TestAheadJobCheck(t *testing.T) {
 		}
 	}
 }
+
+// A job is waited for aheadPatience, or three times the last answer's
+// time, at most aheadPatienceMax.
+func TestAheadWait(t *testing.T) {
+	for _, c := range []struct {
+		took, min, want time.Duration
+	}{
+		{0, 0, aheadPatience},
+		{time.Second, 0, 3 * time.Second},
+		{time.Minute, 0, aheadPatienceMax},
+		{0, 50 * time.Millisecond, 50 * time.Millisecond},
+		{100 * time.Millisecond, 50 * time.Millisecond, 300 * time.Millisecond},
+	} {
+		s := &session{aheadTook: c.took, aheadMin: c.min}
+		if got := s.aheadWait(); got != c.want {
+			t.Errorf("last answer in %v, least wait %v: waits %v, want %v", c.took, c.min, got, c.want)
+		}
+	}
+}
