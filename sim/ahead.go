@@ -302,6 +302,9 @@ func (e *Engine) joinAhead(d aheadDone) {
 			s.dirty = true
 		}
 		s.aheadFailed = true
+		for _, l := range s.lanes {
+			l.keep.limit = s.keepLimit(l) // recorded here: with their attention
+		}
 		return
 	}
 	s.aheadWarm = true

@@ -337,6 +337,15 @@ func TestAheadRemoteFails(t *testing.T) {
 	there.says(t, "in a worker: the worker failed: out of memory; the steps are recorded on the page")
 	sn := there.settled(t, 0, set.Index)
 	compareSnapshots(t, "after a failed job", here.settled(t, 0, set.Index), sn)
+	// Recorded here from now on, the lanes keep the horizon's attention.
+	there.until(t, "the lanes keeping the horizon's attention", func(s *session) bool {
+		for _, l := range s.lanes {
+			if l.keep.limit != keepAttention(s.cfg.Horizon) {
+				return false
+			}
+		}
+		return true
+	})
 	jobs := f.jobs.Load()
 	for _, r := range []*runningEngine{here, there} {
 		r.e.Update(func(st *Settings) { st.Index = 5 })

@@ -62,9 +62,11 @@ func keepAttention(horizon int) int { return horizon + 32 }
 // page's memory keeps its peak).
 const aheadKeep = 32
 
-// keepLimit is how many steps' attention the session's runs keep.
-func (s *session) keepLimit() int {
-	if s.cfg.Ahead != nil && !s.cfg.Synchronous {
+// keepLimit is how many steps' attention lane l's run keeps: aheadKeep
+// when its look-ahead is recorded elsewhere; a pushed run's, and a lane's
+// recorded here, are recorded with their attention ahead of the step shown.
+func (s *session) keepLimit(l *lane) int {
+	if l != nil && s.remoteAhead(l) {
 		return aheadKeep
 	}
 	return keepAttention(s.cfg.Horizon)

@@ -134,7 +134,7 @@ func (s *session) extendBranch(l *lane) {
 			s.extendLane(l)
 		}
 		base = l.frames[min(bt, len(l.frames)-1)].Image
-		l.br = &branch{keep: newAttnKeep(s.keepLimit())}
+		l.br = &branch{keep: newAttnKeep(s.keepLimit(nil))}
 	} else {
 		// The pushed run's state at bt, as its frame would show it.
 		if l.info.MaxSteps == 0 || bt-l.br.seg <= l.info.MaxSteps {

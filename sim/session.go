@@ -17,6 +17,9 @@ import (
 // the result is valid; it reports whether it did. keepToggled keeps the
 // hand-toggled patches even when the input changes (a restored scenario).
 func (s *session) change(f func(*Settings), keepToggled bool) bool {
+	// Why the look-ahead is recorded here was said until now (a rebuild
+	// when fetched weights come does not end it).
+	s.aheadWhy = ""
 	// A model whose weights could not be fetched is fetched again.
 	s.home.Catalogue.Retry()
 	s.src.Catalogue.Retry()
@@ -211,7 +214,7 @@ type session struct {
 // rebuild re-corrupts the digit and restarts every lane at t = 0, keeping
 // t. The settings were checked (change).
 func (s *session) rebuild() {
-	s.err, s.aheadWhy = "", ""
+	s.err = ""
 	if src, err := s.source(s.set.Dataset); err == nil {
 		s.src = src
 	}
@@ -262,7 +265,7 @@ func (s *session) rebuild() {
 	s.lanes = make([]*lane, 0, len(ms))
 	for _, m := range ms {
 		info := m.Info()
-		l := &lane{model: m, info: info, trainedOn: TrainedOn(m, s.set.Corruption.Kind), keep: newAttnKeep(s.keepLimit())}
+		l := &lane{model: m, info: info, trainedOn: TrainedOn(m, s.set.Corruption.Kind), keep: newAttnKeep(s.keepLimit(nil))}
 		if info.Patch > 0 {
 			if l.grid, err = models.NewPatches(info.Patch); err != nil {
 				s.err = err.Error()
@@ -274,6 +277,7 @@ func (s *session) rebuild() {
 			l.in.Masked = tokensFromPixels(l.grid, s.pixel)
 		}
 		l.traj = m.Start(l.in)
+		l.keep.limit = s.keepLimit(l)
 		l.frames = append(l.frames, s.frame(l, l.traj, &l.trail, 0, nil))
 		s.lanes = append(s.lanes, l)
 	}
