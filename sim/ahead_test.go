@@ -52,12 +52,16 @@ type runningEngine struct {
 	last *Snapshot
 }
 
-func startEngine(t *testing.T, data *mnist.Data, set Settings, ahead AheadRemote) *runningEngine {
+func startEngine(t *testing.T, data *mnist.Data, set Settings, ahead AheadRemote, opts ...func(*EngineConfig)) *runningEngine {
 	t.Helper()
 	r := &runningEngine{}
-	r.e = NewEngine(EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
+	cfg := EngineConfig{Data: data, Memories: NewMemories(data.Train), Catalogue: NewCatalogue(data.Train, WeightFiles{}),
 		Horizon: 30, MaxT: 60, Settings: set, Ahead: ahead,
-		OnSnap: func(sn *Snapshot) { r.mu.Lock(); r.last = sn; r.mu.Unlock() }})
+		OnSnap: func(sn *Snapshot) { r.mu.Lock(); r.last = sn; r.mu.Unlock() }}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	r.e = NewEngine(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go r.e.Run(ctx)
@@ -208,6 +212,80 @@ func TestAheadRemoteSameFrames(t *testing.T) {
 		if n > aheadKeep {
 			t.Errorf("%s: %d steps' attention kept beside a worker, want at most %d", name, n, aheadKeep)
 		}
+	}
+}
+
+// While the window idles, the engine takes the attention of the step
+// after the one shown where a worker recorded it (none kept): → then shows
+// it without taking the step on the page's thread, and it is the
+// attention the engine records itself, to the bit. Without the idle
+// moment → takes the step again.
+func TestAttentionTakenWhileIdle(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	set.Lanes = []string{"bsa-p2"}
+	w := &workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train)}
+	asks := make(chan chan struct{}, 1)
+	idle := func(c *EngineConfig) {
+		c.Idle = func() <-chan struct{} {
+			ch := make(chan struct{})
+			asks <- ch
+			return ch
+		}
+	}
+	here, there := startEngine(t, data, set, nil), startEngine(t, data, set, w, idle)
+	there.settled(t, 0, set.Index)
+	// The second digit's look-ahead is the worker's (the first one's
+	// steps were recorded here before its first answer).
+	for _, r := range []*runningEngine{here, there} {
+		r.e.Update(func(st *Settings) { st.Index = 4 })
+	}
+	there.settled(t, 0, 4)
+	if there.e.joined.Load() < 30 {
+		t.Fatalf("%d frames came from the worker, want the look-ahead's 30", there.e.joined.Load())
+	}
+	// The idle moments asked for while the look-ahead came in are let go
+	// until the engine asks for one with the first step's attention not
+	// kept.
+	nextKept := func(s *session) bool { l := s.lanes[0]; return l.keep.kept[l.frames[s.shownT()+1]] != nil }
+	for {
+		var ch chan struct{}
+		select {
+		case ch = <-asks:
+		case <-time.After(time.Minute):
+			t.Fatal("the engine never asked for an idle moment with the next step's attention not kept")
+		}
+		done := make(chan bool)
+		there.e.do(func(s *session) { done <- nextKept(s) })
+		if kept := <-done; kept {
+			t.Fatal("the next step's attention is kept beside a worker before any idle moment: nothing to take ahead")
+		}
+		before := there.retakes()["bsa-p2"]
+		close(ch)
+		there.until(t, "attention of the next step taken while idle", nextKept)
+		if n := there.retakes()["bsa-p2"]; n != before+1 {
+			t.Fatalf("the idle moment took %d steps again, want 1", n-before)
+		}
+		break
+	}
+	before := there.retakes()["bsa-p2"]
+	here.e.Step()
+	there.e.Step()
+	there.at(t, 1)
+	if n := there.retakes()["bsa-p2"]; n != before {
+		t.Errorf("→ after the idle moment took %d steps again, want 0", n-before)
+	}
+	compareSnapshots(t, "t = 1", here.settled(t, 1, 4), there.settled(t, 1, 4))
+	// No idle moment this time: → takes its step again.
+	<-asks
+	before = there.retakes()["bsa-p2"]
+	there.e.Step()
+	there.at(t, 2)
+	if n := there.retakes()["bsa-p2"]; n != before+1 {
+		t.Errorf("→ without an idle moment took %d steps again, want 1", n-before)
 	}
 }
 

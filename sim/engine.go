@@ -67,6 +67,12 @@ type EngineConfig struct {
 	// Ahead, when not nil, records the look-ahead of the lanes whose
 	// models it can build elsewhere (the page's Web Workers; ahead.go).
 	Ahead AheadRemote
+	// Idle, when not nil, returns a channel that is closed when the
+	// window has nothing to do (nil: the build's own; in the page once
+	// the frame is painted and the browser idles, on the desktop never).
+	// The engine then takes the attention of the step after the one
+	// shown, where it is not kept, before → asks for it (attention.go).
+	Idle func() <-chan struct{}
 	// GrowEvery is how often a snapshot is published when only the
 	// look-ahead grew, the step shown being the same (0: the build's own:
 	// MaxFPS a second on the desktop, 4 in the page).
@@ -124,6 +130,13 @@ func (e *Engine) Run(ctx context.Context) {
 	// since (the frames between are skipped; the t shown keeps the rate).
 	var next time.Time
 	hold := s.cfg.Hold
+	// idle is closed when the window idles after a snapshot whose next
+	// step's attention is not kept (nil: none is asked for).
+	var idle <-chan struct{}
+	whenIdle := s.cfg.Idle
+	if whenIdle == nil {
+		whenIdle = pageIdle
+	}
 	period := func() time.Duration { return time.Duration(float64(time.Second) / s.speed) }
 	onTick := func() {
 		armed = false
@@ -175,6 +188,9 @@ func (e *Engine) Run(ctx context.Context) {
 				e.joinAhead(d)
 				s.runCue()
 			case <-wake.C:
+			case <-idle:
+				idle = nil
+				s.attnAhead()
 			default:
 				s.extend(1)
 				s.runCue()
@@ -196,6 +212,9 @@ func (e *Engine) Run(ctx context.Context) {
 				e.joinAhead(d)
 				s.runCue()
 			case <-wake.C:
+			case <-idle:
+				idle = nil
+				s.attnAhead()
 			}
 		}
 		if f != nil {
@@ -213,6 +232,9 @@ func (e *Engine) Run(ctx context.Context) {
 			}
 		}
 		e.maybeFlush(flush)
+		if idle == nil && whenIdle != nil && s.attnAheadWanted() {
+			idle = whenIdle()
+		}
 	}
 }
 

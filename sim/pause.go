@@ -24,3 +24,7 @@ func Pause() { pause() }
 // Yield returns at once: a window has its own thread to draw on. In the
 // browser (pause_js.go) it waits for the page's next turn.
 func Yield() {}
+
+// pageIdle is nil: a window has its own thread, and the engine keeps the
+// attention of every step it records (EngineConfig.Idle).
+var pageIdle func() <-chan struct{}

@@ -110,3 +110,22 @@ func Yield() {
 	turn.Lock()
 	waitTurn()
 }
+
+// pageIdle returns a channel closed when the page next idles, its frame
+// painted (requestIdleCallback; where the browser has none, or in Node,
+// a moment after the page's next turn).
+func pageIdle() <-chan struct{} {
+	c := make(chan struct{})
+	var f js.Func
+	f = js.FuncOf(func(js.Value, []js.Value) any {
+		close(c)
+		f.Release()
+		return nil
+	})
+	if ric := js.Global().Get("requestIdleCallback"); ric.Type() == js.TypeFunction {
+		ric.Invoke(f)
+	} else {
+		js.Global().Call("setTimeout", f, 50)
+	}
+	return c
+}
