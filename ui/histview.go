@@ -82,8 +82,7 @@ func (r *histRenderer) Refresh() {
 	h := r.h
 	fg := theme.Color(theme.ColorNameForeground)
 	sz := theme.CaptionTextSize()
-	h.xhi.Text = fmt.Sprintf("%.3g", h.Max)
-	h.means.Text = "means:"
+	xhi, means := fmt.Sprintf("%.3g", h.Max), "means:"
 	// One key per lane, made when the lanes change; only their text
 	// changes from step to step.
 	if len(h.keys) != len(h.Sets) {
@@ -106,23 +105,23 @@ func (r *histRenderer) Refresh() {
 		if k < len(h.Names) {
 			name = h.Names[k]
 		}
-		h.keys[k].Text, h.keys[k].TextSize = fmt.Sprintf("%s %.3f", name, m), sz
-		h.keys[k].Color = h.colorOf(k)
-		h.keys[k].Refresh()
+		setCanvasText(h.keys[k], fmt.Sprintf("%s %.3f", name, m), h.colorOf(k), sz)
 	}
-	h.ytop.Text = ""
+	ytop := ""
 	if _, peak := h.shares(); peak > 0 {
-		h.ytop.Text = fmt.Sprintf("tallest bar: %.0f%% of the patches", 100*peak)
+		ytop = fmt.Sprintf("tallest bar: %.0f%% of the patches", 100*peak)
 	}
 	if len(h.Sets) == 0 {
-		h.means.Text = "no patches: the chosen models work on pixels"
+		means = "no patches: the chosen models work on pixels"
 		if h.Empty != "" {
-			h.means.Text = h.Empty
+			means = h.Empty
 		}
 	}
-	for _, t := range []*canvas.Text{h.title, h.xlo, h.xhi, h.means, h.ytop} {
-		t.Color, t.TextSize = fg, sz
-		t.Refresh()
+	for _, t := range []struct {
+		t    *canvas.Text
+		text string
+	}{{h.title, h.title.Text}, {h.xlo, h.xlo.Text}, {h.xhi, xhi}, {h.means, means}, {h.ytop, ytop}} {
+		setCanvasText(t.t, t.text, fg, sz)
 	}
 	h.raster.Refresh()
 	r.Layout(h.Size())
@@ -197,4 +196,15 @@ func (h *Histogram) colorOf(k int) color.Color {
 		return h.Colors[k]
 	}
 	return figures.Palette[k%len(figures.Palette)]
+}
+
+// setCanvasText gives t its text, colour and size, refreshing it only when
+// one of them changed: a step changes a few of a view's texts, and in the
+// page each refresh costs Fyne's check of the calling goroutine.
+func setCanvasText(t *canvas.Text, text string, c color.Color, size float32) {
+	if t.Text == text && t.TextSize == size && t.Color == c {
+		return
+	}
+	t.Text, t.Color, t.TextSize = text, c, size
+	t.Refresh()
 }

@@ -28,6 +28,13 @@ type Lines struct {
 	// the widget ends in "…", and the widget asks for no width) or
 	// fyne.TextTruncateOff (it asks for its widest line's width).
 	Truncation fyne.TextTruncation
+	// Lead, when more than 0 (with the leading alignment), draws the
+	// first Lead runes of the first line as a text of their own and the
+	// rest beside it: the readout, whose head changes each step ("t = 12
+	// ") and whose rest does not, has only its head drawn again (in the
+	// page each changed text is shaped and rasterised afresh). Meant for
+	// a monospace style, where the two pieces sit exactly as one text.
+	Lead int
 }
 
 // NewLines returns lines of text laid out like a Label's.
@@ -54,9 +61,25 @@ func (l *Lines) CreateRenderer() fyne.WidgetRenderer {
 
 type linesRenderer struct {
 	l     *Lines
-	texts []*canvas.Text
-	full  []string // each line's whole text (texts[i].Text may be cut)
+	texts []*canvas.Text // a text a line, then the first line's rest when it is split (lead)
+	full  []string       // each line's whole text (texts[i].Text may be cut)
 	objs  []fyne.CanvasObject
+}
+
+// lead is where the first line is split (Lines.Lead), in bytes; 0: it
+// is not.
+func (r *linesRenderer) lead() int {
+	if r.l.Lead <= 0 || r.l.Alignment != fyne.TextAlignLeading || len(r.full) == 0 {
+		return 0
+	}
+	n := 0
+	for i := range r.full[0] {
+		if n == r.l.Lead {
+			return i
+		}
+		n++
+	}
+	return 0 // no rest beside the head
 }
 
 // metrics are the theme's sizes the layout needs.
@@ -71,10 +94,14 @@ func (r *linesRenderer) Refresh() {
 	textSize := th.Size(theme.SizeNameText)
 	fg := th.Color(theme.ColorNameForeground, v)
 	r.full = strings.Split(r.l.Text, "\n")
-	for len(r.texts) < len(r.full) {
+	n := len(r.full)
+	if r.lead() > 0 {
+		n++
+	}
+	for len(r.texts) < n {
 		r.texts = append(r.texts, &canvas.Text{})
 	}
-	r.texts = r.texts[:len(r.full)]
+	r.texts = r.texts[:n]
 	r.objs = r.objs[:0]
 	type drawn struct {
 		text  string
@@ -105,8 +132,26 @@ func (r *linesRenderer) Layout(size fyne.Size) {
 	textSize, pad := r.metrics()
 	width := size.Width - 2*pad
 	y := pad
-	for i, t := range r.texts {
+	lead := r.lead()
+	for i, t := range r.texts[:len(r.full)] {
 		line := r.full[i]
+		if i == 0 && lead > 0 {
+			// The head, then the rest beside it, cut to what is left.
+			head, rest := r.texts[0], r.texts[len(r.full)]
+			head.Text, rest.Text = line[:lead], line[lead:]
+			hm := fyne.MeasureText(head.Text, textSize, head.TextStyle)
+			rm := fyne.MeasureText(rest.Text, textSize, rest.TextStyle)
+			if r.l.Truncation == fyne.TextTruncateEllipsis && hm.Width+rm.Width > width {
+				rest.Text = cutToWidth(rest.Text, width-hm.Width, func(s string) float32 { return fyne.MeasureText(s, textSize, rest.TextStyle).Width })
+				rm = fyne.MeasureText(rest.Text, textSize, rest.TextStyle)
+			}
+			head.Move(fyne.NewPos(pad, y))
+			head.Resize(hm)
+			rest.Move(fyne.NewPos(pad+hm.Width, y))
+			rest.Resize(rm)
+			y += max(hm.Height, rm.Height)
+			continue
+		}
 		t.Text = line
 		m := fyne.MeasureText(line, textSize, t.TextStyle)
 		if r.l.Truncation == fyne.TextTruncateEllipsis && m.Width > width {

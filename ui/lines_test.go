@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -120,5 +122,68 @@ func TestLinesCutToWidth(t *testing.T) {
 		if got, want := cutToWidth(line, limit, width), naive(line, limit); got != want {
 			t.Fatalf("cutToWidth(%q, %v) = %q, trying every length gives %q", line, limit, got, want)
 		}
+	}
+}
+
+// TestLinesLead: a monospace readout split after its head sits as the
+// whole line does: the same least size, the rest right after the head
+// (the two widths add up to the whole line's), the line's text whole
+// where it fits, and cut to the widget with "…" where not. A change of
+// the head alone leaves the rest as it was (the text and place Refresh
+// compares, so it is not drawn again).
+func TestLinesLead(t *testing.T) {
+	test.NewTempApp(t)
+	style := fyne.TextStyle{Monospace: true}
+	texts := []string{"t = 5    t* = 30 (MSE 0.0583; input 0.1096)", "t = 12   t* not reached yet", "t = 1000 4 models: their t* and errors are in the table\nsecond line"}
+	for _, s := range texts {
+		for _, w := range []float32{120, 260, 600} {
+			whole := NewLines(s, fyne.TextAlignLeading, style)
+			whole.Truncation = fyne.TextTruncateEllipsis
+			split := NewLines(s, fyne.TextAlignLeading, style)
+			split.Truncation = fyne.TextTruncateEllipsis
+			split.Lead = readoutLead
+			if a, b := whole.MinSize(), split.MinSize(); a != b {
+				t.Errorf("%q: MinSize %v split, %v whole", s, b, a)
+			}
+			size := fyne.NewSize(w, whole.MinSize().Height)
+			whole.Resize(size)
+			split.Resize(size)
+			wo := test.TempWidgetRenderer(t, whole).Objects()
+			so := test.TempWidgetRenderer(t, split).Objects()
+			if len(so) != len(wo)+1 {
+				t.Fatalf("%q: %d texts split, %d whole", s, len(so), len(wo))
+			}
+			line, head, rest := wo[0].(*canvas.Text), so[0].(*canvas.Text), so[len(wo)].(*canvas.Text)
+			first := strings.Split(s, "\n")[0]
+			if head.Text != first[:readoutLead] || head.Position() != line.Position() {
+				t.Errorf("%q at %v: head %q at %v, the line at %v", s, w, head.Text, head.Position(), line.Position())
+			}
+			if rest.Position() != head.Position().AddXY(head.Size().Width, 0) {
+				t.Errorf("%q at %v: the rest at %v, the head at %v, %v wide", s, w, rest.Position(), head.Position(), head.Size().Width)
+			}
+			full := fyne.MeasureText(first, theme.TextSize(), style).Width
+			if fits := line.Text == first; fits {
+				if head.Text+rest.Text != first || math.Abs(float64(head.Size().Width+rest.Size().Width-full)) > 1e-3 {
+					t.Errorf("%q at %v: split into %q (%v) + %q (%v), the line %v wide", s, w, head.Text, head.Size().Width, rest.Text, rest.Size().Width, full)
+				}
+			} else if !strings.HasSuffix(rest.Text, "…") || rest.Position().X+rest.Size().Width > w-theme.InnerPadding() {
+				t.Errorf("%q at %v: the rest %q ends at %v, cut at %v", s, w, rest.Text, rest.Position().X+rest.Size().Width, w-theme.InnerPadding())
+			}
+			for i := 1; i < len(wo); i++ {
+				if a, b := wo[i].(*canvas.Text), so[i].(*canvas.Text); a.Text != b.Text || a.Position() != b.Position() {
+					t.Errorf("%q at %v: line %d %q at %v split, %q at %v whole", s, w, i, b.Text, b.Position(), a.Text, a.Position())
+				}
+			}
+		}
+	}
+	ln := NewLines(texts[0], fyne.TextAlignLeading, style)
+	ln.Lead = readoutLead
+	ln.Resize(fyne.NewSize(600, ln.MinSize().Height))
+	objs := test.TempWidgetRenderer(t, ln).Objects()
+	head, rest := objs[0].(*canvas.Text), objs[1].(*canvas.Text)
+	restAt := rest.Position()
+	ln.SetText("t = 6    t* = 30 (MSE 0.0583; input 0.1096)")
+	if head.Text != "t = 6    " || rest.Text != "t* = 30 (MSE 0.0583; input 0.1096)" || rest.Position() != restAt {
+		t.Errorf("after the next step: %q and %q at %v (was at %v)", head.Text, rest.Text, rest.Position(), restAt)
 	}
 }

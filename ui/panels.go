@@ -31,6 +31,11 @@ func titledPanel(title *Lines, o fyne.CanvasObject) fyne.CanvasObject {
 // setText changes a label's text only when it differs: a label measures
 // and shapes its text again on every SetText, and snapshots arrive up to
 // 60 times a second.
+// readoutLead is how many runes the readout's head "t = %-4d " has: the
+// readout (tLabel) draws them apart from the rest of its line, which does
+// not change while stepping (Lines.Lead).
+const readoutLead = len("t = 0000 ")
+
 func setText(l *widget.Label, s string) {
 	if l.Text != s {
 		l.SetText(s)
@@ -625,7 +630,7 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		m.heatTitles[k].SetText(ht)
 	}
 	repair := sn.Settings.NothingToRepair()
-	txt := fmt.Sprintf("t = %-4d ", sn.T)
+	txt := fmt.Sprintf("t = %-4d ", sn.T) // readoutLead runes up to t = 9999
 	if sn.Unrecorded > 0 {
 		// The look-ahead is still being recorded (the page's start): a
 		// t* over the steps so far could still change.

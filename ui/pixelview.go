@@ -43,8 +43,8 @@ type PixelView struct {
 	cellImg *image.RGBA
 	marks   *canvas.Raster
 	marked  marksKey
-	// marksDrawn counts the marks layer's refreshes (its test).
-	marksDrawn int
+	// marksDrawn and cellsDrawn count the layers' refreshes (their test).
+	marksDrawn, cellsDrawn int
 	legend     *overlayLegend
 }
 
@@ -92,17 +92,29 @@ func (v *PixelView) CreateRenderer() fyne.WidgetRenderer {
 }
 
 // paintCells writes each pixel's colour into the 28×28 picture (black
-// while there are no pixels, as draw leaves it).
-func (v *PixelView) paintCells() {
+// while there are no pixels, as draw leaves it) and reports whether any
+// changed. A picture that did not (the clean digit and the input, at
+// every step) is not uploaded again: in the page each refresh costs a
+// texture upload and Fyne's check of the calling goroutine.
+func (v *PixelView) paintCells() (changed bool) {
 	if len(v.Pixels) != 784 {
-		clear(v.cellImg.Pix)
-		return
+		for _, b := range v.cellImg.Pix {
+			if b != 0 {
+				clear(v.cellImg.Pix)
+				return true
+			}
+		}
+		return false
 	}
 	for q := range 784 {
 		c := v.cellColor(q)
 		p := v.cellImg.Pix[q*4 : q*4+4 : q*4+4]
-		p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
+		if p[0] != c.R || p[1] != c.G || p[2] != c.B || p[3] != c.A {
+			p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
+			changed = true
+		}
 	}
+	return changed
 }
 
 type pixelRenderer struct{ v *PixelView }
@@ -134,8 +146,10 @@ func (v *PixelView) Refresh() {
 }
 
 func (v *PixelView) refreshLayers() {
-	v.paintCells()
-	v.cells.Refresh()
+	if v.paintCells() {
+		v.cellsDrawn++
+		v.cells.Refresh()
+	}
 	if k := v.marksKey(); k != v.marked {
 		v.marked = k
 		v.marksDrawn++

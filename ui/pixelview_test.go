@@ -155,6 +155,16 @@ func TestPixelViewMarksDrawnOnce(t *testing.T) {
 	if v.marksDrawn != before {
 		t.Fatalf("the marks were drawn %d times for three steps; want none", v.marksDrawn-before)
 	}
+	if v.cellsDrawn != 3 {
+		t.Fatalf("the picture was uploaded %d times for three steps that changed it; want 3", v.cellsDrawn)
+	}
+	// The same pixels again (the clean digit and the input at each step):
+	// nothing is uploaded.
+	v.Pixels = slices.Clone(v.Pixels)
+	v.Refresh()
+	if v.cellsDrawn != 3 {
+		t.Fatal("the same picture again was uploaded again")
+	}
 	v.Selected = 3
 	v.Refresh()
 	w.Canvas().Capture()

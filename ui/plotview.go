@@ -144,19 +144,26 @@ func (r *plotRenderer) place() {
 	}
 	put := func(l *canvas.Line, tx *canvas.Text, t float64, right bool) {
 		x := float32(p.xpix(t)) / p.scale
-		l.Position1 = fyne.NewPos(x, float32(p.top)/p.scale)
-		l.Position2 = fyne.NewPos(x, float32(p.bottom)/p.scale)
-		l.Show()
-		l.Refresh()
-		tx.TextSize = theme.CaptionTextSize()
+		p1, p2 := fyne.NewPos(x, float32(p.top)/p.scale), fyne.NewPos(x, float32(p.bottom)/p.scale)
+		size := theme.CaptionTextSize()
+		// Only what moved or changed is refreshed: a marker that stays
+		// (t* while stepping) costs the page nothing each step.
+		if l.Position1 != p1 || l.Position2 != p2 || !l.Visible() {
+			l.Position1, l.Position2 = p1, p2
+			l.Show()
+			l.Refresh()
+		}
+		if tx.TextSize != size || !tx.Visible() {
+			tx.TextSize = size
+			tx.Show()
+			tx.Refresh()
+		}
 		tx.Resize(tx.MinSize())
 		w := tx.MinSize().Width
 		tx.Move(fyne.NewPos(x+3, float32(p.top)/p.scale))
 		if !right {
 			tx.Move(fyne.NewPos(x-3-w, float32(p.top)/p.scale))
 		}
-		tx.Show()
-		tx.Refresh()
 	}
 	// t* on the left of its line, t on the right, so both read when they meet.
 	if p.HideT {

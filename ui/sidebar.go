@@ -431,9 +431,9 @@ func paramText(r *sim.Knob, v float64) string {
 
 func (m *Main) showLevel(v float64) {
 	if m.side.kind.Selected == "noise" {
-		m.side.levelLabel.SetText(fmt.Sprintf("σ² %.2f", v))
+		setText(m.side.levelLabel, fmt.Sprintf("σ² %.2f", v))
 	} else {
-		m.side.levelLabel.SetText(fmt.Sprintf("%2.0f%% masked", 100*v))
+		setText(m.side.levelLabel, fmt.Sprintf("%2.0f%% masked", 100*v))
 	}
 }
 

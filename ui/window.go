@@ -313,6 +313,7 @@ func (m *Main) build() {
 	// The readout takes the width its text needs; the status line the
 	// rest, wrapping onto a second line rather than being cut.
 	m.tLabel.Truncation = fyne.TextTruncateEllipsis
+	m.tLabel.Lead = readoutLead
 	m.readout = container.New(readoutRow{}, m.tLabel, m.statusCell())
 	bottom := container.NewVBox(m.transport, m.readout)
 
