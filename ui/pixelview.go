@@ -45,7 +45,7 @@ type PixelView struct {
 	marked  marksKey
 	// marksDrawn and cellsDrawn count the layers' refreshes (their test).
 	marksDrawn, cellsDrawn int
-	legend     *overlayLegend
+	legend                 *overlayLegend
 }
 
 // marksKey is what the marks layer shows.
