@@ -726,7 +726,7 @@ func (r *basinRenderer) render() {
 	for _, p := range plots {
 		styleForTheme(p)
 	}
-	img, cell := v.basin.Render(plots, int(s.Width*scale), int(s.Height*scale), 96*float64(scale))
+	img, cell := v.basin.Render(plots, texturePixels(s.Width, scale), texturePixels(s.Height, scale), 96*float64(scale))
 	v.img.Image, v.cell, v.scale, v.built = img, cell, scale, s
 	v.img.Refresh()
 }
