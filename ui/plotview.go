@@ -1,9 +1,12 @@
 package ui
 
 import (
-	"attractorlab/sim/figures"
 	"image"
 	"math"
+	"sync"
+
+	"attractorlab/sim"
+	"attractorlab/sim/figures"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -41,6 +44,9 @@ type PlotView struct {
 	scale    float32
 	builtAt  fyne.Size
 	stale    bool
+	// queued: the plot waits in plotQueue to be drawn (the page; Fyne's
+	// goroutine only).
+	queued bool
 }
 
 // NewPlotView returns a view; call SetPlot to give it something to draw.
@@ -93,6 +99,17 @@ func (r *plotRenderer) render() {
 	if !p.stale || p.Build == nil || s.Width < 10 || s.Height < 10 {
 		return
 	}
+	if deferPlots() {
+		p.queue()
+		return
+	}
+	r.draw()
+}
+
+// draw builds the plot and draws its picture at the view's size.
+func (r *plotRenderer) draw() {
+	p := r.p
+	s := p.Size()
 	scale := float32(1)
 	if c := fyne.CurrentApp(); c != nil {
 		if d := c.Driver(); d != nil {
@@ -137,7 +154,10 @@ var markerColor, starColor = figures.NowColor, figures.BestColor
 
 func (r *plotRenderer) place() {
 	p := r.p
-	if p.xpix == nil {
+	if p.xpix == nil || p.queued && p.builtAt != p.Size() {
+		// No plot, or the last one drawn at another size, its picture
+		// stretched until the new one is drawn: no marker, which would
+		// stand where that plot's axes put it.
 		for _, o := range []fyne.CanvasObject{p.marker, p.star, p.markerTx, p.starTx} {
 			o.Hide()
 		}
@@ -222,4 +242,67 @@ func (p *PlotView) Tapped(e *fyne.PointEvent) {
 // page worked while a compare link recorded its look-ahead.
 func texturePixels(v, scale float32) int {
 	return int(math.Round(float64(v * scale)))
+}
+
+// deferPlots reports whether a plot is drawn in a task of its own (the
+// page) rather than where it is asked for (a window, which has its own
+// thread to draw on).
+var deferPlots = inBrowser
+
+// plotQueue holds the plots waiting to be drawn in the page. A plot takes
+// gonum/plot tens of milliseconds there; drawn where it was asked for,
+// every plot a snapshot changed was drawn in the one task of the page that
+// also applied the snapshot and painted the window (the look-ahead's
+// growth redrew the MSE and energy plots together four times a second;
+// presentation mode all of them). Each is now drawn in a task of its own,
+// after the page's turn; meanwhile the last picture stays, stretched to a
+// new size.
+var plotQueue struct {
+	sync.Mutex
+	list    []*PlotView
+	running bool
+}
+
+// yieldTurn waits for the page's next turn (its test holds it).
+var yieldTurn = sim.Yield
+
+// queue puts p in plotQueue, once (Fyne's goroutine).
+func (p *PlotView) queue() {
+	if p.queued {
+		return
+	}
+	p.queued = true
+	plotQueue.Lock()
+	defer plotQueue.Unlock()
+	plotQueue.list = append(plotQueue.list, p)
+	if !plotQueue.running {
+		plotQueue.running = true
+		go drawQueuedPlots()
+	}
+}
+
+// drawQueuedPlots draws the queued plots, one in each of the page's tasks,
+// until none is left.
+func drawQueuedPlots() {
+	for {
+		plotQueue.Lock()
+		if len(plotQueue.list) == 0 {
+			plotQueue.running = false
+			plotQueue.Unlock()
+			return
+		}
+		p := plotQueue.list[0]
+		plotQueue.list = plotQueue.list[1:]
+		plotQueue.Unlock()
+		yieldTurn()
+		fyne.DoAndWait(func() {
+			p.queued = false
+			r := &plotRenderer{p: p}
+			s := p.Size()
+			if p.stale && p.Build != nil && s.Width >= 10 && s.Height >= 10 {
+				r.draw()
+			}
+			r.place()
+		})
+	}
 }
