@@ -247,31 +247,27 @@ func TestAttentionTakenWhileIdle(t *testing.T) {
 	if there.e.joined.Load() < 30 {
 		t.Fatalf("%d frames came from the worker, want the look-ahead's 30", there.e.joined.Load())
 	}
-	// The idle moments asked for while the look-ahead came in are let go
-	// until the engine asks for one with the first step's attention not
-	// kept.
+	// The engine asks for an idle moment: the next step's attention is
+	// not kept (the worker recorded it).
 	nextKept := func(s *session) bool { l := s.lanes[0]; return l.keep.kept[l.frames[s.shownT()+1]] != nil }
-	for {
-		var ch chan struct{}
-		select {
-		case ch = <-asks:
-		case <-time.After(time.Minute):
-			t.Fatal("the engine never asked for an idle moment with the next step's attention not kept")
-		}
-		done := make(chan bool)
-		there.e.do(func(s *session) { done <- nextKept(s) })
-		if kept := <-done; kept {
-			t.Fatal("the next step's attention is kept beside a worker before any idle moment: nothing to take ahead")
-		}
-		before := there.retakes()["bsa-p2"]
-		close(ch)
-		there.until(t, "attention of the next step taken while idle", nextKept)
-		if n := there.retakes()["bsa-p2"]; n != before+1 {
-			t.Fatalf("the idle moment took %d steps again, want 1", n-before)
-		}
-		break
+	var ch chan struct{}
+	select {
+	case ch = <-asks:
+	case <-time.After(time.Minute):
+		t.Fatal("the engine never asked for an idle moment with the next step's attention not kept")
+	}
+	done := make(chan bool)
+	there.e.do(func(s *session) { done <- nextKept(s) })
+	if <-done {
+		t.Fatal("the next step's attention is kept beside a worker before any idle moment: nothing to take ahead")
 	}
 	before := there.retakes()["bsa-p2"]
+	close(ch)
+	there.until(t, "attention of the next step taken while idle", nextKept)
+	if n := there.retakes()["bsa-p2"]; n != before+1 {
+		t.Fatalf("the idle moment took %d steps again, want 1", n-before)
+	}
+	before = there.retakes()["bsa-p2"]
 	here.e.Step()
 	there.e.Step()
 	there.at(t, 1)
