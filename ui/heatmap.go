@@ -202,11 +202,10 @@ func (r *heatRenderer) MinSize() fyne.Size {
 func (r *heatRenderer) Refresh() {
 	h := r.h
 	fg := theme.Color(theme.ColorNameForeground)
-	h.hi.Color, h.lo.Color, h.axes.Color = fg, fg, fg
+	h.axes.Color = fg
 	size := theme.CaptionTextSize()
-	h.hi.TextSize, h.lo.TextSize = size, size
+	var lo, hi string
 	if h.Rows > 0 && h.Cols > 0 && len(h.Values) == h.Rows*h.Cols {
-		var lo, hi string
 		h.shown, lo, hi = scaleAttention(h.Values, h.Rows, h.Cols, h.Scale, h.Hi)
 		rows, cols, vals := h.Rows, h.Cols, h.shown
 		if _, sz := r.mapRect(h.Size()); h.aggregated(sz) {
@@ -216,7 +215,6 @@ func (r *heatRenderer) Refresh() {
 			rows, cols = h.Rows/h.Block, h.Cols/h.Block
 			vals = blockMax(h.shown, h.Rows, h.Cols, h.Block)
 		}
-		h.hi.Text, h.lo.Text = hi, lo
 		img := image.NewRGBA(image.Rect(0, 0, cols, rows))
 		for k, v := range vals {
 			img.SetRGBA(k%cols, k/cols, viridis(float64(v)))
@@ -226,11 +224,10 @@ func (r *heatRenderer) Refresh() {
 		// Nothing to show (t = 0: no step has attended yet): blank.
 		h.img.Image = image.NewRGBA(image.Rect(0, 0, 1, 1))
 		h.shown = nil
-		h.hi.Text, h.lo.Text = "", ""
 	}
 	h.img.Refresh()
-	h.hi.Refresh()
-	h.lo.Refresh()
+	setCanvasText(h.hi, hi, fg, size)
+	setCanvasText(h.lo, lo, fg, size)
 	r.Layout(h.Size())
 }
 
