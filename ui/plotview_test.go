@@ -18,15 +18,7 @@ import (
 func TestPlotImageFitsTexture(t *testing.T) {
 	test.NewTempApp(t)
 	p := NewPlotView()
-	p.SetPlot(func() (*plot.Plot, error) {
-		pl := plot.New()
-		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 10, Y: 0.5}})
-		if err != nil {
-			return nil, err
-		}
-		pl.Add(l)
-		return pl, nil
-	})
+	p.SetPlot(lineBuilder(nil))
 	test.TempWidgetRenderer(t, p)
 	for _, s := range []fyne.Size{{Width: 300, Height: 200}, {Width: 300.6, Height: 200.5}, {Width: 301.4, Height: 199.7}} {
 		p.Resize(s) // lays the plot out: drawn at this size
@@ -52,16 +44,7 @@ func TestPlotsDrawnInTheirOwnTask(t *testing.T) {
 	built := 0
 	p := NewPlotView()
 	p.T = 5
-	p.SetPlot(func() (*plot.Plot, error) {
-		built++
-		pl := plot.New()
-		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 10, Y: 0.5}})
-		if err != nil {
-			return nil, err
-		}
-		pl.Add(l)
-		return pl, nil
-	})
+	p.SetPlot(lineBuilder(&built))
 	test.TempWidgetRenderer(t, p)
 	p.Resize(fyne.NewSize(300, 200))
 	p.Refresh()
@@ -88,5 +71,22 @@ func TestPlotsDrawnInTheirOwnTask(t *testing.T) {
 	if b := p.img.Image.Bounds(); built != 1 || b.Dx() != 320 || b.Dy() != 200 || p.queued || !p.marker.Visible() {
 		t.Fatalf("after the page's turn: built %d times, a picture of %v, queued %v, the marker shown %v; want 1, 320×200, false, true",
 			built, b, p.queued, p.marker.Visible())
+	}
+}
+
+// lineBuilder builds a plot of one line, counting its builds in *built
+// (when not nil).
+func lineBuilder(built *int) func() (*plot.Plot, error) {
+	return func() (*plot.Plot, error) {
+		if built != nil {
+			*built++
+		}
+		pl := plot.New()
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 10, Y: 0.5}})
+		if err != nil {
+			return nil, err
+		}
+		pl.Add(l)
+		return pl, nil
 	}
 }
