@@ -192,47 +192,41 @@ var (
 	_ Rewinder = (*hopTraj)(nil)
 )
 
-// attnWanted is a frame whose step's attention keep does not hold, and
-// the model of its run.
-type attnWanted struct {
-	f    *Frame
-	keep *attnKeep
-	info ModelInfo
-}
-
-// nextAttn lists, for each lane, the frames after the step shown whose
-// attention get would take again: the lane's and its pushed run's.
-func (s *session) nextAttn() (list []attnWanted) {
+// eachNextAttn calls do, for each lane, with the frame after the step
+// shown whose attention get would take again (the lane's and its pushed
+// run's), the keep that would, and the run's model, until do returns
+// false. It allocates nothing: the engine asks after every command and
+// every step it records.
+func (s *session) eachNextAttn(do func(f *Frame, keep *attnKeep, info ModelInfo) bool) {
 	t := s.shownT() + 1
 	for _, l := range s.lanes {
-		ln := Lane{Frames: l.frames}
-		if l.br != nil {
-			ln.Branch = l.br.frames
-		}
 		if t < len(l.frames) {
-			if f := ln.At(t); f.from != nil && l.keep.kept[f] == nil {
-				list = append(list, attnWanted{f, l.keep, l.info})
+			if f := l.frames[t]; f.from != nil && l.keep.kept[f] == nil && !do(f, l.keep, l.info) {
+				return
 			}
 		}
-		if l.br != nil {
-			if f := ln.BranchAt(t); f != nil && f.T == t && f.from != nil && l.br.keep.kept[f] == nil {
-				list = append(list, attnWanted{f, l.br.keep, l.info})
+		if l.br != nil && len(l.br.frames) > 0 {
+			if k := t - l.br.frames[0].T; k >= 0 && k < len(l.br.frames) {
+				if f := l.br.frames[k]; f.from != nil && l.br.keep.kept[f] == nil && !do(f, l.br.keep, l.info) {
+					return
+				}
 			}
 		}
 	}
-	return list
 }
 
 // attnAheadWanted reports whether the step after the one shown has
 // attention that is not kept (a lane recorded elsewhere keeps few).
-func (s *session) attnAheadWanted() bool { return len(s.nextAttn()) > 0 }
+func (s *session) attnAheadWanted() bool {
+	wanted := false
+	s.eachNextAttn(func(*Frame, *attnKeep, ModelInfo) bool { wanted = true; return false })
+	return wanted
+}
 
 // attnAhead takes the attention of the step after the one shown where it
 // is not kept, while the window idles: the → that shows it then finds it
 // kept instead of taking the step again on the page's thread between the
 // key and the frame (a bsa-p2 step, 6.3 ms of a 50 ms step in the page).
 func (s *session) attnAhead() {
-	for _, n := range s.nextAttn() {
-		n.keep.get(n.f, n.info)
-	}
+	s.eachNextAttn(func(f *Frame, keep *attnKeep, info ModelInfo) bool { keep.get(f, info); return true })
 }
