@@ -28,14 +28,14 @@ func titledPanel(title *Lines, o fyne.CanvasObject) fyne.CanvasObject {
 	return container.NewBorder(title, nil, nil, nil, o)
 }
 
-// setText changes a label's text only when it differs: a label measures
-// and shapes its text again on every SetText, and snapshots arrive up to
-// 60 times a second.
 // readoutLead is how many runes the readout's head "t = %-4d " has: the
 // readout (tLabel) draws them apart from the rest of its line, which does
 // not change while stepping (Lines.Lead).
 const readoutLead = len("t = 0000 ")
 
+// setText changes a label's text only when it differs: a label measures
+// and shapes its text again on every SetText, and snapshots arrive up to
+// 60 times a second.
 func setText(l *widget.Label, s string) {
 	if l.Text != s {
 		l.SetText(s)

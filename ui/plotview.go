@@ -95,8 +95,7 @@ func (r *plotRenderer) Layout(s fyne.Size) {
 
 func (r *plotRenderer) render() {
 	p := r.p
-	s := p.Size()
-	if !p.stale || p.Build == nil || s.Width < 10 || s.Height < 10 {
+	if !p.drawable() {
 		return
 	}
 	if deferPlots() {
@@ -104,6 +103,13 @@ func (r *plotRenderer) render() {
 		return
 	}
 	r.draw()
+}
+
+// drawable reports whether the plot has a picture to draw: it is stale,
+// has something to build, and room.
+func (p *PlotView) drawable() bool {
+	s := p.Size()
+	return p.stale && p.Build != nil && s.Width >= 10 && s.Height >= 10
 }
 
 // draw builds the plot and draws its picture at the view's size.
@@ -298,8 +304,7 @@ func drawQueuedPlots() {
 		fyne.DoAndWait(func() {
 			p.queued = false
 			r := &plotRenderer{p: p}
-			s := p.Size()
-			if p.stale && p.Build != nil && s.Width >= 10 && s.Height >= 10 {
+			if p.drawable() {
 				r.draw()
 			}
 			r.place()
