@@ -21,31 +21,35 @@ import (
 	"attractorlab/ui"
 )
 
-// pageMemoryLimit is the Go heap's least soft limit in the page. The
-// page's WebAssembly memory only grows, up to the heap's peak, and by
-// default the collector lets the heap reach twice what is live: recording
-// a run to t = 1,000 took the page from about 170 to 250 MB while what was
-// live grew from about 80 to 105 MB. Under the limit the collector runs
-// sooner instead (the same run: 166–175 → 184–189 MB). It was 148 MiB;
-// since the search keeps the digits' codes (models.NewMemoryOfCodes) about
-// 50 MB are live after load and 63 MB at t = 1,000, and 112 MiB keeps that
-// run's page and worker within 10 % of their memory after load (three
-// runs each: +21, +8, +13 % → +10, +6, +7 %), as fast.
+// pageMemoryLimit is the Go heap's soft limit in the page until its
+// first collection; after each one the limit follows what it found live
+// (pageLimitFor). The page's WebAssembly memory only grows, up to the
+// heap's peak, and by default the collector lets the heap reach twice what
+// is live: recording a run to t = 1,000 took the page from about 170 to
+// 250 MB while what was live grew from about 80 to 105 MB. Under a limit
+// the collector runs sooner instead.
 //
 // A fixed limit has a cost once more than it is live (the test's page
 // after its links and lessons holds over 200 MB live): the collector then
 // runs as often as Go's cap on its CPU share allows, about half of the
-// page's one thread. So the page raises the limit as what is live grows
-// (pageLimitFor, every few seconds); the workers keep a tighter limit of
-// their own (workerLimitFor).
+// page's one thread. The page therefore set the limit from what was live
+// every two seconds, which still let a compare link, whose models and runs
+// took what was live from 46 to 115 MB in a few seconds, run 49
+// collections in 5.6 s; now it sets it after every collection
+// (afterEachGC): 8. The workers keep a tighter limit of their own
+// (workerLimitFor).
 const pageMemoryLimit = 112 << 20
 
 // pageLimitFor is the page's soft limit when live bytes were live at the
-// last collection: pageMemoryLimit, or half as much again as is live
-// (at least 48 MiB more) once that is more. The collector then runs about
-// twice as often as Go's default, not all the time.
+// last collection: half as much again as is live, at least 32 MiB more,
+// and never under 64 MiB. The collector then runs about twice as often as
+// Go's default, not all the time. About 47 MB are live after load, and
+// the page's Go heap then holds about 87 MB (its peak while loading); a
+// run recorded to t = 1,000 has about 58 MB live, so the limit keeps the
+// heap near what loading left (at least 48 MiB more let it grow to 112 MiB,
+// the page's memory by 26 MB).
 func pageLimitFor(live uint64) int64 {
-	return max(pageMemoryLimit, int64(live)+max(48<<20, int64(live)/2))
+	return max(64<<20, int64(live)+max(32<<20, int64(live)/2))
 }
 
 // workerLimitFor is a worker's soft limit when live bytes were live at
@@ -62,9 +66,11 @@ func workerLimitFor(live uint64) int64 {
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		debug.SetMemoryLimit(workerLimitFor(0))
+		afterEachGC(func() { followLive(workerLimitFor) })
 		return
 	}
 	debug.SetMemoryLimit(pageMemoryLimit)
+	afterEachGC(func() { followLive(pageLimitFor) })
 }
 
 // followLive sets the page's soft limit from what was live at the last
@@ -78,9 +84,11 @@ func followLive(limitFor func(live uint64) int64) {
 // goMemory is the page's Go memory for its test: what the collector found
 // live at its last cycle and what the runtime holds, in bytes.
 func goMemory() any {
-	ms := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"}}
+	ms := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"},
+		{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/scan/heap:bytes"}}
 	metrics.Read(ms)
-	return map[string]any{"live": float64(ms[0].Value.Uint64()), "total": float64(ms[1].Value.Uint64())}
+	return map[string]any{"live": float64(ms[0].Value.Uint64()), "total": float64(ms[1].Value.Uint64()),
+		"cycles": float64(ms[2].Value.Uint64()), "allocs": float64(ms[3].Value.Uint64()), "scan": float64(ms[4].Value.Uint64())}
 }
 
 // pageWorkers are the page's Web Workers, which run the population jobs,
@@ -106,16 +114,9 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(2 * time.Second):
-				followLive(workerLimitFor)
-			}
-		}
-	}()
+	// Each message the worker sends carries its Go memory (worker.js), for
+	// the page's account of its memory.
+	js.Global().Get("attractorlab").Set("goMemory", js.FuncOf(func(js.Value, []js.Value) any { return goMemory() }))
 	sources := map[string]webwork.Source{}
 	return webwork.Serve(ctx, func(dataset string) (webwork.Source, error) {
 		name := mnist.DatasetOrMNIST(dataset)
@@ -263,7 +264,7 @@ func pageReady(ctx context.Context, m *ui.Main, opening func(), hold chan struct
 	// (the page notes its time), or after ten seconds (a page opened in a
 	// background tab paints nothing until it is shown).
 	held := time.Now()
-	for k := 1; ; k++ {
+	for {
 		select {
 		case <-ctx.Done():
 			return
@@ -273,9 +274,6 @@ func pageReady(ctx context.Context, m *ui.Main, opening func(), hold chan struct
 				hold = nil
 			}
 			publish()
-			if k%20 == 0 {
-				followLive(pageLimitFor)
-			}
 		}
 	}
 }

@@ -65,11 +65,13 @@ self.document = {
 };
 
 // Every message the worker sends says how large its WebAssembly memory
-// is (bytes), for the page's account of its memory.
+// is (bytes) and what its Go heap holds and had live at its last
+// collection ({live, total}), for the page's account of its memory.
 let memory = null;
 const send = self.postMessage.bind(self);
 self.postMessage = (m, transfer) => {
   if (memory && m && typeof m === "object") m.mem = memory.buffer.byteLength;
+  if (m && typeof m === "object" && typeof self.attractorlab.goMemory === "function") m.go = self.attractorlab.goMemory();
   send(m, transfer);
 };
 

@@ -652,6 +652,18 @@ func TestWebPage(t *testing.T) {
 		t.Errorf("the compare link's look-ahead: %d jobs answered by a worker, the window saying %q; want some, and nothing said", aheadJobs, s.Err)
 	}
 	t.Logf("compare link: %d look-ahead jobs answered by the workers", aheadJobs)
+	gc, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		Cycles float64 `json:"cycles"`
+		Allocs float64 `json:"allocs"`
+		Live   float64 `json:"live"`
+	}](`attractorlab.goMemory()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Set from what was live every two seconds, the page's soft limit
+	// stood below a heap the link had just built: the collector ran back
+	// to back (49 collections in 5.6 s). It follows every collection now.
+	t.Logf("compare link: the page's Go collected %.0f times from its start (%.0f MB allocated; %.0f MB live at the last)", gc.Cycles, gc.Allocs/1e6, gc.Live/1e6)
 	t.Logf("compare link, four models: first frame %.1f s, look-ahead done %.1f s after navigation; the longest gap between the page's frames meanwhile %.0f ms; its long tasks (ms): %v",
 		cmpFirst.Seconds(), recorded.Seconds(), gap, cmpLong)
 	for _, d := range cmpLong {
@@ -743,10 +755,12 @@ func TestWebPage(t *testing.T) {
 // the end. In a fresh page a link to the demo there records every step to
 // it, as playing does; only the last steps' attention is kept (the rest
 // is taken again when shown), so the memory stays near the load's. The
-// issue's bound is 10 %; the test fails past 25 % (before the attention
-// was dropped it grew by 186 %). Then presentation mode, which used to
-// kill the page after such a run. A plain static server serves it, so the
-// page's fallback (the gzipped app fetched and unpacked) runs here.
+// issue's bound is 10 %; the test fails past 15 % (past 25 % until the
+// page set its heap's limit after every collection: +11 to +19 % then;
+// before the attention was dropped it grew by 186 %). Then presentation
+// mode, which used to kill the page after such a run. A plain static
+// server serves it, so the page's fallback (the gzipped app fetched and
+// unpacked) runs here.
 func TestWebPagePlayed(t *testing.T) {
 	dir := builtSite(t)
 	// A plain static server: the page falls back to the gzipped copy.
@@ -769,8 +783,8 @@ func TestWebPagePlayed(t *testing.T) {
 	toEnd := linkInPage(t, ctx, late, "s.t === 1000 && s.frames >= 1000")
 	played := logMemory(t, ctx, "at t = 1,000 (as after five minutes of play)")
 	t.Logf("recording to t = 1,000: %.1f s; memory %.0f → %.0f MB (%+.0f %%; the issue's bound is 10 %%)", toEnd.Seconds(), loaded/1e6, played/1e6, 100*(played/loaded-1))
-	if played > 1.25*loaded {
-		t.Errorf("the memory grew from %.0f MB after load to %.0f MB at t = 1,000: more than 25 %%", loaded/1e6, played/1e6)
+	if played > 1.15*loaded {
+		t.Errorf("the memory grew from %.0f MB after load to %.0f MB at t = 1,000: more than 15 %%", loaded/1e6, played/1e6)
 	}
 	// Every step's attention is still shown: t* (30) is long dropped.
 	key(t, ctx, "t")
@@ -818,23 +832,31 @@ func linkInPage(t *testing.T, ctx context.Context, link, ok string) time.Duratio
 // It returns the total in bytes.
 func logMemory(t *testing.T, ctx context.Context, when string) float64 {
 	t.Helper()
+	type goMem struct {
+		Live  float64 `json:"live"`
+		Total float64 `json:"total"`
+	}
 	m, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
-		Page    float64 `json:"page"`
-		Total   float64 `json:"total"`
-		Workers int     `json:"workers"`
+		Page      float64  `json:"page"`
+		Total     float64  `json:"total"`
+		Workers   int      `json:"workers"`
+		WorkersGo []*goMem `json:"workersGo"`
 	}](`attractorlab.memory()`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
-		Live  float64 `json:"live"`
-		Total float64 `json:"total"`
-	}](`attractorlab.goMemory()`))
+	g, err := chromedp.Run(ctx, chromedp.Evaluate[goMem](`attractorlab.goMemory()`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("WebAssembly memory %s: the page %.0f MB (Go holds %.0f MB, %.0f MB of it live at the last collection); with its %d workers %.0f MB",
-		when, m.Page/1e6, g.Total/1e6, g.Live/1e6, m.Workers, m.Total/1e6)
+	var ws []string
+	for _, w := range m.WorkersGo {
+		if w != nil {
+			ws = append(ws, fmt.Sprintf("Go holds %.0f MB, %.0f MB live", w.Total/1e6, w.Live/1e6))
+		}
+	}
+	t.Logf("WebAssembly memory %s: the page %.0f MB (Go holds %.0f MB, %.0f MB of it live at the last collection); with its %d workers %.0f MB %v",
+		when, m.Page/1e6, g.Total/1e6, g.Live/1e6, m.Workers, m.Total/1e6, ws)
 	return m.Total
 }
 
