@@ -279,13 +279,59 @@ func TestAttentionTakenWhileIdle(t *testing.T) {
 	if len(a) == 0 || !sameBits32(a, b) {
 		t.Errorf("the attention of step 1 taken while idle differs from the one recorded (%d and %d numbers)", len(b), len(a))
 	}
-	// No idle moment this time: → takes its step again.
-	<-asks
+	// A jump without an idle moment (to step 7, three steps from the state
+	// saved at step 4) shows the step at once, its attention left for the
+	// next idle moment (the page draws the step meanwhile), which takes it
+	// and publishes it.
+	ch = <-asks
+	before = there.retakes()["bsa-p2"]
+	there.e.Seek(7)
+	there.at(t, 7)
+	if n := there.retakes()["bsa-p2"]; n != before {
+		t.Errorf("a seek to 7 without an idle moment took %d steps again before its snapshot, want 0", n-before)
+	}
+	attnAt := func(r *runningEngine, t int) (attn []float32, pending bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		l := r.last.Lanes[0]
+		return l.AttnOf(l.At(t)), l.AttnPending(l.At(t))
+	}
+	if attn, pending := attnAt(there, 7); !pending || attn != nil {
+		t.Fatalf("step 7 shown without an idle moment: attention pending %v with %d numbers, want pending and none", pending, len(attn))
+	}
+	here.e.Seek(7)
+	here.at(t, 7)
+	close(ch)
+	there.until(t, "step 7's attention taken while idle", func(s *session) bool { return s.lanes[0].keep.kept[s.lanes[0].frames[7]] != nil })
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		b, pending := attnAt(there, 7)
+		if !pending {
+			a, _ := attnAt(here, 7)
+			if len(a) == 0 || !sameBits32(a, b) {
+				t.Errorf("step 7's attention published after the idle moment differs from the one recorded (%d and %d numbers)", len(b), len(a))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot with step 7's attention within a minute of the idle moment")
+		}
+	}
+	if n := there.retakes()["bsa-p2"]; n != before+1 {
+		t.Errorf("the idle moment took %d steps again for step 7, want 1", n-before)
+	}
+	// → to 8 with no idle moment between: one step from the one retaken,
+	// taken at once (a second snapshot for it would cost the page more).
+	if len(asks) > 0 {
+		<-asks // left unanswered
+	}
 	before = there.retakes()["bsa-p2"]
 	there.e.Step()
-	there.at(t, 2)
+	there.at(t, 8)
+	if attn, pending := attnAt(there, 8); pending || attn == nil {
+		t.Errorf("→ to 8 right after 7's attention was taken: attention pending %v with %d numbers, want it shown", pending, len(attn))
+	}
 	if n := there.retakes()["bsa-p2"]; n != before+1 {
-		t.Errorf("→ without an idle moment took %d steps again, want 1", n-before)
+		t.Errorf("→ to 8 took %d steps again, want 1", n-before)
 	}
 }
 

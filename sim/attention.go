@@ -142,6 +142,18 @@ func (k *attnKeep) add(f *Frame, attn []float32) {
 	}
 }
 
+// cost is how many steps get takes for f's attention: 0 when it is kept
+// (or f has none), 1 when the step before f's was the last one retaken.
+func (k *attnKeep) cost(f *Frame) int {
+	if f == nil || f.from == nil || k.kept[f] != nil {
+		return 0
+	}
+	if k.forkOf == f.from.src && k.forkAt == f.from.saved && k.forkSteps <= f.from.steps {
+		return f.from.steps + 1 - k.forkSteps
+	}
+	return f.from.steps + 1
+}
+
 // get returns the attention of f's step (nil when the step has none),
 // taking the step again when it is not kept. info is the run's model's.
 // The steps retaken on the way (from the saved state to f's) are kept
@@ -192,21 +204,29 @@ var (
 	_ Rewinder = (*hopTraj)(nil)
 )
 
-// eachNextAttn calls do, for each lane, with the frame after the step
-// shown whose attention get would take again (the lane's and its pushed
-// run's), the keep that would, and the run's model, until do returns
-// false. It allocates nothing: the engine asks after every command and
-// every step it records.
-func (s *session) eachNextAttn(do func(f *Frame, keep *attnKeep, info ModelInfo) bool) {
-	t := s.shownT() + 1
+// eachAttnToTake calls do, for each lane, with a frame whose attention get
+// would take again (the lane's and its pushed run's), the keep that would,
+// and the run's model, until do returns false: the step shown's when shown
+// is true, else the step's after it. It allocates nothing: the engine asks
+// after every command and every step it records.
+func (s *session) eachAttnToTake(shown bool, do func(f *Frame, keep *attnKeep, info ModelInfo) bool) {
+	t := s.shownT()
+	if !shown {
+		t++
+	}
 	for _, l := range s.lanes {
-		if t < len(l.frames) {
-			if f := l.frames[t]; f.from != nil && l.keep.kept[f] == nil && !do(f, l.keep, l.info) {
+		// The step shown is At(t): the last one of a model with fewer steps.
+		if n := len(l.frames); n > 0 && (shown || t < n) {
+			if f := l.frames[min(t, n-1)]; f.from != nil && l.keep.kept[f] == nil && !do(f, l.keep, l.info) {
 				return
 			}
 		}
 		if l.br != nil && len(l.br.frames) > 0 {
-			if k := t - l.br.frames[0].T; k >= 0 && k < len(l.br.frames) {
+			k := t - l.br.frames[0].T
+			if shown {
+				k = min(k, len(l.br.frames)-1) // BranchAt(t)
+			}
+			if k >= 0 && k < len(l.br.frames) {
 				if f := l.br.frames[k]; f.from != nil && l.br.keep.kept[f] == nil && !do(f, l.br.keep, l.info) {
 					return
 				}
@@ -215,18 +235,65 @@ func (s *session) eachNextAttn(do func(f *Frame, keep *attnKeep, info ModelInfo)
 	}
 }
 
-// attnAheadWanted reports whether the step after the one shown has
-// attention that is not kept (a lane recorded elsewhere keeps few).
-func (s *session) attnAheadWanted() bool {
+// attnWanted reports whether there is attention to take while the window
+// idles: the step shown's, which a snapshot left out (deferAttn), or the
+// next step's, not kept (a lane recorded elsewhere keeps few).
+func (s *session) attnWanted() bool {
 	wanted := false
-	s.eachNextAttn(func(*Frame, *attnKeep, ModelInfo) bool { wanted = true; return false })
+	found := func(*Frame, *attnKeep, ModelInfo) bool { wanted = true; return false }
+	if s.deferAttn && !s.playing {
+		s.eachAttnToTake(true, found)
+	}
+	if !wanted {
+		s.eachAttnToTake(false, found)
+	}
 	return wanted
 }
 
-// attnAhead takes the attention of the step after the one shown where it
-// is not kept, while the window idles: the → that shows it then finds it
-// kept instead of taking the step again on the page's thread between the
-// key and the frame (a bsa-p2 step, 6.3 ms of a 50 ms step in the page).
-func (s *session) attnAhead() {
-	s.eachNextAttn(func(f *Frame, keep *attnKeep, info ModelInfo) bool { keep.get(f, info); return true })
+// attnWhileIdle takes one step's attention while the window idles: the
+// step shown's where a snapshot left it out (the snapshot with all of
+// them goes out once the last is taken), else the next step's, so that the
+// → that shows it finds it kept instead of taking the step again on the
+// page's thread between the key and the frame (a bsa-p2 step, 6.3 ms of a
+// 50 ms step in the page). One at a time: each idle moment is a task of
+// the page's, and four models' steps in one were a long one.
+func (s *session) attnWhileIdle() {
+	took := false
+	take := func(f *Frame, keep *attnKeep, info ModelInfo) bool {
+		keep.get(f, info)
+		took = true
+		return false
+	}
+	if s.deferAttn && !s.playing {
+		if s.eachAttnToTake(true, take); took {
+			left := false
+			s.eachAttnToTake(true, func(*Frame, *attnKeep, ModelInfo) bool { left = true; return false })
+			if !left {
+				s.dirty = true
+			}
+			return
+		}
+	}
+	s.eachAttnToTake(false, take)
+}
+
+// shownAttn is the attention of f's step, a step the snapshot shows, and
+// whether it is left for the window's next idle moment: taken now where it
+// is not kept, unless the session defers it (deferAttn).
+func (s *session) shownAttn(k *attnKeep, f *Frame, info ModelInfo) ([]float32, bool) {
+	if f == nil {
+		return nil, false
+	}
+	if a, ok := k.kept[f]; ok {
+		return a, false
+	}
+	// One step is taken now: a second snapshot drawn for its attention
+	// would cost the page more (→ pressed faster than the page idles, the
+	// step after the last one retaken). So is every step while playing: at
+	// 30 steps a second the page has no idle moment between them, and the
+	// map would stay empty.
+	if s.deferAttn && !s.playing && k.cost(f) > 1 {
+		return nil, true
+	}
+	return k.get(f, info), false
 }

@@ -70,8 +70,9 @@ type EngineConfig struct {
 	// Idle, when not nil, returns a channel that is closed when the
 	// window has nothing to do (nil: the build's own; in the page once
 	// the frame is painted and the browser idles, on the desktop never).
-	// The engine then takes the attention of the step after the one
-	// shown, where it is not kept, before → asks for it (attention.go).
+	// The engine then takes the attention of the step shown, which a
+	// snapshot leaves out where it is not kept (Lane.AttnPending), and of
+	// the step after it, before → asks for it (attention.go).
 	Idle func() <-chan struct{}
 	// GrowEvery is how often a snapshot is published when only the
 	// look-ahead grew, the step shown being the same (0: the build's own:
@@ -137,6 +138,9 @@ func (e *Engine) Run(ctx context.Context) {
 	if whenIdle == nil {
 		whenIdle = pageIdle
 	}
+	// Where the window idles (the page), a snapshot leaves a step's
+	// attention that is not kept for then: the step is drawn at once.
+	s.deferAttn = whenIdle != nil
 	period := func() time.Duration { return time.Duration(float64(time.Second) / s.speed) }
 	onTick := func() {
 		armed = false
@@ -190,7 +194,7 @@ func (e *Engine) Run(ctx context.Context) {
 			case <-wake.C:
 			case <-idle:
 				idle = nil
-				s.attnAhead()
+				s.attnWhileIdle()
 			default:
 				s.extend(1)
 				s.runCue()
@@ -214,7 +218,7 @@ func (e *Engine) Run(ctx context.Context) {
 			case <-wake.C:
 			case <-idle:
 				idle = nil
-				s.attnAhead()
+				s.attnWhileIdle()
 			}
 		}
 		if f != nil {
@@ -232,7 +236,7 @@ func (e *Engine) Run(ctx context.Context) {
 			}
 		}
 		e.maybeFlush(flush)
-		if idle == nil && whenIdle != nil && s.attnAheadWanted() {
+		if idle == nil && whenIdle != nil && s.attnWanted() {
 			idle = whenIdle()
 		}
 	}

@@ -169,6 +169,9 @@ func (s Settings) NoiseImage() int {
 
 type session struct {
 	cfg EngineConfig
+	// deferAttn: a snapshot leaves the attention of a step it shows that
+	// is not kept for the window's next idle moment (the page; attention.go).
+	deferAttn bool
 	// home is the engine's own data set (cfg's), src the one the
 	// settings name.
 	home, src  *Source

@@ -66,6 +66,9 @@ type Lane struct {
 	Attn, BranchAttn []float32
 	// attnOf and branchAttnOf are the frames Attn and BranchAttn belong to.
 	attnOf, branchAttnOf *Frame
+	// attnPending and branchAttnPending: that step has attention, not
+	// kept, which the engine takes when the window next idles (the page).
+	attnPending, branchAttnPending bool
 	// TrainedOn is the data set the model's weights were trained on ("",
 	// a model that stores the run's data set: the Hopfield networks).
 	TrainedOn string
@@ -93,6 +96,22 @@ func (l *Lane) AttnOf(f *Frame) []float32 {
 		return l.BranchAttn
 	}
 	return nil
+}
+
+// AttnPending reports whether the step that produced f (At(T) or
+// BranchAt(T)) has attention that the snapshot does not carry yet: in the
+// page a step shown whose attention is not kept is drawn at once, and its
+// attention comes in the next snapshot, taken while the page idles.
+func (l *Lane) AttnPending(f *Frame) bool {
+	switch {
+	case f == nil:
+		return false
+	case f == l.attnOf:
+		return l.attnPending
+	case f == l.branchAttnOf:
+		return l.branchAttnPending
+	}
+	return false
 }
 
 // At returns the frame at t, or the last one for a model that has fewer
@@ -194,11 +213,11 @@ func (s *session) snapshot() *Snapshot {
 		b, bm := best(l.frames)
 		ln := Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm, TrainedOn: l.trainedOn}
 		ln.attnOf = ln.At(sn.T)
-		ln.Attn = l.keep.get(ln.attnOf, l.info)
+		ln.Attn, ln.attnPending = s.shownAttn(l.keep, ln.attnOf, l.info)
 		if l.br != nil {
 			ln.Branch = l.br.frames[:len(l.br.frames):len(l.br.frames)]
 			ln.branchAttnOf = ln.BranchAt(sn.T)
-			ln.BranchAttn = l.br.keep.get(ln.branchAttnOf, l.info)
+			ln.BranchAttn, ln.branchAttnPending = s.shownAttn(l.br.keep, ln.branchAttnOf, l.info)
 		}
 		sn.Lanes = append(sn.Lanes, ln)
 		sn.Unrecorded = max(sn.Unrecorded, min(s.cfg.Horizon, s.limit(l))-(len(l.frames)-1))

@@ -609,8 +609,12 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 		}
 		m.stateTitles[k].SetText(title)
 		ht := name + "\n" + attention + heads
+		pending := l.AttnPending(f) // the page takes it when it next idles
 		if l.Info.Patterns > 0 {
 			ht = name + "\ntop patterns"
+			if pending {
+				ht += ": taking them…"
+			}
 		} else if l.Info.Tokens == 0 && len(sn.Lanes) > 1 {
 			ht = strings.Replace(name, "-", "-\n", 1) // "hopfield-\nclassic": a narrow panel
 			if !strings.Contains(ht, "\n") {
@@ -618,6 +622,8 @@ func (m *Main) drawText(sn *sim.Snapshot) {
 			}
 		} else if l.Info.Tokens == 0 {
 			ht = name + "\n"
+		} else if pending {
+			ht = name + "\n" + attention + ": taking it…"
 		} else if l.AttnOf(f) == nil && pushed {
 			ht = name + "\nnone: pushed here" // a fresh start at the push
 		} else if l.AttnOf(f) == nil && len(sn.Lanes) > 1 {

@@ -41,6 +41,12 @@ type Shown struct {
 	// Unrecorded is how many steps of the first look-ahead some lane has
 	// not recorded yet (0 once every lane has its horizon).
 	Unrecorded int `json:"unrecorded"`
+	// Attention is each model's attention panel's title ("BSA P=2 /
+	// attention", "… attention: taking it…" while the page takes it).
+	Attention []string `json:"attention"`
+	// AttnPending is how many models' step shown has attention the page
+	// has not taken yet (it does when it next idles).
+	AttnPending int `json:"attn_pending"`
 }
 
 // TrainingShown is what the Training window shows.
@@ -85,6 +91,14 @@ func (m *Main) Shown() Shown {
 		}
 		for _, l := range m.snap.Lanes {
 			s.Frames = max(s.Frames, len(l.Frames)-1)
+			if l.AttnPending(l.At(m.snap.T)) || l.AttnPending(l.BranchAt(m.snap.T)) {
+				s.AttnPending++
+			}
+		}
+		for k := range m.snap.Lanes {
+			if k < len(m.heatTitles) {
+				s.Attention = append(s.Attention, m.heatTitles[k].Text)
+			}
 		}
 	}
 	if m.lesson != nil {

@@ -63,9 +63,13 @@ type shown struct {
 	Present  bool     `json:"presentation"`
 	Space    string   `json:"space"`
 	Unrec    int      `json:"unrecorded"`
-	Dataset  string   `json:"dataset"`
-	Class    string   `json:"class"`
-	Ensemble *struct {
+	// Attention is each model's attention panel's title; AttnPending how
+	// many models' step shown has attention the page takes when it idles.
+	Attention   []string `json:"attention"`
+	AttnPending int      `json:"attn_pending"`
+	Dataset     string   `json:"dataset"`
+	Class       string   `json:"class"`
+	Ensemble    *struct {
 		Running bool                 `json:"running"`
 		Status  string               `json:"status"`
 		Digits  int                  `json:"digits"`
@@ -786,10 +790,17 @@ func TestWebPagePlayed(t *testing.T) {
 	if played > 1.15*loaded {
 		t.Errorf("the memory grew from %.0f MB after load to %.0f MB at t = 1,000: more than 15 %%", loaded/1e6, played/1e6)
 	}
-	// Every step's attention is still shown: t* (30) is long dropped.
+	// Every step's attention is still shown: t* (30) is long dropped. The
+	// page draws the step at once and its attention once it idles.
+	began := time.Now()
 	key(t, ctx, "t")
 	until(t, ctx, "T: t* = 30", func(s shown) bool { return s.T == 30 })
-	if s := current(t, ctx); s.Err != "" || s.Dialogs != 0 {
+	stepShown := time.Since(began)
+	s := until(t, ctx, "t* = 30's attention", func(s shown) bool {
+		return s.T == 30 && s.AttnPending == 0 && len(s.Attention) == 1 && strings.Contains(s.Attention[0], "attention") && !strings.Contains(s.Attention[0], "taking")
+	})
+	t.Logf("T after the run: t* = 30 shown %.0f ms after the key, its attention (dropped long ago, taken again) %.0f ms after it", ms(stepShown), ms(time.Since(began)))
+	if s.Err != "" || s.Dialogs != 0 {
 		t.Fatalf("at t* after the run: %+v", s)
 	}
 	screenshot(t, ctx, "web-played-tstar")
