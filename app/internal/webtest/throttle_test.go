@@ -1,6 +1,7 @@
 package webtest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -49,12 +50,14 @@ func TestWebPageThrottled(t *testing.T) {
 	key(t, ctx, "0")
 	until(t, ctx, "t = 0", func(s shown) bool { return s.T == 0 })
 	stop = watchLongTasks(t, ctx)
+	gcBefore := goCycles(t, ctx)
 	var steps []time.Duration
 	for k := 1; k <= 10; k++ {
 		steps = append(steps, timed(t, ctx, func() { key(t, ctx, kb.ArrowRight) }, fmt.Sprintf("s.t === %d", k)))
 	}
 	long, gap = stop()
-	t.Logf("CPU throttled %g×: → median %.0f ms %v; the page's long tasks (ms) %v; its longest gap between frames %.0f ms", factor, ms(median(steps)), steps, long, gap)
+	t.Logf("CPU throttled %g×: → median %.0f ms %v; the page's long tasks (ms) %v; its longest gap between frames %.0f ms; the page's Go collected %.0f times meanwhile",
+		factor, ms(median(steps)), steps, long, gap, goCycles(t, ctx)-gcBefore)
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("i", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
 		t.Fatal(err)
 	}
@@ -81,4 +84,16 @@ func TestWebPageThrottled(t *testing.T) {
 	}
 	first = open(t, again, srv.URL+"/")
 	t.Logf("CPU throttled %g×, a returning visit: first frame %.2f s after navigation", factor, first.Seconds())
+}
+
+// goCycles is how many collections the page's Go has run since it started.
+func goCycles(t *testing.T, ctx context.Context) float64 {
+	t.Helper()
+	g, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		Cycles float64 `json:"cycles"`
+	}](`attractorlab.goMemory()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Cycles
 }
