@@ -169,15 +169,14 @@ func (k *attnKeep) get(f *Frame, info ModelInfo) []float32 {
 	if f.from == nil {
 		return nil
 	}
+	sv := f.from.saved
+	// The first step to take: past 0 where the fork is on the way already.
+	first := f.from.steps + 1 - k.cost(f)
 	if k.forkOf != f.from.src {
 		k.fork, k.forkOf, k.forkAt = f.from.src.Fork(), f.from.src, nil
 	}
-	sv := f.from.saved
 	k.retakes++
-	first := 0
-	if k.forkAt == sv && k.forkSteps <= f.from.steps {
-		first = k.forkSteps // the fork is on the way already
-	} else {
+	if first == 0 {
 		k.fork.Restore(sv.state)
 	}
 	k.forkAt, k.forkSteps = sv, f.from.steps+1

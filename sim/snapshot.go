@@ -103,15 +103,7 @@ func (l *Lane) AttnOf(f *Frame) []float32 {
 // page a step shown whose attention is not kept is drawn at once, and its
 // attention comes in the next snapshot, taken while the page idles.
 func (l *Lane) AttnPending(f *Frame) bool {
-	switch {
-	case f == nil:
-		return false
-	case f == l.attnOf:
-		return l.attnPending
-	case f == l.branchAttnOf:
-		return l.branchAttnPending
-	}
-	return false
+	return f != nil && (f == l.attnOf && l.attnPending || f == l.branchAttnOf && l.branchAttnPending)
 }
 
 // At returns the frame at t, or the last one for a model that has fewer
