@@ -94,9 +94,10 @@ test-race:
 	$(SIMD) $(GOTEST) -race -short -run '^($(UI_RACE))$$' ./ui/...
 
 # The models' and the simulation's tests as the web build runs them:
-# compiled to WebAssembly, run by Node with Go's wasm_exec (GOROOT/lib/wasm).
+# compiled to WebAssembly, run by Node with Go's wasm_exec (GOROOT/lib/wasm);
+# and the page's coarse clock for Fyne's caches (ui/fyneclock).
 test-wasm:
-	PATH="$$PATH:$$($(GO) env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm $(GOTEST) -short ./models/... ./sim/...
+	PATH="$$PATH:$$($(GO) env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm $(GOTEST) -short ./models/... ./sim/... ./ui/fyneclock/
 
 # The web build in the system's Chromium (headless, software WebGL): the
 # page loads and draws, keys, links, lessons, compare, a bad link, the

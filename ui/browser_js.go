@@ -11,6 +11,8 @@ import (
 	"syscall/js"
 
 	"fyne.io/fyne/v2"
+
+	_ "attractorlab/ui/fyneclock" // Fyne's caches read a coarse clock
 )
 
 // In the browser there is no file system to save into or open from: a
