@@ -67,13 +67,19 @@ func (j *job) begin(total int64, work func(ctx context.Context) error, finish fu
 	result := make(chan error, 1)
 	go func() { result <- work(ctx) }()
 	go func() {
-		tick := time.NewTicker(100 * time.Millisecond)
+		tick := time.NewTicker(progressEvery())
 		defer tick.Stop()
+		shown := -1 // the bar's percent shown last
 		for {
 			select {
 			case <-tick.C:
 				v := min(float64(j.done.Load())/float64(max(1, total)), 1)
-				fyne.Do(func() { j.prog.SetValue(v) })
+				// The bar says a whole percent, rounded: a value that would not
+				// change it is not sent (each change repaints the window).
+				if pc := int(math.Round(v * 100)); pc != shown {
+					shown = pc
+					fyne.Do(func() { j.prog.SetValue(v) })
+				}
 			case err := <-result:
 				stop()
 				took := time.Since(start)
@@ -93,6 +99,18 @@ func (j *job) begin(total int64, work func(ctx context.Context) error, finish fu
 			}
 		}
 	}()
+}
+
+// progressEvery is how often a job's progress is looked at: ten times a
+// second on the desktop; twice in the page, where each change repaints
+// the whole window on the page's thread (50–80 ms with software WebGL),
+// time the workers running the job need (the page, the workers and the
+// painter share the machine's cores).
+func progressEvery() time.Duration {
+	if inBrowser() {
+		return 500 * time.Millisecond
+	}
+	return 100 * time.Millisecond
 }
 
 func (j *job) bar() fyne.CanvasObject {
