@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	fyneapp "fyne.io/fyne/v2/app"
 
 	"attractorlab/sim"
 	"attractorlab/sim/mnist"
@@ -20,6 +21,27 @@ import (
 	"attractorlab/sim/webwork"
 	"attractorlab/ui"
 )
+
+// In the page Fyne's check that each of its calls comes from its own
+// goroutine (run at every refresh, and more) reads the calling goroutine's
+// stack to find its number: 2.3 ms of a step's work in a profile, and
+// 90–105 ms of each turn of presentation mode, which refreshes every
+// object. The page declares the app migrated to fyne.Do (Fyne's metadata
+// migration "fyneDo"), which leaves the check out and keeps Fyne's
+// synchronised caches. (Fyne's migrated_fynedo tag, which the page was
+// once built with, also replaces those caches with plain maps, and the
+// page crashed: docs/browser.md.) The desktop keeps the check, and its
+// tests with it; so does a page whose test asks for it
+// (window.attractorlabKeepFyneCheck, set before the app starts:
+// TestWebPagePlayed), which says so in window.attractorlabFyneCheckKept.
+func init() {
+	if js.Global().Get("attractorlabKeepFyneCheck").Truthy() {
+		js.Global().Set("attractorlabFyneCheckKept", true)
+		return
+	}
+	fyneapp.SetMetadata(fyne.AppMetadata{ID: "org.attractorlab.app", Name: "Attractor Lab",
+		Version: appVersion, Build: appBuild, Migrations: map[string]bool{"fyneDo": true}})
+}
 
 // pageMemoryLimit is the Go heap's soft limit in the page until its
 // first collection; after each one the limit follows what it found live

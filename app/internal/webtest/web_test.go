@@ -771,7 +771,17 @@ func TestWebPagePlayed(t *testing.T) {
 	srv := servePlain(t, dir)
 	ctx := newBrowser(t)
 	base := srv.URL + "/"
+	// This page keeps Fyne's check that each call comes from its goroutine
+	// (the page leaves it out, app/web_js.go): a call from another, in the
+	// run to t = 1,000, the keys and the presentation toggles below, is
+	// logged and fails the test (newBrowser).
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: "window.attractorlabKeepFyneCheck = true"}); err != nil {
+		t.Fatal(err)
+	}
 	open(t, ctx, base)
+	if kept, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.attractorlabFyneCheckKept === true`)); err != nil || !kept {
+		t.Errorf("the page asked to keep Fyne's goroutine check did not say it kept it (%v)", err)
+	}
 	if how := loadedHow(t, ctx); how != "unpacked" {
 		t.Errorf("from a server that sends the app uncompressed the page %s it: want unpacked (the gzipped copy)", how)
 	}
