@@ -67,6 +67,13 @@ func (p *PlotView) SetPlot(build func() (*plot.Plot, error)) {
 func (p *PlotView) CreateRenderer() fyne.WidgetRenderer {
 	p.img = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 	p.img.FillMode = canvas.ImageFillStretch
+	// The picture is drawn at the painter's size (texturePixels); one of
+	// another size is the last picture, stretched until the new one is
+	// drawn (the page), which the GPU now stretches without smoothing for
+	// a frame or two. With Fyne's default (smooth) the painter resampled
+	// it in software at each upload: 23 ms of a presentation-mode toggle
+	// in the page.
+	p.img.ScaleMode = canvas.ImageScalePixels
 	p.marker = canvas.NewLine(markerColor)
 	p.marker.StrokeWidth = 2
 	p.star = canvas.NewLine(starColor)
