@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -332,6 +333,101 @@ func TestAttentionTakenWhileIdle(t *testing.T) {
 	}
 	if n := there.retakes()["bsa-p2"]; n != before+1 {
 		t.Errorf("→ to 8 took %d steps again, want 1", n-before)
+	}
+}
+
+// A snapshot takes one step again at once for one model only: with two
+// models whose next step's attention is not kept, → shows the first's
+// and leaves the second's for the next idle moment, which takes it as
+// the engine records it.
+func TestAttentionOneModelAtOnce(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	set.Lanes = []string{"bsa-p2", "block"}
+	asks := make(chan chan struct{}, 1)
+	far := func(c *EngineConfig) { c.MaxT = 120 }
+	idle := func(c *EngineConfig) {
+		c.Idle = func() <-chan struct{} {
+			ch := make(chan struct{})
+			asks <- ch
+			return ch
+		}
+	}
+	here, there := startEngine(t, data, set, nil, far), startEngine(t, data, set, nil, far, idle)
+	recorded := func(s *session) bool {
+		return len(s.lanes) == 2 && len(s.lanes[0].frames) > 100 && len(s.lanes[1].frames) > 100
+	}
+	there.e.Seek(100)
+	there.until(t, "100 steps recorded", recorded)
+	here.e.Seek(100)
+	here.until(t, "100 steps recorded", recorded)
+	// Step 7, three steps from the state saved at step 4: both models'
+	// attention pending; the idle moments take it, one model each.
+	there.e.Seek(7)
+	there.at(t, 7)
+	kept := func(k, step int) func(s *session) bool {
+		return func(s *session) bool { return s.lanes[k].keep.kept[s.lanes[k].frames[step]] != nil }
+	}
+	for k := range 2 {
+		select {
+		case ch := <-asks:
+			close(ch)
+		case <-time.After(time.Minute):
+			t.Fatalf("the engine never asked for an idle moment for model %d's attention at step 7", k)
+		}
+		there.until(t, fmt.Sprintf("model %d's attention at step 7 taken while idle", k), kept(k, 7))
+	}
+	// → to 8: one step again for each model, only the first's at once.
+	// An idle moment the engine asked for meanwhile is answered after.
+	var ask chan struct{}
+	select {
+	case ask = <-asks:
+	default:
+	}
+	before := there.retakes()
+	there.e.Step()
+	there.at(t, 8)
+	after := there.retakes()
+	if after["bsa-p2"] != before["bsa-p2"]+1 || after["block"] != before["block"] {
+		t.Errorf("→ to 8 took bsa-p2's step again %d times and the block's %d, want 1 and 0", after["bsa-p2"]-before["bsa-p2"], after["block"]-before["block"])
+	}
+	lane := func(r *runningEngine, k, step int) (attn []float32, pending bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		l := r.last.Lanes[k]
+		return l.AttnOf(l.At(step)), l.AttnPending(l.At(step))
+	}
+	if attn, pending := lane(there, 0, 8); pending || attn == nil {
+		t.Errorf("→ to 8: bsa-p2's attention pending %v with %d numbers, want it shown", pending, len(attn))
+	}
+	if attn, pending := lane(there, 1, 8); !pending || attn != nil {
+		t.Errorf("→ to 8: the block's attention pending %v with %d numbers, want pending and none", pending, len(attn))
+	}
+	here.e.Seek(8)
+	here.at(t, 8)
+	if ask == nil {
+		select {
+		case ask = <-asks:
+		case <-time.After(time.Minute):
+			t.Fatal("the engine never asked for an idle moment for the block's attention at step 8")
+		}
+	}
+	close(ask)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		b, pending := lane(there, 1, 8)
+		if !pending {
+			a, _ := lane(here, 1, 8)
+			if len(a) == 0 || !sameBits32(a, b) {
+				t.Errorf("the block's attention at step 8 taken while idle differs from the one recorded (%d and %d numbers)", len(b), len(a))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot with the block's attention at step 8 within a minute of the idle moment")
+		}
 	}
 }
 

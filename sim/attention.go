@@ -286,13 +286,20 @@ func (s *session) shownAttn(k *attnKeep, f *Frame, info ModelInfo) ([]float32, b
 	if a, ok := k.kept[f]; ok {
 		return a, false
 	}
-	// One step is taken now: a second snapshot drawn for its attention
-	// would cost the page more (→ pressed faster than the page idles, the
-	// step after the last one retaken). So is every step while playing: at
+	// One step is taken now, for one model of the snapshot: a second
+	// snapshot drawn for its attention would cost the page more (→ pressed
+	// faster than the page idles, the step after the last one retaken).
+	// The other models' wait for the idle moments: a compare link's four
+	// at once took 76 ms of one of the page's tasks (a transformer
+	// block's step is 40 ms of it). Every step is taken while playing: at
 	// 30 steps a second the page has no idle moment between them, and the
 	// map would stay empty.
-	if s.deferAttn && !s.playing && k.cost(f) > 1 {
-		return nil, true
+	if s.deferAttn && !s.playing {
+		c := k.cost(f)
+		if c > s.attnBudget {
+			return nil, true
+		}
+		s.attnBudget -= c
 	}
 	return k.get(f, info), false
 }

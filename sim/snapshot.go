@@ -201,6 +201,7 @@ func (s *session) snapshot() *Snapshot {
 	sn.Settings.Pushes = clonePushes(s.set.Pushes)
 	sn.RawInput = s.input
 	sn.Input = clamped(s.input)
+	s.attnBudget = 1
 	for _, l := range s.lanes {
 		b, bm := best(l.frames)
 		ln := Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm, TrainedOn: l.trainedOn}
