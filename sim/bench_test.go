@@ -245,3 +245,59 @@ func BenchmarkTimeToTransientMemory(b *testing.B) {
 	b.ReportMetric(deepS, "s-to-deep")
 	b.ReportMetric(deepEp, "epochs-to-deep")
 }
+
+// BenchmarkTrainEventWire is a training run's re-run of the watched digit
+// (a TrainEvent with its view: the digit's run and the couplings' norms)
+// encoded in a worker and decoded on the page.
+func BenchmarkTrainEventWire(b *testing.B) {
+	data, mem, _ := benchData(b)
+	cat := NewCatalogue(data.Train, WeightFiles{})
+	e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: cat, Settings: PaperDemo(), Synchronous: true})
+	in, err := e.Snapshot().InputForPatch(2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	net, err := cat.Shipped(2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := Watch{Input: in, Dyn: PaperDemo().Dyn, Mem: mem, Steps: 100}
+	v := w.View(context.Background(), net)
+	ev := TrainEvent{Epoch: 3, Batch: 17, View: &v}
+	wire, err := EncodeWire(ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := EncodeWire(ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(wire)))
+		for b.Loop() {
+			if _, err := DecodeWire[TrainEvent](wire, "an event"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkTrainEventWirePlace is an update's place (the most frequent
+// event) decoded on the page.
+func BenchmarkTrainEventWirePlace(b *testing.B) {
+	wire, err := EncodeWire(TrainEvent{Epoch: 3, Batch: 17})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeWire[TrainEvent](wire, "an event"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

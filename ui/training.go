@@ -161,8 +161,13 @@ type trainWin struct {
 	loss, val, digit, locality *PlotView
 	couplings, displacement    *canvas.Image
 	couplingsLbl, digitLbl     *widget.Label
-	input, atStar, last        *PixelView
-	atStarLbl, lastLbl         *widget.Label
+	// couplingsKey says how the couplings are drawn; couplingsLbl, short,
+	// what changes with each re-run (a wrapped label's every change
+	// measures its text again at many cuts to find where its lines break:
+	// in the page tens of milliseconds a re-run for the whole paragraph).
+	couplingsKey        *widget.Label
+	input, atStar, last *PixelView
+	atStarLbl, lastLbl  *widget.Label
 
 	// The run (Fyne goroutine).
 	running  bool
@@ -361,6 +366,9 @@ func (tw *trainWin) build() {
 	tw.displacement.SetMinSize(fyne.NewSize(150, 150))
 	tw.couplingsLbl = widget.NewLabel("")
 	tw.couplingsLbl.Wrapping = fyne.TextWrapWord
+	tw.couplingsKey = widget.NewLabel("Left: query token i (row) by key token j (column). Middle: their mean by where the key's patch lies " +
+		"from the query's (centre: the query itself, grey). Right: the mean by patch distance. Dark is the lowest, yellow the highest.")
+	tw.couplingsKey.Wrapping = fyne.TextWrapWord
 	tw.digitLbl = widget.NewLabel("")
 	tw.digitLbl.Wrapping = fyne.TextWrapWord
 	tw.input, tw.atStar, tw.last = NewPixelView(), NewPixelView(), NewPixelView()
@@ -395,7 +403,7 @@ func (tw *trainWin) build() {
 		return container.NewBorder(l, nil, nil, nil, img)
 	}
 	maps := container.NewGridWithColumns(2, titled("‖J_ij‖: i ↓, j →", tw.couplings), titled("by key offset", tw.displacement))
-	coup := container.NewBorder(nil, tw.couplingsLbl, nil, nil, container.NewGridWithRows(2, maps, tw.locality))
+	coup := container.NewBorder(nil, container.NewVBox(tw.couplingsLbl, tw.couplingsKey), nil, nil, container.NewGridWithRows(2, maps, tw.locality))
 	body := container.NewGridWithColumns(3, left, digit, coup)
 	tw.m.fitWindow(tw.w, container.NewBorder(top, nil, nil, nil, body), fyne.NewSize(1280, 740))
 	tw.drawDigitInput()
@@ -798,8 +806,7 @@ func (tw *trainWin) drawCouplings(r sim.TrainingView, when string) {
 	for _, v := range r.Norms {
 		hi = max(hi, v)
 	}
-	tw.couplingsLbl.SetText(fmt.Sprintf("‖J_ij‖ (%s). Left: query token i (row) by key token j (column), 0 (dark) to %.3g (yellow). "+
-		"Middle: their mean by where the key's patch lies from the query's (centre: the query itself, grey), %.3g (dark) to %.3g (yellow). Right: the mean by patch distance.", when, hi, dlo, dhi))
+	tw.couplingsLbl.SetText(fmt.Sprintf("‖J_ij‖ (%s): left 0 to %.3g, middle %.3g to %.3g.", when, hi, dlo, dhi))
 	dist := r.ByDistance
 	tw.locality.SetPlot(func() (*plot.Plot, error) {
 		return figures.LinePlot("‖J_ij‖ by distance", "distance (patches)", "mean ‖J_ij‖", figures.Steps(len(dist)), false,
@@ -819,6 +826,7 @@ func (tw *trainWin) showLesson(title, md string) {
 			tw.fields.Show()
 			tw.digitLbl.Show()
 			tw.couplingsLbl.Show()
+			tw.couplingsKey.Show()
 		}
 		return
 	}
@@ -832,4 +840,5 @@ func (tw *trainWin) showLesson(title, md string) {
 	tw.fields.Hide()
 	tw.digitLbl.Hide()
 	tw.couplingsLbl.Hide()
+	tw.couplingsKey.Hide()
 }
