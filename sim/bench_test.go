@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -281,6 +282,25 @@ func BenchmarkTrainEventWire(b *testing.B) {
 		b.SetBytes(int64(len(wire)))
 		for b.Loop() {
 			if _, err := DecodeWire[TrainEvent](wire, "an event"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// An epoch's end: its statistics and the rest of its validation, with
+	// the epoch's couplings.
+	var couplings bytes.Buffer
+	if err := net.WriteBSA(&couplings); err != nil {
+		b.Fatal(err)
+	}
+	epoch, err := EncodeWire(TrainEvent{Stats: &EpochStats{Epoch: 3}, ValRest: &ValidationRest{Net: couplings.Bytes(), Errs: make([]float64, 20), From: 20, N: 180, Seed: 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("decode-epoch", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(epoch)))
+		for b.Loop() {
+			if _, err := DecodeWire[TrainEvent](epoch, "an event"); err != nil {
 				b.Fatal(err)
 			}
 		}
