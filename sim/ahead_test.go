@@ -223,14 +223,19 @@ func TestAheadRemoteSameFrames(t *testing.T) {
 // taking the step on the page's thread, and it is the attention the engine
 // records itself, to the bit. Without the idle moment → takes the step
 // again.
-func TestAttentionTakenWhileIdle(t *testing.T) {
+// idlePair starts two engines on the same models (MaxT 120): here takes
+// every step's attention when a snapshot shows it, there leaves what is
+// not kept for the idle moments it asks for, each a channel sent on asks
+// that the test closes.
+func idlePair(t *testing.T, lanes ...string) (here, there *runningEngine, asks chan chan struct{}) {
+	t.Helper()
 	data, err := mnist.LoadData("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	set := DefaultSettings()
-	set.Lanes = []string{"bsa-p2"}
-	asks := make(chan chan struct{}, 1)
+	set.Lanes = lanes
+	asks = make(chan chan struct{}, 1)
 	far := func(c *EngineConfig) { c.MaxT = 120 }
 	idle := func(c *EngineConfig) {
 		c.Idle = func() <-chan struct{} {
@@ -239,7 +244,11 @@ func TestAttentionTakenWhileIdle(t *testing.T) {
 			return ch
 		}
 	}
-	here, there := startEngine(t, data, set, nil, far), startEngine(t, data, set, nil, far, idle)
+	return startEngine(t, data, set, nil, far), startEngine(t, data, set, nil, far, idle), asks
+}
+
+func TestAttentionTakenWhileIdle(t *testing.T) {
+	here, there, asks := idlePair(t, "bsa-p2")
 	there.e.Seek(100)
 	there.until(t, "100 steps recorded", func(s *session) bool { return len(s.lanes) == 1 && len(s.lanes[0].frames) > 100 })
 	there.e.Seek(0)
@@ -341,22 +350,7 @@ func TestAttentionTakenWhileIdle(t *testing.T) {
 // and leaves the second's for the next idle moment, which takes it as
 // the engine records it.
 func TestAttentionOneModelAtOnce(t *testing.T) {
-	data, err := mnist.LoadData("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := DefaultSettings()
-	set.Lanes = []string{"bsa-p2", "block"}
-	asks := make(chan chan struct{}, 1)
-	far := func(c *EngineConfig) { c.MaxT = 120 }
-	idle := func(c *EngineConfig) {
-		c.Idle = func() <-chan struct{} {
-			ch := make(chan struct{})
-			asks <- ch
-			return ch
-		}
-	}
-	here, there := startEngine(t, data, set, nil, far), startEngine(t, data, set, nil, far, idle)
+	here, there, asks := idlePair(t, "bsa-p2", "block")
 	recorded := func(s *session) bool {
 		return len(s.lanes) == 2 && len(s.lanes[0].frames) > 100 && len(s.lanes[1].frames) > 100
 	}

@@ -193,11 +193,10 @@ func BenchmarkTrainEpoch(b *testing.B) {
 // again), and at the first whose dip is deep: MSE(t*) at least 25% below
 // the input's (the shipped bsa-p2's is 47% below on this digit). It
 // reports the seconds from Start and the epoch of each.
-func BenchmarkTimeToTransientMemory(b *testing.B) {
-	train, test, err := mnist.Sample()
-	if err != nil {
-		b.Fatal(err)
-	}
+// demoInput is the paper's demo digit as a P = 2 model receives it, with
+// the sample's memories and the shipped catalogue.
+func demoInput(b *testing.B) (*Memories, *Catalogue, *Corrupted) {
+	b.Helper()
 	data, mem, _ := benchData(b)
 	cat := NewCatalogue(data.Train, WeightFiles{})
 	e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: cat, Settings: PaperDemo(), Synchronous: true})
@@ -205,6 +204,15 @@ func BenchmarkTimeToTransientMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return mem, cat, in
+}
+
+func BenchmarkTimeToTransientMemory(b *testing.B) {
+	train, test, err := mnist.Sample()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mem, _, in := demoInput(b)
 	var dipS, transS, deepS, dipEp, transEp, deepEp float64
 	for b.Loop() {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -251,13 +259,7 @@ func BenchmarkTimeToTransientMemory(b *testing.B) {
 // (a TrainEvent with its view: the digit's run and the couplings' norms)
 // encoded in a worker and decoded on the page.
 func BenchmarkTrainEventWire(b *testing.B) {
-	data, mem, _ := benchData(b)
-	cat := NewCatalogue(data.Train, WeightFiles{})
-	e := NewEngine(EngineConfig{Data: data, Memories: mem, Catalogue: cat, Settings: PaperDemo(), Synchronous: true})
-	in, err := e.Snapshot().InputForPatch(2)
-	if err != nil {
-		b.Fatal(err)
-	}
+	mem, cat, in := demoInput(b)
 	net, err := cat.Shipped(2)
 	if err != nil {
 		b.Fatal(err)
@@ -277,15 +279,18 @@ func BenchmarkTrainEventWire(b *testing.B) {
 			}
 		}
 	})
-	b.Run("decode", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(wire)))
-		for b.Loop() {
-			if _, err := DecodeWire[TrainEvent](wire, "an event"); err != nil {
-				b.Fatal(err)
+	decode := func(wire []byte) func(*testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(wire)))
+			for b.Loop() {
+				if _, err := DecodeWire[TrainEvent](wire, "an event"); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
-	})
+	}
+	b.Run("decode", decode(wire))
 	// An epoch's end: its statistics and the rest of its validation, with
 	// the epoch's couplings.
 	var couplings bytes.Buffer
@@ -296,15 +301,7 @@ func BenchmarkTrainEventWire(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("decode-epoch", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(epoch)))
-		for b.Loop() {
-			if _, err := DecodeWire[TrainEvent](epoch, "an event"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("decode-epoch", decode(epoch))
 }
 
 // BenchmarkTrainEventWirePlace is an update's place (the most frequent
