@@ -225,9 +225,19 @@ func TestAheadRemoteSameFrames(t *testing.T) {
 // taking the step on the page's thread, and it is the attention the engine
 // records itself, to the bit. Without the idle moment → takes the step
 // again.
+// attnShown is lane k's attention of step in the last snapshot, and
+// whether it is pending (left for an idle moment).
+func (r *runningEngine) attnShown(k, step int) (attn []float32, pending bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.last.Lanes[k]
+	return l.AttnOf(l.At(step)), l.AttnPending(l.At(step))
+}
+
 // attnTaken waits for a snapshot at step whose lane k carries the
-// attention of that step (the reference engine of idlePair: in the page's
-// build it too takes some while idle) and returns it.
+// attention of that step (taken at once, or after an idle moment: in the
+// page's build the reference engine of idlePair takes some while idle
+// too) and returns it.
 func (r *runningEngine) attnTaken(t *testing.T, k, step int) []float32 {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
@@ -322,31 +332,15 @@ func TestAttentionTakenWhileIdle(t *testing.T) {
 	if n := there.retakes()["bsa-p2"]; n != before {
 		t.Errorf("a seek to 7 without an idle moment took %d steps again before its snapshot, want 0", n-before)
 	}
-	attnAt := func(r *runningEngine, t int) (attn []float32, pending bool) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		l := r.last.Lanes[0]
-		return l.AttnOf(l.At(t)), l.AttnPending(l.At(t))
-	}
-	if attn, pending := attnAt(there, 7); !pending || attn != nil {
+	if attn, pending := there.attnShown(0, 7); !pending || attn != nil {
 		t.Fatalf("step 7 shown without an idle moment: attention pending %v with %d numbers, want pending and none", pending, len(attn))
 	}
 	here.e.Seek(7)
 	here.at(t, 7)
 	close(ch)
 	there.until(t, "step 7's attention taken while idle", func(s *session) bool { return s.lanes[0].keep.kept[s.lanes[0].frames[7]] != nil })
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		b, pending := attnAt(there, 7)
-		if !pending {
-			a := here.attnTaken(t, 0, 7)
-			if len(a) == 0 || !sameBits32(a, b) {
-				t.Errorf("step 7's attention published after the idle moment differs from the one recorded (%d and %d numbers)", len(b), len(a))
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no snapshot with step 7's attention within a minute of the idle moment")
-		}
+	if a, b := here.attnTaken(t, 0, 7), there.attnTaken(t, 0, 7); len(a) == 0 || !sameBits32(a, b) {
+		t.Errorf("step 7's attention published after the idle moment differs from the one recorded (%d and %d numbers)", len(b), len(a))
 	}
 	if n := there.retakes()["bsa-p2"]; n != before+1 {
 		t.Errorf("the idle moment took %d steps again for step 7, want 1", n-before)
@@ -359,7 +353,7 @@ func TestAttentionTakenWhileIdle(t *testing.T) {
 	before = there.retakes()["bsa-p2"]
 	there.e.Step()
 	there.at(t, 8)
-	if attn, pending := attnAt(there, 8); pending || attn == nil {
+	if attn, pending := there.attnShown(0, 8); pending || attn == nil {
 		t.Errorf("→ to 8 right after 7's attention was taken: attention pending %v with %d numbers, want it shown", pending, len(attn))
 	}
 	if n := there.retakes()["bsa-p2"]; n != before+1 {
@@ -410,16 +404,10 @@ func TestAttentionOneModelAtOnce(t *testing.T) {
 	if after["bsa-p2"] != before["bsa-p2"]+1 || after["block"] != before["block"] {
 		t.Errorf("→ to 8 took bsa-p2's step again %d times and the block's %d, want 1 and 0", after["bsa-p2"]-before["bsa-p2"], after["block"]-before["block"])
 	}
-	lane := func(r *runningEngine, k, step int) (attn []float32, pending bool) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		l := r.last.Lanes[k]
-		return l.AttnOf(l.At(step)), l.AttnPending(l.At(step))
-	}
-	if attn, pending := lane(there, 0, 8); pending || attn == nil {
+	if attn, pending := there.attnShown(0, 8); pending || attn == nil {
 		t.Errorf("→ to 8: bsa-p2's attention pending %v with %d numbers, want it shown", pending, len(attn))
 	}
-	if attn, pending := lane(there, 1, 8); !pending || attn != nil {
+	if attn, pending := there.attnShown(1, 8); !pending || attn != nil {
 		t.Errorf("→ to 8: the block's attention pending %v with %d numbers, want pending and none", pending, len(attn))
 	}
 	here.e.Seek(8)
@@ -432,18 +420,8 @@ func TestAttentionOneModelAtOnce(t *testing.T) {
 		}
 	}
 	close(ask)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		b, pending := lane(there, 1, 8)
-		if !pending {
-			a := here.attnTaken(t, 1, 8)
-			if len(a) == 0 || !sameBits32(a, b) {
-				t.Errorf("the block's attention at step 8 taken while idle differs from the one recorded (%d and %d numbers)", len(b), len(a))
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no snapshot with the block's attention at step 8 within a minute of the idle moment")
-		}
+	if a, b := here.attnTaken(t, 1, 8), there.attnTaken(t, 1, 8); len(a) == 0 || !sameBits32(a, b) {
+		t.Errorf("the block's attention at step 8 taken while idle differs from the one recorded (%d and %d numbers)", len(b), len(a))
 	}
 }
 

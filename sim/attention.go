@@ -240,7 +240,7 @@ func (s *session) eachAttnToTake(shown bool, do func(f *Frame, keep *attnKeep, i
 func (s *session) attnWanted() bool {
 	wanted := false
 	found := func(*Frame, *attnKeep, ModelInfo) bool { wanted = true; return false }
-	if s.deferAttn && !s.playing {
+	if s.defersAttn() {
 		s.eachAttnToTake(true, found)
 	}
 	if !wanted {
@@ -263,7 +263,7 @@ func (s *session) attnWhileIdle() {
 		took = true
 		return false
 	}
-	if s.deferAttn && !s.playing {
+	if s.defersAttn() {
 		if s.eachAttnToTake(true, take); took {
 			left := false
 			s.eachAttnToTake(true, func(*Frame, *attnKeep, ModelInfo) bool { left = true; return false })
@@ -276,10 +276,17 @@ func (s *session) attnWhileIdle() {
 	s.eachAttnToTake(false, take)
 }
 
+// defersAttn reports whether a snapshot now leaves the attention of a
+// step it shows for the window's idle moments: in the page (deferAttn),
+// not while playing.
+func (s *session) defersAttn() bool { return s.deferAttn && !s.playing }
+
 // shownAttn is the attention of f's step, a step the snapshot shows, and
 // whether it is left for the window's next idle moment: taken now where it
-// is not kept, unless the session defers it (deferAttn).
-func (s *session) shownAttn(k *attnKeep, f *Frame, info ModelInfo) ([]float32, bool) {
+// is not kept, unless the session defers it (defersAttn) and taking it
+// would cost more steps than are left of the snapshot's budget, which it
+// spends.
+func (s *session) shownAttn(k *attnKeep, f *Frame, info ModelInfo, budget *int) ([]float32, bool) {
 	if f == nil {
 		return nil, false
 	}
@@ -294,12 +301,12 @@ func (s *session) shownAttn(k *attnKeep, f *Frame, info ModelInfo) ([]float32, b
 	// block's step is 40 ms of it). Every step is taken while playing: at
 	// 30 steps a second the page has no idle moment between them, and the
 	// map would stay empty.
-	if s.deferAttn && !s.playing {
+	if s.defersAttn() {
 		c := k.cost(f)
-		if c > s.attnBudget {
+		if c > *budget {
 			return nil, true
 		}
-		s.attnBudget -= c
+		*budget -= c
 	}
 	return k.get(f, info), false
 }

@@ -172,10 +172,6 @@ type session struct {
 	// deferAttn: a snapshot leaves the attention of a step it shows that
 	// is not kept for the window's next idle moment (the page; attention.go).
 	deferAttn bool
-	// attnBudget is how many steps a snapshot being built may still take
-	// again at once for the attention of the steps it shows (snapshot
-	// sets it to 1; shownAttn spends it).
-	attnBudget int
 	// home is the engine's own data set (cfg's), src the one the
 	// settings name.
 	home, src  *Source

@@ -201,16 +201,16 @@ func (s *session) snapshot() *Snapshot {
 	sn.Settings.Pushes = clonePushes(s.set.Pushes)
 	sn.RawInput = s.input
 	sn.Input = clamped(s.input)
-	s.attnBudget = 1
+	budget := 1 // steps the snapshot may take again at once for attention (shownAttn)
 	for _, l := range s.lanes {
 		b, bm := best(l.frames)
 		ln := Lane{Info: l.info, Grid: l.grid, Frames: l.frames[:len(l.frames):len(l.frames)], Best: b, BestMSE: bm, TrainedOn: l.trainedOn}
 		ln.attnOf = ln.At(sn.T)
-		ln.Attn, ln.attnPending = s.shownAttn(l.keep, ln.attnOf, l.info)
+		ln.Attn, ln.attnPending = s.shownAttn(l.keep, ln.attnOf, l.info, &budget)
 		if l.br != nil {
 			ln.Branch = l.br.frames[:len(l.br.frames):len(l.br.frames)]
 			ln.branchAttnOf = ln.BranchAt(sn.T)
-			ln.BranchAttn, ln.branchAttnPending = s.shownAttn(l.br.keep, ln.branchAttnOf, l.info)
+			ln.BranchAttn, ln.branchAttnPending = s.shownAttn(l.br.keep, ln.branchAttnOf, l.info, &budget)
 		}
 		sn.Lanes = append(sn.Lanes, ln)
 		sn.Unrecorded = max(sn.Unrecorded, min(s.cfg.Horizon, s.limit(l))-(len(l.frames)-1))

@@ -74,9 +74,9 @@ func (j *job) begin(total int64, work func(ctx context.Context) error, finish fu
 			select {
 			case <-tick.C:
 				v := min(float64(j.done.Load())/float64(max(1, total)), 1)
-				// The bar says a whole percent, rounded: a value that would not
-				// change it is not sent (each change repaints the window).
-				if pc := int(math.Round(v * 100)); pc != shown {
+				// A value that would not change the bar's percent is not
+				// sent (each change repaints the window).
+				if pc := barPercent(v); pc != shown {
 					shown = pc
 					fyne.Do(func() { j.prog.SetValue(v) })
 				}
@@ -100,6 +100,10 @@ func (j *job) begin(total int64, work func(ctx context.Context) error, finish fu
 		}
 	}()
 }
+
+// barPercent is the whole percent a progress bar shows for v (Fyne's
+// ProgressBar rounds).
+func barPercent(v float64) int { return int(math.Round(v * 100)) }
 
 // progressEvery is how often a job's progress is looked at: ten times a
 // second on the desktop; twice in the page, where each change repaints

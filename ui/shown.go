@@ -89,13 +89,11 @@ func (m *Main) Shown() Shown {
 		if len(m.snap.Lanes) > 0 {
 			s.Branch = len(m.snap.Lanes[0].Branch)
 		}
-		for _, l := range m.snap.Lanes {
+		for k, l := range m.snap.Lanes {
 			s.Frames = max(s.Frames, len(l.Frames)-1)
 			if l.AttnPending(l.At(m.snap.T)) || l.AttnPending(l.BranchAt(m.snap.T)) {
 				s.AttnPending++
 			}
-		}
-		for k := range m.snap.Lanes {
 			if k < len(m.heatTitles) {
 				s.Attention = append(s.Attention, m.heatTitles[k].Text)
 			}

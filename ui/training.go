@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -561,19 +560,17 @@ func (tw *trainWin) begin() {
 	}
 	tw.batches = batches
 	tw.viewWatch = watch
-	var shownPercent atomic.Int64
-	shownPercent.Store(-1)
 	watch.OnBatch = func(epoch, batch int) {
-		// The run's place goes with the epochs' curves through tw.ui (the
-		// pause's status counts both), and draws nothing.
-		tw.ui.postLatest("place", func() { tw.curEpoch, tw.curBatch = epoch, batch })
 		v := float64((epoch-1)*batches+batch) / total
-		// The bar says a whole percent, rounded: a batch that would not
-		// change it is not sent (in the page each change repaints the
-		// window on the page's thread, time the training worker needs).
-		if pc := int64(math.Round(v * 100)); shownPercent.Swap(pc) != pc {
-			tw.ui.postLatest("progress", func() { tw.prog.SetValue(v) })
-		}
+		tw.ui.postLatest("progress", func() {
+			tw.curEpoch, tw.curBatch = epoch, batch
+			// A batch that would not change the bar's percent leaves it
+			// (in the page each change repaints the window on the page's
+			// thread, time the training worker needs).
+			if barPercent(v) != barPercent(tw.prog.Value) {
+				tw.prog.SetValue(v)
+			}
+		})
 	}
 	watch.OnView = func(v sim.TrainingView) {
 		when := fmt.Sprintf("trained here, epoch %d, batch %d", v.Epoch, v.Batch)
