@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -40,15 +42,9 @@ func overWire(t *testing.T, job TrainJob, train, test *mnist.Set, mem *Memories,
 	var epochs int
 	var runErr error
 	ended := false
+	send, take := wirePair()
 	RunTrainJob(ctx, got, train, test, mem, shippedP2(t), nil, func(e TrainEvent) {
-		b, err := EncodeTrainEvent(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err = DecodeTrainEvent(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e = take(send(e))
 		if e.Stats != nil && e.Stats.Epoch == cancelAt {
 			cancel()
 		}
@@ -171,9 +167,59 @@ func TestTrainJobRefuses(t *testing.T) {
 	if !end.Done || !strings.Contains(end.Err, "the couplings to train further") {
 		t.Errorf("bad couplings to start from: %+v", end)
 	}
-	if _, err := DecodeTrainEvent([]byte{1, 2, 3}); err == nil || !strings.Contains(err.Error(), "a training run's event") {
+	if _, err := NewTrainEventReader().Decode([]byte{1, 2, 3}); err == nil || !strings.Contains(err.Error(), "a training run's event") {
 		t.Errorf("garbage as an event: %v", err)
 	}
+	// Two messages sent as one, and a message missing the type its stream
+	// described in an earlier one, are refused too.
+	w := NewTrainEventWriter()
+	a, _, _ := w.Encode(TrainEvent{Epoch: 1, Batch: 1})
+	b2, _, _ := w.Encode(TrainEvent{Epoch: 1, Batch: 2})
+	if _, err := NewTrainEventReader().Decode(append(a, b2...)); err == nil || !strings.Contains(err.Error(), "left over") {
+		t.Errorf("two events in one message: %v", err)
+	}
+	if _, err := NewTrainEventReader().Decode(b2); err == nil || !strings.Contains(err.Error(), "a training run's event") {
+		t.Errorf("an event without its stream's start: %v", err)
+	}
+}
+
+// wirePair is a run's events through the wire as the page's workers send
+// them: one stream, the epoch's couplings beside it (set again on the
+// other side, as the page hands them on). Each message is decoded as it
+// comes, and send checks that the stream describes the event's type only
+// in its first message. Both panic on a failure: the digit's re-runs are
+// told from a goroutine of their own, where t.Fatal would not end the
+// test.
+func wirePair() (send func(TrainEvent) ([]byte, []byte), take func([]byte, []byte) TrainEvent) {
+	w, r := NewTrainEventWriter(), NewTrainEventReader()
+	n := 0
+	send = func(e TrainEvent) ([]byte, []byte) {
+		b, net, err := w.Encode(e)
+		if err != nil {
+			panic(err)
+		}
+		if (e.ValRest != nil) != (net != nil) || e.ValRest != nil && !bytes.Equal(net, e.ValRest.Net) {
+			panic(fmt.Sprintf("event %d: the couplings beside it are %d bytes, its own %v", n, len(net), e.ValRest != nil))
+		}
+		if n++; n > 1 && bytes.Contains(b, []byte("TrainEvent")) {
+			panic(fmt.Sprintf("event %d describes its type again (%d bytes)", n, len(b)))
+		}
+		return b, net
+	}
+	take = func(b, net []byte) TrainEvent {
+		e, err := r.Decode(b)
+		if err != nil {
+			panic(err)
+		}
+		if e.ValRest != nil {
+			if e.ValRest.Net != nil {
+				panic(fmt.Sprintf("the stream carried the couplings (%d bytes)", len(e.ValRest.Net)))
+			}
+			e.ValRest.Net = net
+		}
+		return e
+	}
+	return send, take
 }
 
 // TestTrainJobValidatedElsewhere: a run that validates the first digits of
@@ -196,14 +242,9 @@ func TestTrainJobValidatedElsewhere(t *testing.T) {
 	for _, here := range []int{1, n / 3, n - 1} {
 		job.ValHere = here
 		var split []EpochStats
+		send, take := wirePair()
 		RunTrainJob(context.Background(), job, train, test, mem, nil, nil, func(e TrainEvent) {
-			b, err := EncodeTrainEvent(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e, err = DecodeTrainEvent(b); err != nil {
-				t.Fatal(err)
-			}
+			e = take(send(e))
 			if e.Stats == nil {
 				return
 			}

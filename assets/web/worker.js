@@ -5,10 +5,11 @@
 // engine's look-ahead the page sends it, so that the page's own thread only
 // draws. The page's first message brings the compiled module (no second
 // download or compile), the weights it has fetched and files.json; then
-// come jobs {id, kind, job}, cancellations {id, cancel} and a training
-// run's pause {id, pause}. The app answers {id, done} (a part's
-// image-steps finished) or {id, event} (a training run's), then
-// {id, answer} or {id, error}.
+// come jobs {id, kind, job} (a validation's with its couplings beside,
+// {net}), cancellations {id, cancel} and a training run's pause
+// {id, pause}. The app answers {id, done} (a part's image-steps finished)
+// or {id, event} (a training run's; an epoch's with the couplings to
+// validate beside, {net}), then {id, answer} or {id, error}.
 importScripts("wasm_exec.js");
 
 let inbox = []; // messages that came before the app was up

@@ -52,11 +52,18 @@ func bytesOf(u js.Value) []byte {
 	return b
 }
 
-// start sends kind's wire bytes to the next free worker.
-func (p *Pool) start(kind string, wire []byte) *job {
+func uint8Array(b []byte) js.Value {
+	u := js.Global().Get("Uint8Array").New(len(b))
+	js.CopyBytesToJS(u, b)
+	return u
+}
+
+// start sends kind's wire bytes to the next free worker, with extra's
+// fields (JavaScript values, such as a validation's couplings as a
+// training run's worker sent them) beside them in its message.
+func (p *Pool) start(kind string, wire []byte, extra ...map[string]any) *job {
 	j := &job{events: make(chan js.Value, 4096), end: make(chan answer, 1)}
-	u := js.Global().Get("Uint8Array").New(len(wire))
-	js.CopyBytesToJS(u, wire)
+	u := uint8Array(wire)
 	release := func() {
 		for _, f := range j.funcs {
 			f.Release()
@@ -84,7 +91,11 @@ func (p *Pool) start(kind string, wire []byte) *job {
 		return nil
 	})
 	j.funcs = []js.Func{progress, ok, fail}
-	j.handle = p.page.Call("job", kind, u, progress)
+	if len(extra) > 0 {
+		j.handle = p.page.Call("job", kind, u, progress, extra[0])
+	} else {
+		j.handle = p.page.Call("job", kind, u, progress)
+	}
 	j.handle.Get("promise").Call("then", ok, fail)
 	return j
 }
@@ -182,6 +193,10 @@ func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models
 		e       sim.TrainEvent
 		waiting bool
 	}
+	// The run's events are one stream, read in the order they came; an
+	// epoch's couplings to validate come beside theirs and go on to the
+	// validating workers as they came, never read here.
+	stream := sim.NewTrainEventReader()
 	type validated struct {
 		h    *held
 		mean float64
@@ -199,16 +214,20 @@ func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models
 		}
 	}
 	take := func(m js.Value) error {
-		e, err := sim.DecodeTrainEvent(bytesOf(m.Get("event")))
+		e, err := stream.Decode(bytesOf(m.Get("event")))
 		if err != nil {
 			return err
 		}
 		h := &held{e: e}
 		if e.Stats != nil && e.ValRest != nil {
+			net := m.Get("net")
+			if !net.Truthy() {
+				return fmt.Errorf("epoch %d's statistics came without the couplings to validate", e.Stats.Epoch)
+			}
 			h.waiting = true
 			out++
 			go func() {
-				mean, err := p.validate(e.ValRest, tj.Dataset, others)
+				mean, err := p.validate(e.ValRest, net, tj.Dataset, others)
 				valDone <- validated{h, mean, err}
 			}()
 		}
@@ -244,16 +263,17 @@ func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models
 				}
 				return nil, 0, fmt.Errorf("training in a worker: %w", a.err)
 			}
-			e, err := sim.DecodeTrainEvent(a.b)
-			if err != nil {
-				return nil, 0, err
-			}
 			// The events sent before the answer, and the validations
-			// still out, are told first.
+			// still out, are read and told first: the answer is the
+			// stream's last message.
 			for len(j.events) > 0 {
 				if err := take(<-j.events); err != nil {
 					return nil, 0, err
 				}
+			}
+			e, err := stream.Decode(a.b)
+			if err != nil {
+				return nil, 0, err
 			}
 			for out > 0 {
 				if err := finish(<-valDone); err != nil {
@@ -276,8 +296,10 @@ func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models
 
 // validate runs what rest left of an epoch's validation in k workers at
 // once and returns the validation's value, joined with what the run
-// validated itself.
-func (p *Pool) validate(rest *sim.ValidationRest, dataset string, k int) (float64, error) {
+// validated itself. net is the epoch's couplings (rest.Net's bytes) as
+// the training run's worker sent them: each part's message carries them
+// as they are (the browser copies them to each worker).
+func (p *Pool) validate(rest *sim.ValidationRest, net js.Value, dataset string, k int) (float64, error) {
 	parts := rest.Parts(dataset, k)
 	type res struct {
 		k    int
@@ -292,7 +314,7 @@ func (p *Pool) validate(rest *sim.ValidationRest, dataset string, k int) (float6
 				got <- res{k: k, err: err}
 				return
 			}
-			a := <-p.start("validate", wire).end
+			a := <-p.start("validate", wire, map[string]any{"net": net}).end
 			if a.err != nil {
 				got <- res{k: k, err: fmt.Errorf("digits %d to %d: %w", part.From, part.From+part.N-1, a.err)}
 				return

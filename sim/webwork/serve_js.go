@@ -44,10 +44,15 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 	post := func(msg map[string]any, transfer ...any) {
 		self.Call("postMessage", msg, transfer)
 	}
-	bytesMsg := func(id int, key string, b []byte) {
-		u := js.Global().Get("Uint8Array").New(len(b))
-		js.CopyBytesToJS(u, b)
-		post(map[string]any{"id": id, key: u}, u.Get("buffer"))
+	bytesMsg := func(id int, key string, b []byte, beside ...[]byte) {
+		u := uint8Array(b)
+		msg, transfer := map[string]any{"id": id, key: u}, []any{u.Get("buffer")}
+		if len(beside) > 0 && beside[0] != nil {
+			n := uint8Array(beside[0])
+			msg["net"] = n
+			transfer = append(transfer, n.Get("buffer"))
+		}
+		post(msg, transfer...)
 	}
 	serve := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		msg := args[0]
@@ -69,6 +74,10 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 		}
 		kind := msg.Get("kind").String()
 		wire := bytesOf(msg.Get("job"))
+		var net []byte // couplings sent beside the job (a validation's)
+		if n := msg.Get("net"); n.Truthy() {
+			net = bytesOf(n)
+		}
 		jctx, stop := context.WithCancel(ctx)
 		r = running{stop: stop, paused: new(atomic.Bool)}
 		mu.Lock()
@@ -87,9 +96,9 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 			case "part":
 				b, err = runPart(jctx, source, wire, func(n int) { post(map[string]any{"id": id, "done": n}) })
 			case "train":
-				b, err = runTrain(jctx, source, wire, r.paused.Load, func(e []byte) { bytesMsg(id, "event", e) })
+				b, err = runTrain(jctx, source, wire, r.paused.Load, func(e, net []byte) { bytesMsg(id, "event", e, net) })
 			case "validate":
-				b, err = runValidation(jctx, source, wire)
+				b, err = runValidation(jctx, source, wire, net)
 			case "ahead":
 				b, err = runAhead(jctx, source, wire)
 			default:
@@ -139,8 +148,9 @@ func runPart(ctx context.Context, source func(string) (Source, error), wire []by
 }
 
 // runTrain decodes and runs a training job, sending each event but the
-// last, which it returns.
-func runTrain(ctx context.Context, source func(string) (Source, error), wire []byte, paused func() bool, send func([]byte)) ([]byte, error) {
+// last, which it returns: all of them one stream (sim.TrainEventWriter),
+// an epoch's couplings to validate elsewhere beside their event.
+func runTrain(ctx context.Context, source func(string) (Source, error), wire []byte, paused func() bool, send func(event, net []byte)) ([]byte, error) {
 	job, err := sim.DecodeTrainJob(wire)
 	if err != nil {
 		return nil, err
@@ -155,15 +165,19 @@ func runTrain(ctx context.Context, source func(string) (Source, error), wire []b
 	}
 	var end []byte
 	var werr error
+	stream := sim.NewTrainEventWriter()
 	sim.RunTrainJob(ctx, job, src.Train, src.Test, src.Memories(), shipped, paused, func(e sim.TrainEvent) {
-		b, err := sim.EncodeTrainEvent(e)
+		if werr != nil {
+			return // the stream broke: the page could not read what follows
+		}
+		b, net, err := stream.Encode(e)
 		switch {
 		case err != nil:
 			werr = err
 		case e.Done:
 			end = b
 		default:
-			send(b)
+			send(b, net)
 		}
 	})
 	if werr != nil {
@@ -173,11 +187,15 @@ func runTrain(ctx context.Context, source func(string) (Source, error), wire []b
 }
 
 // runValidation decodes and runs a part of a training run's validation
-// (sim.ValidationPart), answering its digits' errors.
-func runValidation(ctx context.Context, source func(string) (Source, error), wire []byte) ([]byte, error) {
+// (sim.ValidationPart), answering its digits' errors. Its couplings come
+// beside it (net), as the training run's worker sent them.
+func runValidation(ctx context.Context, source func(string) (Source, error), wire, net []byte) ([]byte, error) {
 	part, err := sim.DecodeWire[sim.ValidationPart](wire, "a validation part")
 	if err != nil {
 		return nil, err
+	}
+	if part.Net == nil {
+		part.Net = net
 	}
 	src, err := source(part.Dataset)
 	if err != nil {
