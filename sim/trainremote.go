@@ -38,6 +38,29 @@ type TrainJob struct {
 	// that other workers validate them while it trains on; 0 validates
 	// every digit here.
 	ValHere int
+	// ValOthers is how many workers validate the rest of each epoch's
+	// digits. Given (with ValHere), the run sets its share for the next
+	// epoch from the last one's times (ValShare), so that its training and
+	// its share end about when the others' validation of the rest does.
+	ValOthers int
+}
+
+// ValShare is how many of an epoch's n validation digits the training
+// run validates itself, when others validate the rest at once on as many
+// workers while it trains the next epoch: its training (train long) and
+// its share end when their parts do, a digit taking perDigit anywhere:
+// train + h·perDigit = (n − h)·perDigit/others. It is between 1 and n − 1.
+// The split changes no number (ValidationRest.Finish).
+func ValShare(n, others int, train, perDigit time.Duration) int {
+	if n < 2 {
+		return max(n, 0)
+	}
+	h := 1
+	if others > 0 && perDigit > 0 {
+		v, k := float64(perDigit), float64(others)
+		h = int(math.Round((float64(n)*v - k*float64(train)) / (v * (k + 1))))
+	}
+	return min(max(h, 1), n-1)
 }
 
 // ValidationRest is what an epoch's validation left to do elsewhere: the
@@ -187,14 +210,20 @@ func RunTrainJob(ctx context.Context, job TrainJob, train, test *mnist.Set, mem 
 	}
 	var rest *ValidationRest // the last epoch's, from its Validator to its OnEpoch
 	if n := min(s.Val, test.Len()); !s.SkipVal && job.ValHere > 0 && job.ValHere < n {
+		here, trained := job.ValHere, time.Now()
 		s.Validator = func(m *models.BSA) float64 {
-			errs, _ := ValidationErrs(context.Background(), m, test, 0, job.ValHere, 1, s.Attn, 1)
+			began := time.Now()
+			errs, _ := ValidationErrs(context.Background(), m, test, 0, here, 1, s.Attn, 1)
 			var b bytes.Buffer
 			if err := m.WriteBSA(&b); err != nil {
 				rest = nil
 				return ValidateBSA(m, test, s.Val, 1, s.Attn, 1) // all of it here, then
 			}
-			rest = &ValidationRest{Net: b.Bytes(), Errs: errs, From: job.ValHere, N: n - job.ValHere, Seed: 1, Attn: s.Attn}
+			rest = &ValidationRest{Net: b.Bytes(), Errs: errs, From: here, N: n - here, Seed: 1, Attn: s.Attn}
+			if job.ValOthers > 0 {
+				here = ValShare(n, job.ValOthers, began.Sub(trained), time.Since(began)/time.Duration(len(errs)))
+			}
+			trained = time.Now()
 			return math.NaN()
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"attractorlab/models"
 	"attractorlab/sim/mnist"
@@ -239,14 +240,27 @@ func TestTrainJobValidatedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := min(s.Val, test.Len())
-	for _, here := range []int{1, n / 3, n - 1} {
-		job.ValHere = here
+	// The last case has the run set its share of each epoch after the
+	// first from its times (ValOthers): whatever they are, the
+	// statistics are the same.
+	for _, c := range []struct{ here, others int }{{1, 0}, {n / 3, 0}, {n - 1, 0}, {n / 3, 2}} {
+		here := c.here
+		job.ValHere, job.ValOthers = c.here, c.others
 		var split []EpochStats
+		var shares []int
 		send, take := wirePair()
 		RunTrainJob(context.Background(), job, train, test, mem, nil, nil, func(e TrainEvent) {
 			e = take(send(e))
 			if e.Stats == nil {
 				return
+			}
+			if e.ValRest != nil {
+				shares = append(shares, e.ValRest.From)
+			}
+			if c.others > 0 && e.Stats.Epoch > 1 && e.ValRest != nil {
+				if here = e.ValRest.From; here < 1 || here > n-1 { // the run's own choice
+					t.Fatalf("epoch %d: the run validated %d of %d digits itself", e.Stats.Epoch, here, n)
+				}
 			}
 			if e.ValRest == nil || !math.IsNaN(e.Stats.ValMSE) || len(e.ValRest.Errs) != here || e.ValRest.From != here || e.ValRest.N != n-here {
 				t.Fatalf("here %d: epoch %d's statistics came with ValMSE %g and the rest %+v", here, e.Stats.Epoch, e.Stats.ValMSE, e.ValRest)
@@ -280,9 +294,52 @@ func TestTrainJobValidatedElsewhere(t *testing.T) {
 				t.Fatalf("here %d, epoch %d: validated here %g (loss %g), split %g (loss %g)", here, k+1, a.ValMSE, a.Loss, b.ValMSE, b.Loss)
 			}
 		}
+		t.Logf("ValHere %d, ValOthers %d: each epoch's share here %v of %d digits", c.here, c.others, shares, n)
 	}
 	bad := ValidationPart{From: test.Len() - 2, N: 3}
 	if _, err := bad.Run(context.Background(), test); err == nil || !strings.Contains(err.Error(), "the test pictures are 0 …") {
 		t.Errorf("digits past the test pictures: %v", err)
+	}
+}
+
+// TestValShare: the training run's share of an epoch's validation ends
+// with the others' shares (within a digit's rounding), never below one
+// digit or above all but one; with no training time to hide it is an
+// even split, and a run longer than the others' whole validation keeps
+// one digit.
+func TestValShare(t *testing.T) {
+	ms, µs := time.Millisecond, time.Microsecond
+	for _, c := range []struct {
+		n, others       int
+		train, perDigit time.Duration
+		want            int // −1: check the balance only
+	}{
+		{200, 1, 0, 26 * ms, 100},
+		{200, 3, 0, 26 * ms, 50},
+		{200, 1, 2630 * ms, 26500 * µs, 50},
+		{200, 3, 2630 * ms, 26500 * µs, 1},
+		{200, 1, time.Minute, 26 * ms, 1},
+		{200, 0, 2 * time.Second, 26 * ms, 1},
+		{200, 1, 2 * time.Second, 0, 1},
+		{2, 1, 0, ms, 1},
+		{1, 1, 0, ms, 1},
+		{0, 1, 0, ms, 0},
+		{500, 2, 3 * time.Second, 40 * ms, -1},
+		{100, 4, 500 * ms, 35 * ms, -1},
+	} {
+		h := ValShare(c.n, c.others, c.train, c.perDigit)
+		if c.want >= 0 && h != c.want {
+			t.Errorf("ValShare(%d, %d, %v, %v) = %d, want %d", c.n, c.others, c.train, c.perDigit, h, c.want)
+		}
+		if c.n >= 2 && (h < 1 || h > c.n-1) {
+			t.Errorf("ValShare(%d, …) = %d: not within 1 … %d", c.n, h, c.n-1)
+		}
+		if c.want < 0 {
+			here := c.train + time.Duration(h)*c.perDigit
+			there := time.Duration(c.n-h) * c.perDigit / time.Duration(c.others)
+			if d := (here - there).Abs(); d > c.perDigit {
+				t.Errorf("ValShare(%d, %d, %v, %v) = %d: its side ends at %v, the others' at %v", c.n, c.others, c.train, c.perDigit, h, here, there)
+			}
+		}
 	}
 }

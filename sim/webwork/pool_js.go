@@ -160,14 +160,15 @@ func (p *Pool) Ahead(ctx context.Context, job sim.AheadJob) (sim.AheadAnswer, er
 // worker w.Paused's changes (looked at every 50 ms). A cancelled ctx
 // stops the run in its worker, which still answers with the finished
 // epochs' couplings. Where the page runs more than one worker, the run
-// validates only its share of each epoch's digits (TrainJob.ValHere) and
+// validates only its share of each epoch's digits (TrainJob.ValHere, then
+// sim.ValShare of the last epoch's times: TrainJob.ValOthers) and
 // the other workers validate the rest while it trains on; the epoch's
 // statistics, and the events after them, are told once the rest is in,
 // with the value a validation of every digit in one place gives.
 func (p *Pool) Train(ctx context.Context, tj sim.TrainJob, w sim.Watch) (*models.BSA, int, error) {
 	others := p.Parts() - 1
 	if n := tj.Training.Val; others > 0 && !tj.Preview && !tj.Training.SkipVal && n > 1 {
-		tj.ValHere = max(1, n/(others+1))
+		tj.ValHere, tj.ValOthers = max(1, n/(others+1)), others
 	}
 	wire, err := sim.EncodeTrainJob(tj)
 	if err != nil {
