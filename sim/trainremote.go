@@ -220,7 +220,7 @@ func RunTrainJob(ctx context.Context, job TrainJob, train, test *mnist.Set, mem 
 				return ValidateBSA(m, test, s.Val, 1, s.Attn, 1) // all of it here, then
 			}
 			rest = &ValidationRest{Net: b.Bytes(), Errs: errs, From: here, N: n - here, Seed: 1, Attn: s.Attn}
-			if job.ValOthers > 0 {
+			if job.ValOthers > 0 && len(errs) > 0 {
 				here = ValShare(n, job.ValOthers, began.Sub(trained), time.Since(began)/time.Duration(len(errs)))
 			}
 			trained = time.Now()
