@@ -955,8 +955,9 @@ func boundLongTasks(t *testing.T, what string, long []float64) {
 // their statistics, each epoch's validation shared among the page's
 // workers. The time to the first epoch, the second's and third's (the
 // training worker's share of the validation set from the epoch before's
-// times from the second on) and the page's long tasks are logged; the validation MSEs are the desktop's within
-// rounding (the page's exp and this machine's differ in their last bits).
+// times from the second on) and the page's long tasks are logged; the
+// validation MSEs are the desktop's within rounding (the page's exp and
+// this machine's differ in their last bits).
 func testTrainingInWorkers(t *testing.T, ctx context.Context, base string) {
 	// A fresh page, as a student's (the Ensemble window left open would
 	// repaint with every frame: see docs/browser.md).
