@@ -49,8 +49,8 @@ func TestBrowserKeys(t *testing.T) {
 }
 
 // TestBrowserLetterKeys: Fyne's web driver hands letter keys on as
-// KeyUnknown with the rune they type; there the window reads T, H, L, A
-// and P from the runes — on the window and through a focused control —
+// KeyUnknown with the rune they type; there the window reads T, H, L, A,
+// P, [ and ] from the runes — on the window and through a focused control —
 // while on the desktop a rune never acts a second time after its key.
 func TestBrowserLetterKeys(t *testing.T) {
 	m, w := newTestMain(t)
@@ -61,6 +61,10 @@ func TestBrowserLetterKeys(t *testing.T) {
 	typeRune('p')
 	if m.presentation {
 		t.Fatal("on the desktop the rune p toggled presentation mode as well as its key")
+	}
+	typeRune(']')
+	if m.speed.Value != 10 {
+		t.Fatalf("on the desktop the rune ] changed the speed to %g as well as its key", m.speed.Value)
 	}
 	lettersAsRunes = true
 	defer func() { lettersAsRunes = false }()
@@ -74,6 +78,14 @@ func TestBrowserLetterKeys(t *testing.T) {
 		t.Fatal("browser, P: no presentation mode")
 	}
 	typeRune('p')
+	typeRune(']')
+	if m.speed.Value != 15 || m.snap.Speed != 15 {
+		t.Fatalf("browser, ]: speed %g (the engine's %g), want 15", m.speed.Value, m.snap.Speed)
+	}
+	m.speed.TypedRune('[') // through the focused speed slider
+	if m.speed.Value != 10 {
+		t.Fatalf("browser, [ on the focused speed slider: speed %g, want 10", m.speed.Value)
+	}
 	// Through a focused control: the log-scale check box.
 	m.Engine.Seek(0)
 	m.side.logCheck.TypedRune('t')

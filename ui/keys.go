@@ -70,7 +70,7 @@ func usesRune(r rune) bool {
 // lettersAsRunes is set in the browser, where Fyne's web driver hands the
 // page's letter keys on as KeyUnknown (its key table has no letters; only
 // the runes they type say which): there the window's letter keys (T, H,
-// L, A, P) are read from the runes. On the desktop the key events carry
+// L, A, P) and the speed's [ and ] are read from the runes. On the desktop the key events carry
 // them, and the runes must not act a second time.
 var lettersAsRunes = false
 
@@ -83,6 +83,10 @@ func runeKey(r rune) *fyne.KeyEvent {
 	switch u := unicode.ToUpper(r); u {
 	case 'T', 'H', 'L', 'A', 'P':
 		return &fyne.KeyEvent{Name: fyne.KeyName(string(u))}
+	case '[':
+		return &fyne.KeyEvent{Name: fyne.KeyLeftBracket}
+	case ']':
+		return &fyne.KeyEvent{Name: fyne.KeyRightBracket}
 	}
 	return nil
 }

@@ -132,6 +132,7 @@ func keysFor(web bool) []keyRow {
 	}
 	return []keyRow{
 		{"Space", "play / pause"},
+		{"[  ]", "play slower / faster (1 … 120 steps/s)"},
 		{pick("→  or  Page Down", "→"), "one step forward"},
 		{pick("←  or  Page Up", "←"), "one step back"},
 		{pick("Home  or  0", "0"), "back to t = 0"},

@@ -21,6 +21,7 @@ type Shown struct {
 	Status   string   `json:"status"`          // the status line
 	Dialogs  int      `json:"dialogs"`         // dialogs open (an error's among them)
 	Playing  bool     `json:"playing"`         // a run is playing
+	Speed    float64  `json:"speed"`           // the play speed, steps a second
 	Err      string   `json:"error,omitempty"` // the engine's refusal, if any
 	Own      bool     `json:"own"`             // the digit is a person's own (drawn or a picture)
 	Pushes   int      `json:"pushes"`          // pushes made on the run
@@ -79,6 +80,7 @@ func (m *Main) Shown() Shown {
 		s.Models = append([]string{}, m.snap.Settings.Lanes...)
 		s.Waiting = append([]string{}, m.snap.Waiting...)
 		s.Playing = m.snap.Playing
+		s.Speed = m.snap.Speed
 		s.Unrecorded = m.snap.Unrecorded
 		s.Err = m.snap.Err
 		s.Present = m.presentation

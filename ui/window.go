@@ -404,6 +404,10 @@ func (m *Main) handleKey(k *fyne.KeyEvent) bool {
 		m.side.logCheck.SetChecked(!m.logY)
 	case fyne.KeyA:
 		m.side.scaleSel.SetSelectedIndex((int(m.attnScale) + 1) % len(attnScaleNames))
+	case fyne.KeyLeftBracket:
+		m.stepSpeed(-1)
+	case fyne.KeyRightBracket:
+		m.stepSpeed(+1)
 	case fyne.KeyF11, fyne.KeyP:
 		m.togglePresentation()
 	case fyne.KeyEscape:
@@ -421,6 +425,36 @@ func (m *Main) handleKey(k *fyne.KeyEvent) bool {
 		return false
 	}
 	return true
+}
+
+// speedSteps are the play speeds [ and ] move between (steps a second),
+// within the speed slider's 1 … 120.
+var speedSteps = []float64{1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 90, 120}
+
+// stepSpeed sets the play speed to the next of speedSteps above (dir > 0)
+// or below (dir < 0) the speed now, staying put at either end.
+func (m *Main) stepSpeed(dir int) {
+	v := m.speed.Value
+	next := v
+	if dir > 0 {
+		for _, s := range speedSteps {
+			if s > v {
+				next = s
+				break
+			}
+		}
+	} else {
+		for k := len(speedSteps) - 1; k >= 0; k-- {
+			if speedSteps[k] < v {
+				next = speedSteps[k]
+				break
+			}
+		}
+	}
+	if next != v {
+		m.speed.SetValue(next) // its OnChanged tells the engine
+	}
+	m.setStatus(fmt.Sprintf("play speed %.0f steps/s ([ slower, ] faster)", next))
 }
 
 // cycleHead shows the next attention head of multi-head models (the

@@ -681,3 +681,43 @@ func TestLookAheadNotKnownYet(t *testing.T) {
 		t.Fatalf("recorded again: readout %q, t* marked at %g", m.tLabel.Text, m.msePlot.TStar)
 	}
 }
+
+// TestSpeedKeys: ] and [ move the play speed along speedSteps, the
+// slider, the engine and the status line saying the same, and stay put at
+// 1 and 120 steps a second.
+func TestSpeedKeys(t *testing.T) {
+	m, w := newTestMain(t)
+	if m.speed.Value != 10 {
+		t.Fatalf("the speed starts at %g", m.speed.Value)
+	}
+	check := func(keys string, want float64) {
+		t.Helper()
+		if m.speed.Value != want || m.snap.Speed != want || m.Shown().Speed != want {
+			t.Fatalf("%s: slider %g, engine %g, shown %g; want %g", keys, m.speed.Value, m.snap.Speed, m.Shown().Speed, want)
+		}
+		if say := fmt.Sprintf("play speed %.0f steps/s", want); !strings.Contains(m.status.Text, say) {
+			t.Fatalf("%s: the status line says %q, want %q", keys, m.status.Text, say)
+		}
+	}
+	typeKey(w, fyne.KeyRightBracket)
+	check("]", 15)
+	typeKey(w, fyne.KeyRightBracket)
+	typeKey(w, fyne.KeyRightBracket)
+	check("] ] ]", 30)
+	typeKey(w, fyne.KeyLeftBracket)
+	typeKey(w, fyne.KeyLeftBracket)
+	typeKey(w, fyne.KeyLeftBracket)
+	typeKey(w, fyne.KeyLeftBracket)
+	check("] ] ] [ [ [ [", 5)
+	for range 10 {
+		typeKey(w, fyne.KeyLeftBracket)
+	}
+	check("[ at the slowest", 1)
+	m.speed.SetValue(7) // a speed between two steps, from the slider
+	typeKey(w, fyne.KeyRightBracket)
+	check("] from 7", 10)
+	for range 20 {
+		typeKey(w, fyne.KeyRightBracket)
+	}
+	check("] at the fastest", 120)
+}

@@ -56,6 +56,7 @@ type shown struct {
 	Status   string   `json:"status"`
 	Dialogs  int      `json:"dialogs"`
 	Playing  bool     `json:"playing"`
+	Speed    float64  `json:"speed"`
 	Err      string   `json:"error"`
 	Own      bool     `json:"own"`
 	Pushes   int      `json:"pushes"`
@@ -574,6 +575,7 @@ func TestWebPage(t *testing.T) {
 	before := current(t, ctx).T
 	key(t, ctx, kb.ArrowRight)
 	until(t, ctx, "a step after presentation mode", func(s shown) bool { return s.T == before+1 })
+	testPlayAt30(t, ctx)
 
 	// A scenario link restores its digit and t; opened in the same page
 	// (only the fragment changes, as when a student clicks a second link),
@@ -884,6 +886,65 @@ func logMemory(t *testing.T, ctx context.Context, when string) float64 {
 // watchLongTasks starts logging the page's long tasks and its longest gap
 // between two animation frames; the function it returns stops and reads
 // them.
+// testPlayAt30: ] ] ] sets 30 steps a second (from the 10 the page
+// opens with); Space plays for five seconds and Space pauses. Logged: the
+// steps a second played, the steps a second the page painted (each new t
+// shown, looked at every frame), the longest wait between two, and the
+// page's long tasks. The issue asks 30 ± 3 steps a second. [ [ [ sets 10
+// again.
+func testPlayAt30(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for range 3 {
+		key(t, ctx, "]")
+	}
+	until(t, ctx, "30 steps/s", func(s shown) bool { return s.Speed == 30 })
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`{
+		const L = attractorlab.played = {at: attractorlab.shownAt, t: attractorlab.shown().t, times: [], on: true};
+		const frame = () => {
+			if (!L.on) return;
+			if (attractorlab.shownAt !== L.at) {
+				L.at = attractorlab.shownAt;
+				const s = attractorlab.shown();
+				if (s.t !== L.t) { L.t = s.t; L.times.push(performance.now(), s.t); }
+			}
+			requestAnimationFrame(frame);
+		};
+		requestAnimationFrame(frame);
+		true
+	}`)); err != nil {
+		t.Fatal(err)
+	}
+	from := current(t, ctx).T
+	stop := watchLongTasks(t, ctx)
+	key(t, ctx, " ")
+	until(t, ctx, "playing", func(s shown) bool { return s.Playing })
+	time.Sleep(5 * time.Second)
+	key(t, ctx, " ")
+	s := until(t, ctx, "paused", func(s shown) bool { return !s.Playing })
+	long, _ := stop()
+	// Pairs: when the page showed a new t (ms), and that t.
+	pairs, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`attractorlab.played.on = false, attractorlab.played.times`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(pairs) / 2
+	if n < 3 || s.T <= from {
+		t.Fatalf("playing at 30 steps/s: t %d → %d, %d new steps painted", from, s.T, n)
+	}
+	span := (pairs[2*n-2] - pairs[0]) / 1000
+	worst := 0.0
+	for k := 1; k < n; k++ {
+		worst = max(worst, pairs[2*k]-pairs[2*k-2])
+	}
+	t.Logf("playing at 30 steps/s for 5 s: t %d → %d; between the first new step painted and the last %.1f steps/s played, a new step painted %.1f times a second, at most %.0f ms apart; the page's long tasks (ms): %v",
+		from, s.T, (pairs[2*n-1]-pairs[1])/span, float64(n-1)/span, worst, long)
+	boundLongTasks(t, "playing at 30 steps/s", long)
+	for range 3 {
+		key(t, ctx, "[")
+	}
+	until(t, ctx, "10 steps/s again", func(s shown) bool { return s.Speed == 10 })
+}
+
 func watchLongTasks(t *testing.T, ctx context.Context) func() (long []float64, gap float64) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`attractorlab.long = [];
