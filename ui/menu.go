@@ -177,9 +177,23 @@ func keysGrid() fyne.CanvasObject {
 	return container.NewVBox(container.New(layout.NewFormLayout(), cells...), widget.NewSeparator(), note)
 }
 
+// showKeys shows Help → Keys: in a window too low for all its rows (a
+// 1366×768 screen) they scroll, and the dialog's title and Close stay in
+// view.
 func (m *Main) showKeys() {
-	m.showDialog(dialog.NewCustom("Keys", "Close", keysGrid(), m.win))
+	grid := keysGrid()
+	scroll := container.NewVScroll(grid)
+	need := grid.MinSize()
+	// The dialog's title, its button and their padding take about
+	// keysChrome of the window's height.
+	room := m.win.Canvas().Size().Height - keysChrome
+	scroll.SetMinSize(fyne.NewSize(need.Width, max(min(need.Height, room), 120)))
+	m.showDialog(dialog.NewCustom("Keys", "Close", scroll, m.win))
 }
+
+// keysChrome is the height Help → Keys keeps for the dialog around the
+// rows: its title, its Close button, their padding and a margin.
+const keysChrome = 190
 
 func (m *Main) showAbout() {
 	v := m.deps.Version

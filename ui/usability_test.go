@@ -15,6 +15,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
@@ -836,5 +837,48 @@ func TestInfoTipHoverThenClick(t *testing.T) {
 	test.Tap(tp)
 	if tp.popup.Visible() {
 		t.Fatal("a second click did not close it")
+	}
+}
+
+// TestKeysHelpFits: Help → Keys, whose rows are taller than a 1366×768
+// window, scrolls them, so that the dialog with its title and Close fits
+// the window; in a tall window every row shows without scrolling.
+func TestKeysHelpFits(t *testing.T) {
+	for _, c := range []struct {
+		size   fyne.Size
+		scroll bool
+	}{{fyne.NewSize(1366, 768), true}, {fyne.NewSize(1366, 1400), false}} {
+		m, w := newTestMain(t)
+		w.Resize(c.size)
+		m.showKeys()
+		var sc *container.Scroll
+		var find func(o fyne.CanvasObject)
+		find = func(o fyne.CanvasObject) {
+			switch v := o.(type) {
+			case *container.Scroll:
+				sc = v
+			case *fyne.Container:
+				for _, c := range v.Objects {
+					find(c)
+				}
+			case fyne.Widget:
+				for _, c := range test.WidgetRenderer(v).Objects() {
+					find(c)
+				}
+			}
+		}
+		for _, o := range w.Canvas().Overlays().List() {
+			if h := o.MinSize().Height; h > w.Canvas().Size().Height {
+				t.Errorf("%v: Help → Keys needs %.0f px of the window's %.0f", c.size, h, w.Canvas().Size().Height)
+			}
+			find(o)
+		}
+		if sc == nil {
+			t.Fatalf("%v: Help → Keys has no scroll", c.size)
+		}
+		if rows := sc.Content.MinSize().Height; (sc.MinSize().Height < rows) != c.scroll {
+			t.Errorf("%v: the rows need %.0f px and have %.0f: scrolling %v, want %v", c.size, rows, sc.MinSize().Height, sc.MinSize().Height < rows, c.scroll)
+		}
+		m.closeDialog()
 	}
 }
