@@ -169,23 +169,12 @@ func TestKeysHelpIsAGrid(t *testing.T) {
 	m, w := newTestMain(t)
 	m.showKeys()
 	var labels []*widget.Label
-	var find func(o fyne.CanvasObject)
-	find = func(o fyne.CanvasObject) {
-		switch v := o.(type) {
-		case *widget.Label:
-			labels = append(labels, v)
-		case *fyne.Container:
-			for _, c := range v.Objects {
-				find(c)
-			}
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(v).Objects() {
-				find(c)
-			}
-		}
-	}
 	for _, o := range w.Canvas().Overlays().List() {
-		find(o)
+		eachObject(o, func(o fyne.CanvasObject) {
+			if l, ok := o.(*widget.Label); ok {
+				labels = append(labels, l)
+			}
+		})
 	}
 	pos := func(text string) []*widget.Label {
 		var out []*widget.Label
@@ -377,18 +366,11 @@ func TestOpenScenarioTypedPath(t *testing.T) {
 
 // tipsUnder lists the explanations (info icons) under o.
 func tipsUnder(o fyne.CanvasObject, out *[]*infoTip) {
-	switch v := o.(type) {
-	case *infoTip:
-		*out = append(*out, v)
-	case *fyne.Container:
-		for _, c := range v.Objects {
-			tipsUnder(c, out)
+	eachObject(o, func(o fyne.CanvasObject) {
+		if v, ok := o.(*infoTip); ok {
+			*out = append(*out, v)
 		}
-	case fyne.Widget:
-		for _, c := range test.WidgetRenderer(v).Objects() {
-			tipsUnder(c, out)
-		}
-	}
+	})
 }
 
 // explained reports whether a text shown in w, or an explanation one tap
@@ -852,26 +834,15 @@ func TestKeysHelpFits(t *testing.T) {
 		w.Resize(c.size)
 		m.showKeys()
 		var sc *container.Scroll
-		var find func(o fyne.CanvasObject)
-		find = func(o fyne.CanvasObject) {
-			switch v := o.(type) {
-			case *container.Scroll:
-				sc = v
-			case *fyne.Container:
-				for _, c := range v.Objects {
-					find(c)
-				}
-			case fyne.Widget:
-				for _, c := range test.WidgetRenderer(v).Objects() {
-					find(c)
-				}
-			}
-		}
 		for _, o := range w.Canvas().Overlays().List() {
 			if h := o.MinSize().Height; h > w.Canvas().Size().Height {
 				t.Errorf("%v: Help → Keys needs %.0f px of the window's %.0f", c.size, h, w.Canvas().Size().Height)
 			}
-			find(o)
+			eachObject(o, func(o fyne.CanvasObject) {
+				if v, ok := o.(*container.Scroll); ok {
+					sc = v
+				}
+			})
 		}
 		if sc == nil {
 			t.Fatalf("%v: Help → Keys has no scroll", c.size)
@@ -880,5 +851,21 @@ func TestKeysHelpFits(t *testing.T) {
 			t.Errorf("%v: the rows need %.0f px and have %.0f: scrolling %v, want %v", c.size, rows, sc.MinSize().Height, sc.MinSize().Height < rows, c.scroll)
 		}
 		m.closeDialog()
+	}
+}
+
+// eachObject calls visit on o and on every object under it, depth first:
+// a container's objects and a widget's renderer's.
+func eachObject(o fyne.CanvasObject, visit func(fyne.CanvasObject)) {
+	visit(o)
+	switch v := o.(type) {
+	case *fyne.Container:
+		for _, c := range v.Objects {
+			eachObject(c, visit)
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(v).Objects() {
+			eachObject(c, visit)
+		}
 	}
 }
