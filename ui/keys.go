@@ -70,8 +70,9 @@ func usesRune(r rune) bool {
 // lettersAsRunes is set in the browser, where Fyne's web driver hands the
 // page's letter keys on as KeyUnknown (its key table has no letters; only
 // the runes they type say which): there the window's letter keys (T, H,
-// L, A, P) and the speed's [ and ] are read from the runes. On the desktop the key events carry
-// them, and the runes must not act a second time.
+// L, A, P) and the speed's [ and ] are read from the runes. On the
+// desktop the key events carry them, and the runes must not act a second
+// time.
 var lettersAsRunes = false
 
 // runeKey is the window key a typed rune stands for where letters come as

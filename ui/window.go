@@ -283,7 +283,7 @@ func (m *Main) build() {
 	step := newKeyButton("", theme.MediaSkipNextIcon(), func() { m.Engine.Step() }, m.handleKey)
 	reset := newKeyButton("Reset", theme.MediaReplayIcon(), func() { m.Engine.Reset() }, m.handleKey)
 	best := newKeyButton("t*", nil, func() { m.Engine.SeekBest() }, m.handleKey)
-	m.speed = newKeySlider(1, 120, 1, m.handleKey)
+	m.speed = newKeySlider(speedSteps[0], speedSteps[len(speedSteps)-1], 1, m.handleKey)
 	m.speed.SetValue(10)
 	m.speed.Step = 1
 	m.speedLbl = widget.NewLabel("")
