@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"syscall/js"
 	"time"
 
@@ -148,7 +149,10 @@ func runWorker(ctx context.Context, args []string) error {
 	// the page's account of its memory.
 	js.Global().Get("attractorlab").Set("goMemory", js.FuncOf(func(js.Value, []js.Value) any { return goMemory() }))
 	sources := map[string]webwork.Source{}
+	var mu sync.Mutex // the warm-up and a job may ask at once
 	return webwork.Serve(ctx, func(dataset string) (webwork.Source, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		name := mnist.DatasetOrMNIST(dataset)
 		if src, ok := sources[name]; ok {
 			return src, nil
@@ -173,13 +177,9 @@ func runWorker(ctx context.Context, args []string) error {
 				return webwork.Source{}, err
 			}
 		}
-		var mem *sim.Memories
-		src.Memories = func() *sim.Memories {
-			if mem == nil {
-				mem = sim.NewMemories(data.Train)
-			}
-			return mem
-		}
+		// Made once, on first use: the worker's warm-up and its first job
+		// may ask at once (the search's preparation pauses for the page).
+		src.Memories = sync.OnceValue(func() *sim.Memories { return sim.NewMemories(data.Train) })
 		sources[name] = src
 		return src, nil
 	})

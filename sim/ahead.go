@@ -28,6 +28,30 @@ type AheadRemote interface {
 	Ahead(ctx context.Context, job AheadJob) (AheadAnswer, error)
 }
 
+// An AheadWarmer is an AheadRemote that can tell it is ready before it
+// has answered a job: the page starts a worker for the look-ahead once its
+// window is built, and the opening look-ahead is left to that worker from
+// the first job on instead of being recorded on the page as well until
+// the job's answer (a second or two of the page's thread, in tasks of
+// 100–300 ms). A job not answered within aheadWait (aheadPatienceFirst for
+// the first) is still recorded here as well.
+type AheadWarmer interface {
+	AheadRemote
+	// Warm reports whether a job sent now goes to a worker already
+	// started (up, or starting), not to one started for it.
+	Warm() bool
+}
+
+// warmAhead marks the remote side warm where it says it is ready.
+func (s *session) warmAhead() {
+	if s.aheadWarm || s.aheadFailed {
+		return
+	}
+	if w, ok := s.cfg.Ahead.(AheadWarmer); ok && w.Warm() {
+		s.aheadWarm = true
+	}
+}
+
 // aheadChunk is how many steps one job records: its frames come in
 // while the next job runs, and a t* shows as soon as it is recorded.
 const aheadChunk = 25
@@ -206,11 +230,20 @@ func (s *session) recordedElsewhere(l *lane) bool {
 	return s.aheadWarm && s.remoteAhead(l) && (l.aheadSent.IsZero() || time.Since(l.aheadSent) < s.aheadWait())
 }
 
+// aheadPatienceFirst is how long the first job is waited for where the
+// remote side said it was ready before answering one (AheadWarmer): the
+// page's worker may still be starting (a second or two) as it is sent.
+const aheadPatienceFirst = 5 * time.Second
+
 // aheadWait is how long a job is waited for: aheadPatience, or three
 // times the last answer's time when that is longer (a slow machine), up
 // to aheadPatienceMax (one answer that came late, a worker starting again,
-// does not hold the next lane back for long).
+// does not hold the next lane back for long); before any answer,
+// aheadPatienceFirst.
 func (s *session) aheadWait() time.Duration {
+	if s.aheadTook == 0 {
+		return cmp.Or(s.aheadMin, aheadPatienceFirst)
+	}
 	return max(cmp.Or(s.aheadMin, aheadPatience), min(3*s.aheadTook, aheadPatienceMax))
 }
 

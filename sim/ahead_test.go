@@ -613,6 +613,44 @@ func TestAheadRemoteStalls(t *testing.T) {
 	}
 }
 
+// warmAhead is a worker that says it is up before its first answer
+// (AheadWarmer), as the page's worker started with the app does.
+type warmAhead struct {
+	workerAhead
+	warm bool
+}
+
+func (w *warmAhead) Warm() bool { return w.warm }
+
+// A remote side that says it is ready has the opening look-ahead from its
+// first job on: the page records none of it itself while the answer is on
+// its way. One that has not said so has the page record as well until it
+// answers (its worker may still be starting).
+func TestAheadWarmRecordsNothingHere(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	set.Lanes = []string{"bsa-p2"}
+	for _, warm := range []bool{true, false} {
+		w := &warmAhead{workerAhead: workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train), delay: 150 * time.Millisecond}, warm: warm}
+		r := startEngine(t, data, set, w)
+		sn := r.settled(t, 0, set.Index)
+		here := len(sn.Lanes[0].Frames) - 1 - int(r.e.joined.Load())
+		t.Logf("warm %v: %d of the %d steps recorded here, %d jobs", warm, here, len(sn.Lanes[0].Frames)-1, w.jobs.Load())
+		if warm && here != 0 {
+			t.Errorf("a worker that said it was up: %d steps recorded here as well, want none", here)
+		}
+		if !warm && here == 0 {
+			t.Errorf("a worker that did not say it was up: no step recorded here while its first answer was on its way")
+		}
+		if sn.Err != "" {
+			t.Errorf("warm %v: the window says %q", warm, sn.Err)
+		}
+	}
+}
+
 // wrongAhead answers with one frame too few.
 type wrongAhead struct{ workerAhead }
 
@@ -680,12 +718,13 @@ func TestAheadJobCheck(t *testing.T) {
 }
 
 // A job is waited for aheadPatience, or three times the last answer's
-// time, at most aheadPatienceMax.
+// time, at most aheadPatienceMax; the first (no answer yet: the page's
+// worker may be starting), aheadPatienceFirst.
 func TestAheadWait(t *testing.T) {
 	for _, c := range []struct {
 		took, min, want time.Duration
 	}{
-		{0, 0, aheadPatience},
+		{0, 0, aheadPatienceFirst},
 		{time.Second, 0, 3 * time.Second},
 		{time.Minute, 0, aheadPatienceMax},
 		{0, 50 * time.Millisecond, 50 * time.Millisecond},

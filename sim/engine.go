@@ -155,6 +155,7 @@ func (e *Engine) Run(ctx context.Context) {
 	for {
 		e.fetchWaiting(ctx)
 		if hold == nil && s.cfg.Ahead != nil {
+			s.warmAhead()
 			e.sendAhead(ctx)
 			if at := s.aheadWake(); at.IsZero() {
 				wake.Stop()

@@ -205,7 +205,8 @@ type session struct {
 	// still fetching (Catalogue.Waiting), in lane order: they join the
 	// lanes when the fetch ends (Engine.Run fetches them).
 	waiting []string
-	// aheadWarm: the engine's AheadRemote has answered a job; aheadFailed:
+	// aheadWarm: the engine's AheadRemote has answered a job (or said it
+	// is ready, AheadWarmer); aheadFailed:
 	// one of its jobs failed, and every lane is recorded here from then
 	// on, aheadWhy saying why until the next change; aheadTook: how long
 	// the last answer took; aheadMin: its tests' aheadPatience (ahead.go).

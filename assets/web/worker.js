@@ -7,7 +7,9 @@
 // download or compile), the weights it has fetched and files.json; then
 // come jobs {id, kind, job} (a validation's with its couplings beside,
 // {net}), cancellations {id, cancel} and a training run's pause
-// {id, pause}. The app answers {id, done} (a part's image-steps finished)
+// {id, pause}, and {warm, models} (the worker started beside the page's
+// app: prepare, then say {up}). A weights file the app needs is asked of
+// the page ({wantWeights}). The app answers {id, done} (a part's image-steps finished)
 // or {id, event} (a training run's; an epoch's with the couplings to
 // validate beside, {net}), then {id, answer} or {id, error}.
 importScripts("wasm_exec.js");
@@ -43,9 +45,31 @@ self.attractorlab = {
     for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
     return out;
   },
+  // fetchWeights asks the page for a weights file: the page fetches each
+  // once, for itself and its workers ({wantWeights} → {gotWeights, bytes}
+  // or {gotWeights, error}).
+  asked: new Map(), // name → {resolve, reject, promise}
   fetchWeights(name) {
     if (this.weights.has(name)) return Promise.resolve(this.weights.get(name));
-    return fetchBytes("weights/" + name + ".web").then((b) => { this.weights.set(name, b); return b; });
+    let a = this.asked.get(name);
+    if (!a) {
+      a = {};
+      a.promise = new Promise((resolve, reject) => { a.resolve = resolve; a.reject = reject; });
+      this.asked.set(name, a);
+      postMessage({ wantWeights: name });
+    }
+    return a.promise;
+  },
+  gotWeights(m) {
+    const a = this.asked.get(m.gotWeights);
+    if (!a) return;
+    this.asked.delete(m.gotWeights);
+    if (m.bytes) {
+      this.weights.set(m.gotWeights, m.bytes);
+      a.resolve(m.bytes);
+    } else {
+      a.reject(new Error("weights/" + m.gotWeights + ".web: " + m.error));
+    }
   },
   fetchData(path) { return fetchBytes("data/" + path); },
   serve: null, // set by the app
@@ -90,6 +114,10 @@ onmessage = async (e) => {
     } catch (err) {
       postMessage({ stopped: "the worker could not start: " + (err && err.message ? err.message : err) });
     }
+    return;
+  }
+  if (m.gotWeights) {
+    self.attractorlab.gotWeights(m);
     return;
   }
   if (inbox) inbox.push(m);

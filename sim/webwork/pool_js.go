@@ -29,6 +29,17 @@ func NewPool() *Pool {
 	return &Pool{page: page}
 }
 
+// Warm reports whether a worker, up or still starting, is idle
+// (sim.AheadWarmer): the page starts one once its window is built
+// (attractorlab.warmUp), so that the opening look-ahead goes to it from
+// its first job on.
+func (p *Pool) Warm() bool {
+	f := p.page.Get("warm")
+	return f.Type() == js.TypeFunction && p.page.Call("warm").Bool()
+}
+
+var _ sim.AheadWarmer = (*Pool)(nil)
+
 // Parts is how many workers the page runs at once (attractorlab.workers).
 func (p *Pool) Parts() int { return max(1, p.page.Get("workers").Int()) }
 

@@ -25,7 +25,10 @@ type Source struct {
 
 // Serve answers the jobs the page sends this worker until ctx ends:
 // {id, kind: "part"|"train"|"validate"|"ahead", job} runs one, {id, cancel} stops it and
-// {id, pause} holds a training run or lets it go on. source gives a data
+// {id, pause} holds a training run or lets it go on. {warm: true, models}
+// (the worker the page starts beside its own app) prepares the home data
+// set and its stored digits' search, then says {up: true} and loads the
+// models named. source gives a data
 // set's Source by name. A part tells its image-steps done about ten times
 // a second ({id, done}), a training run each event ({id, event}); the end
 // is {id, answer} or {id, error}.
@@ -56,6 +59,10 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 	}
 	serve := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		msg := args[0]
+		if msg.Get("warm").Truthy() {
+			go warm(source, namesOf(msg.Get("models")), func() { post(map[string]any{"up": true}) })
+			return nil
+		}
 		id := msg.Get("id").Int()
 		mu.Lock()
 		r, known := jobs[id]
@@ -117,6 +124,36 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 	page.Call("started")
 	<-ctx.Done()
 	return nil
+}
+
+// warm prepares what the opening look-ahead's first job needs (the home
+// data set, its stored digits' search), tells up, then loads the models
+// named (their weights, which the page is fetching for itself too): a job
+// sent meanwhile waits for the same load (Catalogue.Fetch loads once). A
+// failure is left for the first job to report.
+func warm(source func(string) (Source, error), models []string, up func()) {
+	src, err := source("")
+	if err != nil {
+		up()
+		return
+	}
+	src.Memories()
+	up()
+	for _, name := range models {
+		_ = src.Env.Cat.Fetch(name)
+	}
+}
+
+// namesOf reads a JavaScript array of strings (none where it is not one).
+func namesOf(v js.Value) []string {
+	if v.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", v).Bool() {
+		return nil
+	}
+	out := make([]string, v.Length())
+	for i := range out {
+		out[i] = v.Index(i).String()
+	}
+	return out
 }
 
 // runPart decodes and runs one part, telling done the image-steps

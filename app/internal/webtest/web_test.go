@@ -422,6 +422,16 @@ func TestWebPage(t *testing.T) {
 	arrival, _ := stop()
 	t.Logf("the weights let go at the first frame: the model's first steps %.2f s later, t* = %d shown %.2f s later; long tasks meanwhile %v ms (the weights' parsing and the lane's start, then the look-ahead's recording)",
 		came.Seconds(), s.T, time.Since(held).Seconds(), arrival)
+	// The worker the page starts once its window is built (attractorlab.
+	// warmUp) records the opening look-ahead: the page records none of it.
+	up, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`attractorlab.workerUp ? attractorlab.workerUp - attractorlab.readyAt : -1`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the first worker was up %.2f s after the window was built", up/1000)
+	if up < 0 {
+		t.Errorf("no worker said it was up: the page started none beside its window")
+	}
 	logMemory(t, ctx, "after load")
 	total := srv.sent.Load()
 	t.Logf("with the weights: %.2f MB transferred (files.json: %.2f MB with Brotli, %.2f MB with gzip)", float64(total)/1e6, float64(files.FirstVisitBr)/1e6, float64(files.FirstVisit)/1e6)
