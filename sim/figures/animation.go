@@ -90,7 +90,7 @@ func runFrame(sn *sim.Snapshot, t int) *image.RGBA {
 	wpx, hpx := cols*(gifPanel+gap)+gap, top+gifPanel+bottom
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(wpx)*vg.Inch/96, vg.Length(hpx)*vg.Inch/96), vgimg.UseDPI(96),
 		vgimg.UseBackgroundColor(color.White))
-	dc := draw.New(c)
+	dc := draw.New(glyphCanvasOf(c))
 	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(10)), Handler: plot.DefaultTextHandler, XAlign: draw.XCenter}
 	px := func(v int) vg.Length { return vg.Length(v) * vg.Inch / 96 }
 	titles := []string{"clean", "input"}

@@ -209,7 +209,7 @@ func (b Basin) Render(plots []*plot.Plot, w, h int, dpi float64) (image.Image, C
 	}
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)),
 		vgimg.UseBackgroundColor(bg))
-	dc := draw.New(c)
+	dc := draw.New(glyphCanvasOf(c))
 	if b.Title != "" && len(plots) > 0 {
 		sty := plots[0].Title.TextStyle
 		hgt := sty.Height(b.Title) * 2.2

@@ -88,6 +88,8 @@ func rasterOf(cv draw.Canvas) (*image.RGBA, float64) {
 		case *vgimg.Canvas:
 			img, _ := d.Image().(*image.RGBA)
 			return img, d.DPI()
+		case *glyphCanvas:
+			c = d.Canvas
 		default:
 			return nil, 0
 		}

@@ -212,7 +212,7 @@ func padRange(p *plot.Plot) {
 // Render draws a plot into an image of w×h pixels at the given DPI.
 func Render(p *plot.Plot, w, h int, dpi float64) image.Image {
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)))
-	dc := draw.New(c)
+	dc := draw.New(glyphCanvasOf(c))
 	withFittedTicks(p, dc, func() { p.Draw(dc) })
 	return c.Image()
 }
@@ -601,7 +601,7 @@ func RenderMapped(p *plot.Plot, w, h int, dpi float64) Rendered {
 	fitTitle(p, vg.Length(w)*vg.Inch/vg.Length(dpi))
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)),
 		vgimg.UseBackgroundColor(p.BackgroundColor))
-	dc := draw.New(c)
+	dc := draw.New(glyphCanvasOf(c))
 	var da draw.Canvas
 	withFittedTicks(p, dc, func() {
 		p.Draw(dc)
@@ -694,7 +694,7 @@ func (PlainTicks) Ticks(lo, hi float64) []plot.Tick {
 // Render draws it).
 func RenderLegendRight(p *plot.Plot, w, h int, dpi float64) image.Image {
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)), vgimg.UseDPI(int(dpi)))
-	DrawLegendRight(p, draw.New(c))
+	DrawLegendRight(p, draw.New(glyphCanvasOf(c)))
 	return c.Image()
 }
 
