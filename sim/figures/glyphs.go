@@ -177,7 +177,7 @@ type glyphFace struct {
 
 // maxGlyphs bounds what a face keeps (a few hundred bytes each): beyond
 // it the face starts again.
-const maxGlyphs = 4096
+const maxGlyphs = 2048
 
 func (f *glyphFace) kern(a, b rune) fixed.Int26_6 {
 	f.mu.Lock()
