@@ -5,6 +5,7 @@ package webwork
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
@@ -26,9 +27,9 @@ type Source struct {
 // Serve answers the jobs the page sends this worker until ctx ends:
 // {id, kind: "part"|"train"|"validate"|"ahead", job} runs one, {id, cancel} stops it and
 // {id, pause} holds a training run or lets it go on. {warm: true, models}
-// (the worker the page starts beside its own app) prepares the home data
+// (the worker the page starts once its window is built) prepares the home data
 // set and its stored digits' search, then says {up: true} and loads the
-// models named. source gives a data
+// models of the weights files named. source gives a data
 // set's Source by name. A part tells its image-steps done about ten times
 // a second ({id, done}), a training run each event ({id, event}); the end
 // is {id, answer} or {id, error}.
@@ -128,7 +129,8 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 
 // warm prepares what the opening look-ahead's first job needs (the home
 // data set, its stored digits' search), tells up, then loads the models
-// named (their weights, which the page is fetching for itself too): a job
+// whose weights files are named (which the page is fetching for itself
+// too): a job
 // sent meanwhile waits for the same load (Catalogue.Fetch loads once). A
 // failure is left for the first job to report.
 func warm(source func(string) (Source, error), models []string, up func()) {
@@ -140,7 +142,13 @@ func warm(source func(string) (Source, error), models []string, up func()) {
 	src.Memories()
 	up()
 	for _, name := range models {
-		_ = src.Env.Cat.Fetch(name)
+		// The page names the weights files it fetches first
+		// (files.json's preload: "bsa-p2.safetensors"); a file named for
+		// a model is that model's.
+		name = strings.TrimSuffix(name, ".safetensors")
+		if _, err := src.Env.Cat.Info(name); err == nil {
+			_ = src.Env.Cat.Fetch(name)
+		}
 	}
 }
 
