@@ -66,6 +66,11 @@ func TestBrowserLetterKeys(t *testing.T) {
 	if m.speed.Value != 10 {
 		t.Fatalf("on the desktop the rune ] changed the speed to %g as well as its key", m.speed.Value)
 	}
+	dark0 := m.darkShown()
+	typeRune('d')
+	if m.darkShown() != dark0 {
+		t.Fatal("on the desktop the rune d switched the theme as well as its key")
+	}
 	lettersAsRunes = true
 	defer func() { lettersAsRunes = false }()
 	w.Canvas().(interface{ OnTypedKey() func(*fyne.KeyEvent) }).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyUnknown})
@@ -96,6 +101,15 @@ func TestBrowserLetterKeys(t *testing.T) {
 	m.side.logCheck.TypedRune('l')
 	if m.logY == logY {
 		t.Fatal("browser, l on the focused check box did not switch the axis")
+	}
+	dark := m.darkShown()
+	typeRune('d')
+	if m.darkShown() == dark {
+		t.Fatal("browser, d: the theme stayed")
+	}
+	m.side.themeSel.TypedRune('D') // through the focused theme selector
+	if m.darkShown() != dark {
+		t.Fatal("browser, D on the focused theme selector: the theme did not switch back")
 	}
 }
 

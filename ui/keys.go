@@ -70,7 +70,7 @@ func usesRune(r rune) bool {
 // lettersAsRunes is set in the browser, where Fyne's web driver hands the
 // page's letter keys on as KeyUnknown (its key table has no letters; only
 // the runes they type say which): there the window's letter keys (T, H,
-// L, A, P) and the speed's [ and ] are read from the runes. On the
+// L, A, P, D) and the speed's [ and ] are read from the runes. On the
 // desktop the key events carry them, and the runes must not act a second
 // time.
 var lettersAsRunes = false
@@ -82,7 +82,7 @@ func runeKey(r rune) *fyne.KeyEvent {
 		return nil
 	}
 	switch u := unicode.ToUpper(r); u {
-	case 'T', 'H', 'L', 'A', 'P':
+	case 'T', 'H', 'L', 'A', 'P', 'D':
 		return &fyne.KeyEvent{Name: fyne.KeyName(string(u))}
 	case '[':
 		return &fyne.KeyEvent{Name: fyne.KeyLeftBracket}

@@ -141,6 +141,7 @@ func keysFor(web bool) []keyRow {
 		{"H", "next attention head (block and ViT)"},
 		{"L", "MSE axis logarithmic or linear"},
 		{"A", "attention colours: per map, shared, per row, log"},
+		{"D", "light or dark theme"},
 		{pick("F11  or  P", "P"), "presentation mode"},
 		{"Esc", "leave presentation mode, a lesson, a text field or a dialog"},
 		{"Ctrl+O", pick("open a scenario", "open a scenario (the browser's file picker)")},

@@ -27,6 +27,7 @@ type Shown struct {
 	Pushes   int      `json:"pushes"`          // pushes made on the run
 	Branch   int      `json:"branch"`          // steps of the first model's pushed run recorded
 	Present  bool     `json:"presentation"`    // presentation mode
+	Dark     bool     `json:"dark"`            // the window drawn dark
 	// Space is the state-space window: "" closed, "placing" open while
 	// the stored digits are placed in their plane, "drawn" once drawn.
 	Space string `json:"space,omitempty"`
@@ -84,6 +85,7 @@ func (m *Main) Shown() Shown {
 		s.Unrecorded = m.snap.Unrecorded
 		s.Err = m.snap.Err
 		s.Present = m.presentation
+		s.Dark = m.darkShown()
 		s.Own = m.snap.Settings.Own != nil
 		s.Pushes = len(m.snap.Settings.Pushes)
 		s.Dataset = m.snap.Settings.DatasetName()

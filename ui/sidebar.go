@@ -381,7 +381,7 @@ func (m *Main) viewControls() fyne.CanvasObject {
 	present := newKeyButton(presentLabel, theme.ViewFullScreenIcon(), m.togglePresentation, m.handleKey)
 	demo := newKeyButton("Paper demo", theme.MediaPlayIcon(), m.PaperDemo, m.handleKey)
 	view := container.NewVBox(heading("View"),
-		container.NewBorder(nil, nil, widget.NewLabel("theme"), nil, m.side.themeSel), m.side.gridCheck,
+		container.NewBorder(nil, nil, widget.NewLabel("theme (D)"), nil, m.side.themeSel), m.side.gridCheck,
 		m.side.logCheck,
 		container.NewBorder(nil, nil, widget.NewLabel("attention colour (A)"), nil, m.side.scaleSel),
 		demo, present, hint("File menu: open, save and export (Ctrl+O, Ctrl+S, Ctrl+E)"))

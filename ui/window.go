@@ -404,6 +404,8 @@ func (m *Main) handleKey(k *fyne.KeyEvent) bool {
 		m.side.logCheck.SetChecked(!m.logY)
 	case fyne.KeyA:
 		m.side.scaleSel.SetSelectedIndex((int(m.attnScale) + 1) % len(attnScaleNames))
+	case fyne.KeyD:
+		m.toggleDark()
 	case fyne.KeyLeftBracket:
 		m.stepSpeed(-1)
 	case fyne.KeyRightBracket:
@@ -455,6 +457,27 @@ func (m *Main) stepSpeed(dir int) {
 		m.speed.SetValue(next) // its OnChanged tells the engine
 	}
 	m.setStatus(fmt.Sprintf("play speed %.0f steps/s ([ slower, ] faster)", next))
+}
+
+// darkShown reports whether the window is drawn dark: the theme chosen,
+// or the system's where it follows the system.
+func (m *Main) darkShown() bool {
+	if t, ok := m.app.Settings().Theme().(*appTheme); ok && t.variant != nil {
+		return *t.variant == theme.VariantDark
+	}
+	return m.app.Settings().ThemeVariant() == theme.VariantDark
+}
+
+// toggleDark switches the theme between light and dark (D): from the
+// system's, to the other of the two it shows. The theme selector says
+// so and remembers it, as when it is chosen there.
+func (m *Main) toggleDark() {
+	next := "Dark"
+	if m.darkShown() {
+		next = "Light"
+	}
+	m.side.themeSel.SetSelected(next)
+	m.setStatus(fmt.Sprintf("theme: %s (D switches light and dark)", next))
 }
 
 // cycleHead shows the next attention head of multi-head models (the

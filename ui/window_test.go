@@ -17,6 +17,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 
 	"attractorlab/sim"
 	"attractorlab/sim/figures"
@@ -720,4 +721,36 @@ func TestSpeedKeys(t *testing.T) {
 		typeKey(w, fyne.KeyRightBracket)
 	}
 	check("] at the fastest", 120)
+}
+
+// D switches the theme between light and dark: from the system's to the
+// other of the two, then back and forth; the selector shows the choice,
+// the preference keeps it, the status line says it, and Shown tells it.
+func TestThemeKey(t *testing.T) {
+	m, w := newTestMain(t)
+	if m.themeChoice != "System" {
+		t.Fatalf("the theme starts as %q", m.themeChoice)
+	}
+	sysDark := m.app.Settings().ThemeVariant() == theme.VariantDark
+	want := "Dark"
+	if sysDark {
+		want = "Light"
+	}
+	for k := range 3 {
+		typeKey(w, fyne.KeyD)
+		dark := want == "Dark"
+		if m.themeChoice != want || m.side.themeSel.Selected != want || m.app.Preferences().String("theme") != want {
+			t.Fatalf("D #%d: chosen %q, selector %q, preference %q; want %q", k+1, m.themeChoice, m.side.themeSel.Selected, m.app.Preferences().String("theme"), want)
+		}
+		if m.darkShown() != dark || m.Shown().Dark != dark {
+			t.Fatalf("D #%d (%s): drawn dark %v, shown dark %v", k+1, want, m.darkShown(), m.Shown().Dark)
+		}
+		if say := "theme: " + want; !strings.Contains(m.status.Text, say) {
+			t.Fatalf("D #%d: the status line says %q, want %q", k+1, m.status.Text, say)
+		}
+		if bg := m.app.Settings().Theme().Color(theme.ColorNameBackground, m.app.Settings().ThemeVariant()); bg != theme.DefaultTheme().Color(theme.ColorNameBackground, map[bool]fyne.ThemeVariant{true: theme.VariantDark, false: theme.VariantLight}[dark]) {
+			t.Fatalf("D #%d (%s): the background is %v", k+1, want, bg)
+		}
+		want = map[string]string{"Dark": "Light", "Light": "Dark"}[want]
+	}
 }

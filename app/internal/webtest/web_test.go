@@ -62,6 +62,7 @@ type shown struct {
 	Pushes   int      `json:"pushes"`
 	Branch   int      `json:"branch"`
 	Present  bool     `json:"presentation"`
+	Dark     bool     `json:"dark"`
 	Space    string   `json:"space"`
 	Unrec    int      `json:"unrecorded"`
 	// Attention is each model's attention panel's title; AttnPending how
@@ -300,6 +301,19 @@ func key(t *testing.T, ctx context.Context, k string) {
 
 // screenshot takes the page, checks it is drawn (not one colour), saves it
 // to ATTRACTORLAB_SHOTS/name.png when that is set, and returns it.
+// meanLuma is img's mean brightness, 0 (black) to 1 (white).
+func meanLuma(img image.Image) float64 {
+	b := img.Bounds()
+	sum := 0.0
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			sum += (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(bl)) / 0xffff
+		}
+	}
+	return sum / float64(((b.Dx()+1)/2)*((b.Dy()+1)/2))
+}
+
 func screenshot(t *testing.T, ctx context.Context, name string) image.Image {
 	t.Helper()
 	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
@@ -582,6 +596,23 @@ func TestWebPage(t *testing.T) {
 	screenshot(t, ctx, "web-presentation")
 	off := timed(t, ctx, func() { key(t, ctx, "p") }, "!s.presentation")
 	t.Logf("presentation mode: on %.0f ms, off %.0f ms (keydown to the painted frame after the window says so)", ms(on), ms(off))
+	// D: the theme switched between light and dark, and back, timed as
+	// presentation mode is.
+	dark := current(t, ctx).Dark
+	stopTheme := watchLongTasks(t, ctx)
+	switched := timed(t, ctx, func() { key(t, ctx, "d") }, fmt.Sprintf("s.dark === %v", !dark))
+	time.Sleep(300 * time.Millisecond)
+	lumSwitched := meanLuma(screenshot(t, ctx, "web-theme-switched"))
+	back := timed(t, ctx, func() { key(t, ctx, "d") }, fmt.Sprintf("s.dark === %v", dark))
+	themeLong, _ := stopTheme()
+	time.Sleep(300 * time.Millisecond)
+	lumBack := meanLuma(screenshot(t, ctx, "web-theme-back"))
+	t.Logf("theme (D): to %s %.0f ms, back %.0f ms (keydown to the painted frame after the window says so); long tasks meanwhile %v ms; the page's mean brightness %.2f → %.2f",
+		map[bool]string{true: "light", false: "dark"}[dark], ms(switched), ms(back), themeLong, lumBack, lumSwitched)
+	if darkLum, lightLum := map[bool]float64{true: lumBack, false: lumSwitched}[dark], map[bool]float64{true: lumSwitched, false: lumBack}[dark]; darkLum > lightLum-0.2 {
+		t.Errorf("the dark page's mean brightness %.2f, the light one's %.2f: the theme was not painted", darkLum, lightLum)
+	}
+	boundLongTasks(t, "the theme switched and back", themeLong)
 	before := current(t, ctx).T
 	key(t, ctx, kb.ArrowRight)
 	until(t, ctx, "a step after presentation mode", func(s shown) bool { return s.T == before+1 })
