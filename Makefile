@@ -102,8 +102,11 @@ test-wasm:
 # The web build in the system's Chromium (headless, software WebGL): the
 # page loads and draws, keys, links, lessons, compare, a bad link, the
 # download; it logs the transfer size and the timings (docs: README, Web).
+# Built with the portable kernels (purego): the runs it does here to compare
+# the page's numbers with are timed too, against the bound the page has
+# (the desktop's portable build).
 test-web: web
-	ATTRACTORLAB_WEB=$(CURDIR)/$(WEB) $(GOTEST) -v -run '^(TestWebPage.*|TestDocumentedSizes)$$' ./app/internal/webtest/
+	ATTRACTORLAB_WEB=$(CURDIR)/$(WEB) $(GOTEST) -tags purego -v -run '^(TestWebPage.*|TestDocumentedSizes)$$' ./app/internal/webtest/
 
 test-app:
 	$(SIMD) $(GOTEST) $$($(GO) list ./app/... | grep -v /internal/webtest)

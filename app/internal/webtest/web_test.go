@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1075,6 +1076,9 @@ func testTrainingInWorkers(t *testing.T, ctx context.Context, base string) {
 	time.Sleep(time.Second)
 	long, _ := opening()
 	t.Logf("opening the Training window: the page's long tasks (ms): %v", long)
+	// The same run's first epochs trained here, natively, before the page
+	// starts (its workers would share the cores with it).
+	want, here := desktopValidation(t, 2)
 	stop := watchLongTasks(t, ctx)
 	began := time.Now()
 	key(t, ctx, kb.Enter)
@@ -1093,7 +1097,9 @@ func testTrainingInWorkers(t *testing.T, ctx context.Context, base string) {
 		t.Fatalf("the default run (20 epochs) ended after its third: %q", s.Training.Status)
 	}
 	boundLongTasks(t, "training ran in a worker", long)
-	want := desktopValidation(t, 2)
+	kern, _ := models.Kernels()
+	t.Logf("the same run's first 2 epochs here, natively (kernels %s%s, GOMAXPROCS %d): %.2f s, %.2f s an epoch; the page's third epoch took %.1f× that",
+		kern, baselineNote(kern), goruntime.GOMAXPROCS(0), here.Seconds(), here.Seconds()/2, third.Seconds()/(here.Seconds()/2))
 	for k, v := range s.Training.ValMSE[:2] {
 		d := math.Abs(v-want[k]) / want[k]
 		t.Logf("epoch %d's validation MSE: the page's %.6f, the desktop's %.6f (%.2g apart, relative)", k+1, v, want[k], d)
@@ -1103,9 +1109,19 @@ func testTrainingInWorkers(t *testing.T, ctx context.Context, base string) {
 	}
 }
 
+// baselineNote says whether a time measured here, with these kernels, is
+// the baseline for the page (the desktop's portable build: make
+// test-web builds this test with -tags purego).
+func baselineNote(kernels string) string {
+	if kernels == "go" {
+		return ", the portable build"
+	}
+	return ", not the portable build the page is held to: run with -tags purego"
+}
+
 // desktopValidation is the validation MSE of the Training window's default
-// run, trained here for its first epochs.
-func desktopValidation(t *testing.T, epochs int) []float64 {
+// run, trained here for its first epochs, and how long they took.
+func desktopValidation(t *testing.T, epochs int) ([]float64, time.Duration) {
 	t.Helper()
 	train, test, err := mnist.Sample()
 	if err != nil {
@@ -1117,10 +1133,11 @@ func desktopValidation(t *testing.T, epochs int) []float64 {
 	}
 	s.Config.Epochs = epochs
 	var val []float64
+	began := time.Now()
 	if _, _, err := sim.TrainBSA(context.Background(), train, test, s, func(st sim.EpochStats, _ *sim.BSA) { val = append(val, st.ValMSE) }); err != nil {
 		t.Fatal(err)
 	}
-	return val
+	return val, time.Since(began)
 }
 
 // testEnsembleInWorkers: Population → Ensemble (Ctrl+M), run by Return,
@@ -1167,7 +1184,10 @@ func testEnsembleInWorkers(t *testing.T, ctx context.Context, base string) {
 	boundLongTasks(t, "the ensemble ran in the workers", long)
 	// The desktop's median: the same 50 digits (the embedded sample) and
 	// the page's weights (half precision).
-	want := desktopEnsemble(t, st, 50)
+	want, here := desktopEnsemble(t, st, 50)
+	kern, _ := models.Kernels()
+	t.Logf("the same ensemble here, natively (kernels %s%s, GOMAXPROCS %d): %.2f s; the page took %.1f× that",
+		kern, baselineNote(kern), goruntime.GOMAXPROCS(0), here.Seconds(), took.Seconds()/here.Seconds())
 	worst := 0.0
 	for k := range want {
 		d := math.Abs(med[k]-want[k]) / math.Max(math.Abs(want[k]), 1e-3)
@@ -1181,8 +1201,8 @@ func testEnsembleInWorkers(t *testing.T, ctx context.Context, base string) {
 
 // desktopEnsemble is the median MSE curve of bsa-p2 under s over the
 // first n embedded test digits, run here with the web build's
-// half-precision weights.
-func desktopEnsemble(t *testing.T, s sim.Settings, n int) []float64 {
+// half-precision weights, and how long the run took.
+func desktopEnsemble(t *testing.T, s sim.Settings, n int) ([]float64, time.Duration) {
 	t.Helper()
 	train, test, err := mnist.Sample()
 	if err != nil {
@@ -1203,11 +1223,12 @@ func desktopEnsemble(t *testing.T, s sim.Settings, n int) []float64 {
 	data := &mnist.Data{Train: train, Test: test}
 	env := sweep.Env{Data: data, Cat: sim.NewCatalogue(train, sim.WeightFiles{"bsa-p2": path})}
 	s.Toggled = nil
+	began := time.Now()
 	b, err := sweep.Ensemble(context.Background(), env, s, "bsa-p2", n, 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Median
+	return b.Median, time.Since(began)
 }
 
 func median(d []time.Duration) time.Duration {
