@@ -613,14 +613,14 @@ func TestAheadRemoteStalls(t *testing.T) {
 	}
 }
 
-// warmAhead is a worker that says it is up before its first answer
-// (AheadWarmer), as the page's worker started with the app does.
-type warmAhead struct {
+// readyAhead is a worker that says it is ready before its first answer
+// (AheadWarmer), as the worker the page starts with its window does.
+type readyAhead struct {
 	workerAhead
 	warm bool
 }
 
-func (w *warmAhead) Warm() bool { return w.warm }
+func (w *readyAhead) Warm() bool { return w.warm }
 
 // A remote side that says it is ready has the opening look-ahead from its
 // first job on: the page records none of it itself while the answer is on
@@ -634,7 +634,7 @@ func TestAheadWarmRecordsNothingHere(t *testing.T) {
 	set := DefaultSettings()
 	set.Lanes = []string{"bsa-p2"}
 	for _, warm := range []bool{true, false} {
-		w := &warmAhead{workerAhead: workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train), delay: 150 * time.Millisecond}, warm: warm}
+		w := &readyAhead{workerAhead: workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train), delay: 150 * time.Millisecond}, warm: warm}
 		r := startEngine(t, data, set, w)
 		sn := r.settled(t, 0, set.Index)
 		here := len(sn.Lanes[0].Frames) - 1 - int(r.e.joined.Load())

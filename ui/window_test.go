@@ -748,7 +748,11 @@ func TestThemeKey(t *testing.T) {
 		if say := "theme: " + want; !strings.Contains(m.status.Text, say) {
 			t.Fatalf("D #%d: the status line says %q, want %q", k+1, m.status.Text, say)
 		}
-		if bg := m.app.Settings().Theme().Color(theme.ColorNameBackground, m.app.Settings().ThemeVariant()); bg != theme.DefaultTheme().Color(theme.ColorNameBackground, map[bool]fyne.ThemeVariant{true: theme.VariantDark, false: theme.VariantLight}[dark]) {
+		variant := theme.VariantLight
+		if dark {
+			variant = theme.VariantDark
+		}
+		if bg := m.app.Settings().Theme().Color(theme.ColorNameBackground, m.app.Settings().ThemeVariant()); bg != theme.DefaultTheme().Color(theme.ColorNameBackground, variant) {
 			t.Fatalf("D #%d (%s): the background is %v", k+1, want, bg)
 		}
 		want = map[string]string{"Dark": "Light", "Light": "Dark"}[want]

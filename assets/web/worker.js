@@ -7,8 +7,9 @@
 // download or compile), the weights it has fetched and files.json; then
 // come jobs {id, kind, job} (a validation's with its couplings beside,
 // {net}), cancellations {id, cancel} and a training run's pause
-// {id, pause}, and {warm, models} (the worker started beside the page's
-// app: prepare, then say {up}). A weights file the app needs is asked of
+// {id, pause}, and {warm, models} (the worker the page starts once its
+// window is built: prepare, say {up}, then load the models of the weights
+// files named). A weights file the app needs is asked of
 // the page ({wantWeights}). The app answers {id, done} (a part's image-steps finished)
 // or {id, event} (a training run's; an epoch's with the couplings to
 // validate beside, {net}), then {id, answer} or {id, error}.

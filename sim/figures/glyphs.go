@@ -25,7 +25,8 @@ import (
 // same to the bit (TestGlyphCanvasSameBits); text drawn otherwise (the y
 // axis' rotated label) goes to vgimg as before.
 
-// glyphCanvas is a vgimg canvas whose upright text comes from glyphCache.
+// glyphCanvas is a vgimg canvas whose upright text comes from the glyphs
+// its faces keep (glyphs).
 type glyphCanvas struct {
 	*vgimg.Canvas
 	img *image.RGBA
