@@ -363,7 +363,7 @@ func (m *BSA) pass(w *Workspace, states []*State, dy Dynamics, alpha [][]float32
 			switch {
 			case dy.Attn == ReluSeqlen:
 				for j, s := range w.s {
-					w.a[j] = max(dy.Lambda*s, 0)
+					w.a[j] = maxF(dy.Lambda*s, 0)
 				}
 				norm = 1 / float32(n)
 			case ok:

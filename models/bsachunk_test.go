@@ -322,13 +322,15 @@ func chunkScoresLoop(jb, xh, xi, v, s []float32, n, d int) {
 }
 
 // TestChunkScoresSameOrder: the portable chunk scores, written out over
-// the lanes, give the plain loops' bits (the page's ensembles and basin
-// maps did not change when they were).
+// the lanes and over e (d = 8, multiples of 8, and other widths' loops),
+// give the plain loops' bits (the page's ensembles and basin maps did not
+// change when they were).
 func TestChunkScoresSameOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, sz := range []struct{ n, d int }{{1, 1}, {49, 8}, {196, 8}, {49, 32}} {
+	for _, sz := range []struct{ n, d int }{{1, 1}, {3, 5}, {49, 8}, {196, 8}, {7, 16}, {5, 24}, {49, 32}, {2, 12}} {
 		n, d := sz.n, sz.d
 		jb, xh, xi := randn(rng, n*d*d), randn(rng, n*d*Lanes), randn(rng, d*Lanes)
+		jb[0], xh[1] = 0, float32(math.Copysign(0, -1)) // a product of −0
 		v1, s1 := randn(rng, n*d*Lanes), randn(rng, n*Lanes)
 		v2, s2 := make([]float32, n*d*Lanes), make([]float32, n*Lanes)
 		chunkScoresGo(jb, xh, xi, v1, s1, n, d)

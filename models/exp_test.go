@@ -129,3 +129,49 @@ func BenchmarkExp(b *testing.B) {
 }
 
 var sinkF32 float32
+
+// TestExpLanes: the sixteen-image exps give expGo's bits (expLanesGo) and
+// the kernels' expK's (expLanes, what this build runs) lane by lane, on
+// softmax arguments, invalid keys' scores (−1e30), a row whose every key
+// is invalid, large λ, and random float32 bit patterns.
+func TestExpLanes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for i := range 20_000 {
+		var x, mx [Lanes]float32
+		lambda := float32(0.1 + rng.Float64()*20)
+		for b := range x {
+			switch {
+			case i%5 == 0:
+				x[b] = math.Float32frombits(rng.Uint32())
+				mx[b] = math.Float32frombits(rng.Uint32())
+			case b == 3:
+				x[b] = invalidScore
+				mx[b] = float32(rng.NormFloat64())
+			case b == 5:
+				x[b], mx[b] = invalidScore, invalidScore
+			case i%7 == 0:
+				lambda = 1e9
+				fallthrough
+			default:
+				mx[b] = float32(rng.NormFloat64() * 3)
+				x[b] = mx[b] - float32(rng.Float64()*4)
+			}
+		}
+		var got, lanes [Lanes]float32
+		expLanesGo(&got, &x, &mx, lambda)
+		expLanes(&lanes, &x, &mx, lambda)
+		for b := range x {
+			arg := float64(lambda*x[b] - lambda*mx[b])
+			want, k := float32(expGo(arg)), float32(expK(arg))
+			same := func(a, b float32) bool {
+				return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+			}
+			if !same(got[b], want) {
+				t.Fatalf("expLanesGo lane %d: exp(%v) = %v, expGo's %v", b, arg, got[b], want)
+			}
+			if !same(lanes[b], k) {
+				t.Fatalf("expLanes lane %d: exp(%v) = %v, expK's %v", b, arg, lanes[b], k)
+			}
+		}
+	}
+}

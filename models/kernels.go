@@ -313,7 +313,44 @@ func expShiftGo(dst, s []float32, lambda, shift float32) float32 {
 func maxfGo(s []float32) float32 {
 	mx := float32(invalidScore)
 	for _, v := range s {
-		mx = max(mx, v)
+		mx = maxF(mx, v)
 	}
 	return mx
+}
+
+// maxF and minF are the builtins max and min of two float32s, with the
+// same result for every input (a NaN if either is one; max prefers +0 to
+// −0, min −0 to +0), written as comparisons: in WebAssembly the builtins
+// are calls into the runtime (fmax32, fmin32), which made a softmax's
+// largest score cost three times its comparisons. They inline.
+func maxF(a, b float32) float32 {
+	switch {
+	case a > b:
+		return a
+	case b > a:
+		return b
+	case a != a:
+		return a
+	case b != b:
+		return b
+	case a == 0 && math.Float32bits(a) != 0:
+		return b // −0 and ±0
+	}
+	return a
+}
+
+func minF(a, b float32) float32 {
+	switch {
+	case a < b:
+		return a
+	case b < a:
+		return b
+	case a != a:
+		return a
+	case b != b:
+		return b
+	case a == 0 && math.Float32bits(a) == 0:
+		return b // +0 and ±0
+	}
+	return a
 }

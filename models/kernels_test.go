@@ -264,3 +264,35 @@ func gradLoop(g, xh, a, c []float32, d, np int) {
 		}
 	}
 }
+
+// TestMaxMinF: maxF and minF give the builtins' bits for every pair of
+// special values (±0, ±Inf, NaN, the extremes) and for random bit
+// patterns: here and, under Node, in WebAssembly, where the builtins are
+// the runtime's.
+func TestMaxMinF(t *testing.T) {
+	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, invalidScore}
+	same := func(a, b float32) bool {
+		return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+	}
+	check := func(a, b float32) {
+		if got, want := maxF(a, b), max(a, b); !same(got, want) {
+			t.Fatalf("maxF(%v, %v) = %v (%#x), max %v (%#x)", a, b, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+		if got, want := minF(a, b), min(a, b); !same(got, want) {
+			t.Fatalf("minF(%v, %v) = %v (%#x), min %v (%#x)", a, b, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+	for _, a := range special {
+		for _, b := range special {
+			check(a, b)
+		}
+	}
+	rng := rand.New(rand.NewPCG(15, 16))
+	for range 200_000 {
+		a, b := math.Float32frombits(rng.Uint32()), math.Float32frombits(rng.Uint32())
+		check(a, b)
+		check(a, a)
+		check(a, -a)
+	}
+}

@@ -295,7 +295,7 @@ func (b *Batch) attnForward(a *bActs) {
 				row := att[i*TP : i*TP+T]
 				if relu {
 					for j, s := range row {
-						row[j] = max(s*scale, 0) / float32(T)
+						row[j] = maxF(s*scale, 0) / float32(T)
 					}
 				} else {
 					mx := maxf(row)
