@@ -154,17 +154,48 @@ func quantDotsN(n int, p []int8, pstride int, packed []uint8, gstride, steps int
 		pc := p[c*pstride : c*pstride+4*steps]
 		for g := range quantGroups {
 			blk := packed[g*gstride : g*gstride+64*steps]
-			var s [16]int32
+			// The 16 sums in locals, each row's four products written
+			// out: in the page's WebAssembly a sum kept in an array was
+			// loaded and stored at every step.
+			var s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15 int32
 			for k := range steps {
-				x := blk[k*64 : k*64+64 : k*64+64]
-				q := pc[k*4 : k*4+4 : k*4+4]
+				x := (*[64]uint8)(blk[k*64 : k*64+64])
+				q := (*[4]int8)(pc[k*4 : k*4+4])
 				p0, p1, p2, p3 := int32(q[0]), int32(q[1]), int32(q[2]), int32(q[3])
-				for r := range 16 {
-					w := x[r*4 : r*4+4 : r*4+4]
-					s[r] += int32(w[0])*p0 + int32(w[1])*p1 + int32(w[2])*p2 + int32(w[3])*p3
-				}
+				s0 += int32(x[0])*p0 + int32(x[1])*p1 + int32(x[2])*p2 + int32(x[3])*p3
+				s1 += int32(x[4])*p0 + int32(x[5])*p1 + int32(x[6])*p2 + int32(x[7])*p3
+				s2 += int32(x[8])*p0 + int32(x[9])*p1 + int32(x[10])*p2 + int32(x[11])*p3
+				s3 += int32(x[12])*p0 + int32(x[13])*p1 + int32(x[14])*p2 + int32(x[15])*p3
+				s4 += int32(x[16])*p0 + int32(x[17])*p1 + int32(x[18])*p2 + int32(x[19])*p3
+				s5 += int32(x[20])*p0 + int32(x[21])*p1 + int32(x[22])*p2 + int32(x[23])*p3
+				s6 += int32(x[24])*p0 + int32(x[25])*p1 + int32(x[26])*p2 + int32(x[27])*p3
+				s7 += int32(x[28])*p0 + int32(x[29])*p1 + int32(x[30])*p2 + int32(x[31])*p3
+				s8 += int32(x[32])*p0 + int32(x[33])*p1 + int32(x[34])*p2 + int32(x[35])*p3
+				s9 += int32(x[36])*p0 + int32(x[37])*p1 + int32(x[38])*p2 + int32(x[39])*p3
+				s10 += int32(x[40])*p0 + int32(x[41])*p1 + int32(x[42])*p2 + int32(x[43])*p3
+				s11 += int32(x[44])*p0 + int32(x[45])*p1 + int32(x[46])*p2 + int32(x[47])*p3
+				s12 += int32(x[48])*p0 + int32(x[49])*p1 + int32(x[50])*p2 + int32(x[51])*p3
+				s13 += int32(x[52])*p0 + int32(x[53])*p1 + int32(x[54])*p2 + int32(x[55])*p3
+				s14 += int32(x[56])*p0 + int32(x[57])*p1 + int32(x[58])*p2 + int32(x[59])*p3
+				s15 += int32(x[60])*p0 + int32(x[61])*p1 + int32(x[62])*p2 + int32(x[63])*p3
 			}
-			copy(out[c*ostride+g*16:c*ostride+g*16+16], s[:])
+			o := (*[16]int32)(out[c*ostride+g*16 : c*ostride+g*16+16])
+			o[0] = s0
+			o[1] = s1
+			o[2] = s2
+			o[3] = s3
+			o[4] = s4
+			o[5] = s5
+			o[6] = s6
+			o[7] = s7
+			o[8] = s8
+			o[9] = s9
+			o[10] = s10
+			o[11] = s11
+			o[12] = s12
+			o[13] = s13
+			o[14] = s14
+			o[15] = s15
 		}
 	}
 }
