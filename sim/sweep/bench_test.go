@@ -103,3 +103,26 @@ func BenchmarkEnsemble(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*1000*101)/b.Elapsed().Seconds(), "image-steps/s")
 }
+
+// BenchmarkEnsemblePart is one Web Worker's share of the page's default
+// ensemble (50 digits over two workers): the first 25 embedded test
+// digits × 100 steps of bsa-p2 under the paper demo's noise, on one
+// goroutine's worth of work. Under Node (GOOS=js GOARCH=wasm) it is what
+// a worker computes; natively with -tags purego and -cpu 1, the desktop's
+// portable build on one core.
+func BenchmarkEnsemblePart(b *testing.B) {
+	train, test, err := mnist.Sample()
+	if err != nil {
+		b.Fatal(err)
+	}
+	set := sim.PaperDemo()
+	set.Toggled = nil
+	env := Env{Data: &mnist.Data{Train: train, Test: test}, Cat: sim.NewCatalogue(train, sim.WeightFiles{})}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Ensemble(context.Background(), env, set, "bsa-p2", 25, 100, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*25*101)/b.Elapsed().Seconds(), "image-steps/s")
+}
