@@ -167,7 +167,6 @@ func runGUI(ctx context.Context, args []string) error {
 			settings.Dataset = ""
 		}
 	}
-	remote, trainer, ahead := pageWorkers()
 	// In the page the engine records the horizon once the first frame is
 	// painted (pageReady lets it go): on the page's one thread it would
 	// delay that frame.
@@ -181,7 +180,8 @@ func runGUI(ctx context.Context, args []string) error {
 	done()
 	deps := ui.Deps{Hold: hold, Data: data, Memories: mems, Catalogue: cat, Version: versionText(),
 		WorkArea: func() (fyne.Size, bool) { return workArea(w) },
-		Sources:  openSources(data, files), Remote: remote, Trainer: trainer, Ahead: ahead}
+		Sources:  openSources(data, files)}
+	pageWorkers(&deps)
 	done = lap("window", "Building the window…")
 	m := ui.NewMain(ctx, a, w, deps, settings)
 	done()

@@ -122,14 +122,13 @@ func goMemory() any {
 		"cycles": float64(ms[2].Value.Uint64()), "allocs": float64(ms[3].Value.Uint64())}
 }
 
-// pageWorkers are the page's Web Workers, which run the population jobs,
-// training and the engine's look-ahead (nil when the page has none: they
-// run on its thread).
-func pageWorkers() (sweep.Remote, sim.TrainRemote, sim.AheadRemote) {
+// pageWorkers gives d the page's Web Workers, which run the population
+// jobs, training, the engine's look-ahead and the State space window's
+// projection (none when the page has no workers: they run on its thread).
+func pageWorkers(d *ui.Deps) {
 	if p := webwork.NewPool(); p != nil {
-		return p, p, p
+		d.Remote, d.Trainer, d.Ahead, d.Space = p, p, p, p
 	}
-	return nil, nil, nil
 }
 
 // runWorker is `attractorlab worker`: the app as one of the page's Web

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"attractorlab/sim"
-	"attractorlab/sim/sweep"
 	"attractorlab/ui"
 )
 
@@ -22,7 +20,7 @@ func pagePhase(string) time.Duration { return 0 }
 
 // pageWorkers: the desktop runs population jobs and training on its own
 // cores.
-func pageWorkers() (sweep.Remote, sim.TrainRemote, sim.AheadRemote) { return nil, nil, nil }
+func pageWorkers(*ui.Deps) {}
 
 // runWorker: `attractorlab worker` is the web build's Web Worker
 // (web_js.go); elsewhere it is not a command.

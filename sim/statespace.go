@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 
@@ -278,4 +279,78 @@ func MapPaths(ctx context.Context, data *mnist.Data, m Model, c Corruption, n, s
 		out[b].TStar, _ = BestStep(steps+1, func(t int) float64 { return mse[b][t] })
 	}
 	return out, err
+}
+
+// A StateSpaceRemote places a data set's stored digits in their plane
+// elsewhere (the page's Web Workers, whose data sets are the page's own):
+// the projection of 10,000 digits held the page's thread for tasks of up
+// to 50 ms beside the State space window's first paint.
+type StateSpaceRemote interface {
+	// StateSpace is the state space of the stored digits of dataset
+	// (Settings.Dataset's name), or an error at once when nothing is free
+	// to compute it.
+	StateSpace(ctx context.Context, dataset string) (*StateSpace, error)
+}
+
+// StateSpaceFrom is StateSpace, taking the plane and its points from get
+// (a StateSpaceRemote's answer) where they are not made yet: get's state
+// space is kept when it places as many digits as m stores (its labels
+// are m's), and m computes its own when get fails or does not.
+func (m *Memories) StateSpaceFrom(get func() (*StateSpace, error)) *StateSpace {
+	v, _ := stateSpaces.LoadOrStore(m.Set, &stateSpaceOnce{})
+	o := v.(*stateSpaceOnce)
+	o.once.Do(func() {
+		if s, err := get(); err == nil && s != nil && len(s.Points) == m.Set.Len() {
+			s.Labels = m.Set.Labels
+			o.s = s
+			return
+		}
+		dir, _ := PlaneCache()
+		o.s = StateSpaceOf(m.Set, dir)
+	})
+	return o.s
+}
+
+// stateSpaceWire is a state space's wire form (its labels are the
+// receiver's own set's).
+type stateSpaceWire struct {
+	Mean            []float64
+	PC              [2][]float64
+	Share           [2]float64
+	Points          [][2]float64
+	Source, Warning string
+}
+
+// EncodeStateSpace is s's wire form, without its labels.
+func EncodeStateSpace(s *StateSpace) ([]byte, error) {
+	return EncodeWire(stateSpaceWire{Mean: s.Mean, PC: s.PC, Share: s.Share, Points: s.Points, Source: s.Source, Warning: s.Warning})
+}
+
+// DecodeStateSpace reads what EncodeStateSpace wrote, checking the
+// plane's sizes and that every number is finite.
+func DecodeStateSpace(b []byte) (*StateSpace, error) {
+	w, err := DecodeWire[stateSpaceWire](b, "a state space")
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Mean) != models.Pixels || len(w.PC[0]) != models.Pixels || len(w.PC[1]) != models.Pixels {
+		return nil, fmt.Errorf("a state space: its mean and components have %d, %d and %d values, want %d each",
+			len(w.Mean), len(w.PC[0]), len(w.PC[1]), models.Pixels)
+	}
+	finite := func(v ...float64) bool {
+		for _, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		}
+		return true
+	}
+	ok := finite(w.Mean...) && finite(w.PC[0]...) && finite(w.PC[1]...) && finite(w.Share[:]...)
+	for _, p := range w.Points {
+		ok = ok && finite(p[:]...)
+	}
+	if !ok {
+		return nil, fmt.Errorf("a state space: a value is not a finite number")
+	}
+	return &StateSpace{Mean: w.Mean, PC: w.PC, Share: w.Share, Points: w.Points, Source: w.Source, Warning: w.Warning}, nil
 }

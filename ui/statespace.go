@@ -63,18 +63,29 @@ func (m *Main) showStateSpace() {
 	}))
 	sw.w.SetOnClosed(func() { m.space = nil })
 	m.space = sw
-	sw.compute(m.source().Memories)
+	sw.compute(m.source())
 	sw.w.Show()
 }
 
-// compute places mem's stored pictures in their plane, off Fyne's
-// goroutine, then draws the window (again when the main window's data set
-// changed since).
-func (sw *spaceWin) compute(mem *sim.Memories) {
+// compute places src's stored pictures in their plane, off Fyne's
+// goroutine (in the page, in a worker when one is free: the projection
+// held the page's thread beside the window's first paint), then draws the
+// window (again when the main window's data set changed since).
+func (sw *spaceWin) compute(src *sim.Source) {
 	m := sw.m
+	mem := src.Memories
 	sw.mem, sw.space, sw.drawnKey = mem, nil, ""
+	remote, name := m.deps.Space, src.Data.Name()
+	if !offPage(src) {
+		remote = nil // a folder of pictures is only this session's
+	}
 	go func() {
-		s := mem.StateSpace()
+		var s *sim.StateSpace
+		if remote != nil {
+			s = mem.StateSpaceFrom(func() (*sim.StateSpace, error) { return remote.StateSpace(m.ctx, name) })
+		} else {
+			s = mem.StateSpace()
+		}
 		fyne.Do(func() {
 			if sw.mem != mem {
 				return // the data set changed meanwhile: its own computation draws
@@ -161,7 +172,7 @@ func (sw *spaceWin) draw(sn *sim.Snapshot) {
 	if sn.Source != nil && sn.Source.Memories != sw.mem {
 		// Another data set: its stored pictures, in their own plane.
 		sw.note.SetText("placing the stored pictures in their plane…")
-		sw.compute(sn.Source.Memories)
+		sw.compute(sn.Source)
 		return
 	}
 	if sw.space == nil {

@@ -51,6 +51,10 @@ type Deps struct {
 	// Ahead records the engine's look-ahead elsewhere (the same workers;
 	// sim.EngineConfig.Ahead); nil records it here.
 	Ahead sim.AheadRemote
+	// Space places the stored digits in the State space window's plane
+	// elsewhere (the same workers); nil, or no worker free, places them
+	// here.
+	Space sim.StateSpaceRemote
 	// Hold keeps the engine's background recording waiting until it is
 	// closed (sim.EngineConfig.Hold; nil: it starts at once).
 	Hold <-chan struct{}

@@ -15,7 +15,7 @@ import (
 )
 
 // Pool is the page's workers (attractorlab.job): a sweep.Remote, a
-// sim.TrainRemote and a sim.AheadRemote.
+// sim.TrainRemote, a sim.AheadRemote and a sim.StateSpaceRemote.
 type Pool struct{ page js.Value }
 
 // NewPool returns the page's workers, or nil when the page runs none (a
@@ -164,6 +164,27 @@ func (p *Pool) Ahead(ctx context.Context, job sim.AheadJob) (sim.AheadAnswer, er
 	case <-ctx.Done():
 		j.handle.Call("cancel") // its promise settles, releasing the callbacks
 		return sim.AheadAnswer{}, ctx.Err()
+	}
+}
+
+// StateSpace places the stored digits of dataset in their plane in a
+// worker (sim.StateSpaceRemote), the goroutine blocked meanwhile. With
+// every worker busy (an ensemble, a training run) it says so at once: the
+// page computes the plane itself rather than wait for them.
+func (p *Pool) StateSpace(ctx context.Context, dataset string) (*sim.StateSpace, error) {
+	if !p.Warm() {
+		return nil, fmt.Errorf("no worker is free to place the stored digits")
+	}
+	j := p.start("space", []byte(dataset))
+	select {
+	case a := <-j.end:
+		if a.err != nil {
+			return nil, fmt.Errorf("the state space in a worker: %w", a.err)
+		}
+		return sim.DecodeStateSpace(a.b)
+	case <-ctx.Done():
+		j.handle.Call("cancel")
+		return nil, ctx.Err()
 	}
 }
 

@@ -25,7 +25,7 @@ type Source struct {
 }
 
 // Serve answers the jobs the page sends this worker until ctx ends:
-// {id, kind: "part"|"train"|"validate"|"ahead", job} runs one, {id, cancel} stops it and
+// {id, kind: "part"|"train"|"validate"|"ahead"|"space", job} runs one, {id, cancel} stops it and
 // {id, pause} holds a training run or lets it go on. {warm: true, models}
 // (the worker the page starts once its window is built) prepares the home data
 // set and its stored digits' search, then says {up: true} and loads the
@@ -109,8 +109,10 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 				b, err = runValidation(jctx, source, wire, net)
 			case "ahead":
 				b, err = runAhead(jctx, source, wire)
+			case "space":
+				b, err = runSpace(source, string(wire))
 			default:
-				err = fmt.Errorf("a job of kind %q: this worker runs parts, training runs, validations and look-aheads", kind)
+				err = fmt.Errorf("a job of kind %q: this worker runs parts, training runs, validations, look-aheads and state spaces", kind)
 			}
 			if err != nil {
 				post(map[string]any{"id": id, "error": err.Error()})
@@ -162,6 +164,16 @@ func namesOf(v js.Value) []string {
 		out[i] = v.Index(i).String()
 	}
 	return out
+}
+
+// runSpace places the stored digits of the data set named in their plane
+// (the job's bytes are its name) and answers their state space.
+func runSpace(source func(string) (Source, error), dataset string) ([]byte, error) {
+	src, err := source(dataset)
+	if err != nil {
+		return nil, err
+	}
+	return sim.EncodeStateSpace(src.Memories().StateSpace())
 }
 
 // runPart decodes and runs one part, telling done the image-steps

@@ -774,7 +774,17 @@ func TestWebPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("View → State space: drawn %.2f s after Ctrl+G; the page's long tasks meanwhile (ms): %v", opened.Seconds(), long)
+	// The stored digits are placed in a worker when one is free (the
+	// page computed them itself before: tasks of 100–185 ms with the
+	// window's first paint); the compare link's look-ahead is done by now.
+	spaceJobs, err := chromedp.Run(ctx, chromedp.Evaluate[int](`attractorlab.answered.space || 0`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("View → State space: drawn %.2f s after Ctrl+G, its plane from %d worker jobs; the page's long tasks meanwhile (ms): %v", opened.Seconds(), spaceJobs, long)
+	if spaceJobs != 1 {
+		t.Errorf("the state space: %d jobs answered by a worker, want 1 (the page placed the digits itself)", spaceJobs)
+	}
 	screenshot(t, ctx, "web-state-space")
 
 	// Fashion-MNIST from a link: the page fetches its sample (data/…) on
