@@ -189,15 +189,7 @@ type stateSpaceOnce struct {
 // it, made on first use and kept: the plane is read from the one embedded
 // with the sample, or from PlaneCache, and computed (about a second) only
 // for a set neither holds.
-func (m *Memories) StateSpace() *StateSpace {
-	v, _ := stateSpaces.LoadOrStore(m.Set, &stateSpaceOnce{})
-	o := v.(*stateSpaceOnce)
-	o.once.Do(func() {
-		dir, _ := PlaneCache()
-		o.s = StateSpaceOf(m.Set, dir)
-	})
-	return o.s
-}
+func (m *Memories) StateSpace() *StateSpace { return m.StateSpaceFrom(nil) }
 
 // DigitPath is one test digit's run drawn in the state space.
 type DigitPath struct {
@@ -293,13 +285,16 @@ type StateSpaceRemote interface {
 }
 
 // StateSpaceFrom is StateSpace, taking the plane and its points from get
-// (a StateSpaceRemote's answer) where they are not made yet: get's state
-// space is kept when it places as many digits as m stores (its labels
-// are m's), and m computes its own when get fails or does not.
+// (a StateSpaceRemote's answer; nil: none) where they are not made yet:
+// get's state space is kept when it places as many digits as m stores
+// (its labels are m's), and m computes its own when get fails or does not.
 func (m *Memories) StateSpaceFrom(get func() (*StateSpace, error)) *StateSpace {
 	v, _ := stateSpaces.LoadOrStore(m.Set, &stateSpaceOnce{})
 	o := v.(*stateSpaceOnce)
 	o.once.Do(func() {
+		if get == nil {
+			get = func() (*StateSpace, error) { return nil, nil }
+		}
 		if s, err := get(); err == nil && s != nil && len(s.Points) == m.Set.Len() {
 			s.Labels = m.Set.Labels
 			o.s = s

@@ -79,13 +79,12 @@ func (sw *spaceWin) compute(src *sim.Source) {
 	if !offPage(src) {
 		remote = nil // a folder of pictures is only this session's
 	}
+	var get func() (*sim.StateSpace, error)
+	if remote != nil {
+		get = func() (*sim.StateSpace, error) { return remote.StateSpace(m.ctx, name) }
+	}
 	go func() {
-		var s *sim.StateSpace
-		if remote != nil {
-			s = mem.StateSpaceFrom(func() (*sim.StateSpace, error) { return remote.StateSpace(m.ctx, name) })
-		} else {
-			s = mem.StateSpace()
-		}
+		s := mem.StateSpaceFrom(get)
 		fyne.Do(func() {
 			if sw.mem != mem {
 				return // the data set changed meanwhile: its own computation draws

@@ -151,19 +151,31 @@ func (p *Pool) Ahead(ctx context.Context, job sim.AheadJob) (sim.AheadAnswer, er
 	if err != nil {
 		return sim.AheadAnswer{}, err
 	}
-	j := p.start("ahead", wire)
+	b, err := p.start("ahead", wire).wait(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return sim.AheadAnswer{}, err
+		}
+		return sim.AheadAnswer{}, fmt.Errorf("steps %d to %d: %w", job.From+1, job.From+job.Steps, err)
+	}
+	return sim.DecodeWire[sim.AheadAnswer](b, "a look-ahead from a worker")
+}
+
+// wait is j's answer, or ctx's error once ctx ends (cancelling j in its
+// worker) or if it ended as j failed.
+func (j *job) wait(ctx context.Context) ([]byte, error) {
 	select {
 	case a := <-j.end:
 		if a.err != nil {
 			if err := ctx.Err(); err != nil {
-				return sim.AheadAnswer{}, err // cancelled as it ended
+				return nil, err // cancelled as it ended
 			}
-			return sim.AheadAnswer{}, fmt.Errorf("steps %d to %d: %w", job.From+1, job.From+job.Steps, a.err)
+			return nil, a.err
 		}
-		return sim.DecodeWire[sim.AheadAnswer](a.b, "a look-ahead from a worker")
+		return a.b, nil
 	case <-ctx.Done():
 		j.handle.Call("cancel") // its promise settles, releasing the callbacks
-		return sim.AheadAnswer{}, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
@@ -175,17 +187,14 @@ func (p *Pool) StateSpace(ctx context.Context, dataset string) (*sim.StateSpace,
 	if !p.Warm() {
 		return nil, fmt.Errorf("no worker is free to place the stored digits")
 	}
-	j := p.start("space", []byte(dataset))
-	select {
-	case a := <-j.end:
-		if a.err != nil {
-			return nil, fmt.Errorf("the state space in a worker: %w", a.err)
+	b, err := p.start("space", []byte(dataset)).wait(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
 		}
-		return sim.DecodeStateSpace(a.b)
-	case <-ctx.Done():
-		j.handle.Call("cancel")
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("the state space in a worker: %w", err)
 	}
+	return sim.DecodeStateSpace(b)
 }
 
 // Train runs job in a worker, telling w its events as they come and the
