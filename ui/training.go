@@ -155,15 +155,15 @@ type trainWin struct {
 
 	startBtn, pauseBtn, cancelBtn, useBtn, saveBtn *widget.Button
 	prog                                           *widget.ProgressBar
-	status                                         *widget.Label
+	status                                         *wrapLabel
 
 	loss, val, digit, locality *PlotView
 	couplings, displacement    *canvas.Image
-	couplingsLbl, digitLbl     *widget.Label
+	// The readouts that change during a run are wrapLabels (Fyne's
+	// wrapped Label measures its text again at many cuts for each change).
+	couplingsLbl, digitLbl *wrapLabel
 	// couplingsKey says how the couplings are drawn; couplingsLbl, short,
-	// what changes with each re-run (a wrapped label's every change
-	// measures its text again at many cuts to find where its lines break:
-	// in the page tens of milliseconds a re-run for the whole paragraph).
+	// what changes with each re-run.
 	couplingsKey        *widget.Label
 	input, atStar, last *PixelView
 	atStarLbl, lastLbl  *widget.Label
@@ -342,9 +342,8 @@ func (tw *trainWin) build() {
 	tw.useBtn = widget.NewButton("Run it in the main window", tw.use)
 	tw.saveBtn = widget.NewButtonWithIcon("Save weights…", theme.DocumentSaveIcon(), tw.save)
 	tw.prog = widget.NewProgressBar()
-	tw.status = widget.NewLabel("Trains the bare self-attention without backpropagation: each token's couplings follow the pseudo-likelihood of the " +
+	tw.status = newWrapLabel("Trains the bare self-attention without backpropagation: each token's couplings follow the pseudo-likelihood of the " +
 		"clean training digits. The main window's digit is re-run as the couplings change.")
-	tw.status.Wrapping = fyne.TextWrapWord
 	tw.setButtons()
 
 	tw.loss = NewPlotView()
@@ -363,13 +362,11 @@ func (tw *trainWin) build() {
 	tw.displacement.FillMode = canvas.ImageFillContain
 	tw.displacement.ScaleMode = canvas.ImageScalePixels
 	tw.displacement.SetMinSize(fyne.NewSize(150, 150))
-	tw.couplingsLbl = widget.NewLabel("")
-	tw.couplingsLbl.Wrapping = fyne.TextWrapWord
+	tw.couplingsLbl = newWrapLabel("")
 	tw.couplingsKey = widget.NewLabel("Left: query token i (row) by key token j (column). Middle: their mean by where the key's patch lies " +
 		"from the query's (centre: the query itself, grey). Right: the mean by patch distance. Dark is the lowest, yellow the highest.")
 	tw.couplingsKey.Wrapping = fyne.TextWrapWord
-	tw.digitLbl = widget.NewLabel("")
-	tw.digitLbl.Wrapping = fyne.TextWrapWord
+	tw.digitLbl = newWrapLabel("")
 	tw.input, tw.atStar, tw.last = NewPixelView(), NewPixelView(), NewPixelView()
 	tw.atStarLbl, tw.lastLbl = widget.NewLabel("at t*"), widget.NewLabel(fmt.Sprintf("at t = %d", trainDigitSteps))
 	pic := func(l *widget.Label, v *PixelView) fyne.CanvasObject {

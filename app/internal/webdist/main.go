@@ -1,6 +1,6 @@
 // Command webdist assembles the web build's static site (make web): the
-// page (assets/web/index.html), Go's wasm_exec.js, the icon, the app's
-// WebAssembly with a gzipped copy, the weights in their transport form
+// page (assets/web/index.html), Go's wasm_exec.js (keeping short strings:
+// execjs.go), the icon, the app's WebAssembly with a gzipped copy, the weights in their transport form
 // (half precision, models.WebWeights) and files.json, which tells the page
 // every file's size and which weights it fetches before the app starts.
 //
@@ -116,6 +116,10 @@ func build(wasmPath, execPath, out string) error {
 	execJS, err := os.ReadFile(execPath)
 	if err != nil {
 		return fmt.Errorf("-exec: %w", err)
+	}
+	execJS, ok := withShortStrings(execJS)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "webdist: -exec %s: its loadString is not Go 1.26's; copied as it is, without keeping short strings (execjs.go)\n", execPath)
 	}
 	out = filepath.Clean(out)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
