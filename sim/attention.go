@@ -216,7 +216,7 @@ func (s *session) eachAttnToTake(shown bool, do func(f *Frame, keep *attnKeep, i
 	for _, l := range s.lanes {
 		// The step shown is At(t): the last one of a model with fewer steps.
 		if n := len(l.frames); n > 0 && (shown || t < n) {
-			if f := l.frames[min(t, n-1)]; f.from != nil && l.keep.kept[f] == nil && !do(f, l.keep, l.info) {
+			if f := l.frames[min(t, n-1)]; f.from != nil && l.keep.kept[f] == nil && !s.attnUnderWay(f) && !do(f, l.keep, l.info) {
 				return
 			}
 		}
@@ -232,6 +232,13 @@ func (s *session) eachAttnToTake(shown bool, do func(f *Frame, keep *attnKeep, i
 			}
 		}
 	}
+}
+
+// attnUnderWay reports whether f's attention is being taken elsewhere
+// (attnremote.go): it is left for the answer.
+func (s *session) attnUnderWay(f *Frame) bool {
+	_, ok := s.attnFlights[f.from.saved]
+	return ok
 }
 
 // attnWanted reports whether there is attention to take while the window

@@ -32,6 +32,10 @@ type Engine struct {
 	ahead     map[*lane]aheadFlight
 	aheadDone chan aheadDone
 	joined    atomic.Int64 // frames taken from the remote side's answers (its tests count)
+	// attnDone takes the ends of attention jobs (attnremote.go);
+	// attnJoined counts the steps whose attention came from them.
+	attnDone   chan attnDone
+	attnJoined atomic.Int64
 }
 
 // fetchKey names a fetch: a model of a source's catalogue.
@@ -95,7 +99,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	if avail := cfg.Catalogue.Available(); len(avail) > 0 {
 		s.set.Lanes = []string{avail[0].Name}
 	}
-	e := &Engine{cmds: make(chan func(*session), 256), fetched: make(chan *Catalogue), fetching: map[fetchKey]bool{}, ahead: map[*lane]aheadFlight{}, aheadDone: make(chan aheadDone), s: s, sync: cfg.Synchronous, OnSnap: cfg.OnSnap}
+	e := &Engine{cmds: make(chan func(*session), 256), fetched: make(chan *Catalogue), fetching: map[fetchKey]bool{}, ahead: map[*lane]aheadFlight{}, aheadDone: make(chan aheadDone), attnDone: make(chan attnDone), s: s, sync: cfg.Synchronous, OnSnap: cfg.OnSnap}
 	s.emit = func(sn *Snapshot) {
 		if e.OnSnap != nil {
 			e.OnSnap(sn)
@@ -162,6 +166,7 @@ func (e *Engine) Run(ctx context.Context) {
 			} else {
 				wake.Reset(max(0, time.Until(at)))
 			}
+			e.sendAttn(ctx)
 		}
 		// Play: schedule the next step.
 		if s.playing && !armed {
@@ -192,6 +197,8 @@ func (e *Engine) Run(ctx context.Context) {
 			case d := <-e.aheadDone:
 				e.joinAhead(d)
 				s.runCue()
+			case d := <-e.attnDone:
+				e.joinAttn(d)
 			case <-wake.C:
 			case <-idle:
 				idle = nil
@@ -216,6 +223,8 @@ func (e *Engine) Run(ctx context.Context) {
 			case d := <-e.aheadDone:
 				e.joinAhead(d)
 				s.runCue()
+			case d := <-e.attnDone:
+				e.joinAttn(d)
 			case <-wake.C:
 			case <-idle:
 				idle = nil

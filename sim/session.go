@@ -213,6 +213,11 @@ type session struct {
 	aheadWarm, aheadFailed bool
 	aheadWhy               string
 	aheadTook, aheadMin    time.Duration
+	// attnFlights are the attention jobs under way elsewhere, by the saved
+	// state whose steps they take; attnFailed: one failed, and attention
+	// is taken here from then on (attnremote.go).
+	attnFlights map[*saved]attnFlight
+	attnFailed  bool
 }
 
 // rebuild re-corrupts the digit and restarts every lane at t = 0, keeping

@@ -161,6 +161,26 @@ func (p *Pool) Ahead(ctx context.Context, job sim.AheadJob) (sim.AheadAnswer, er
 	return sim.DecodeWire[sim.AheadAnswer](b, "a look-ahead from a worker")
 }
 
+// Attention takes steps' attention in a worker (sim.AttnRemote), the
+// goroutine blocked meanwhile; such a job goes ahead of population jobs
+// as a look-ahead's does.
+func (p *Pool) Attention(ctx context.Context, job sim.AheadJob) ([][]float32, error) {
+	wire, err := sim.EncodeWire(job)
+	if err != nil {
+		return nil, err
+	}
+	b, err := p.start("attn", wire).wait(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("the attention of steps %d to %d: %w", job.From+1, job.From+job.Steps, err)
+	}
+	return sim.DecodeAttention(b, job.Steps)
+}
+
+var _ sim.AttnRemote = (*Pool)(nil)
+
 // wait is j's answer, or ctx's error once ctx ends (cancelling j in its
 // worker) or if it ended as j failed.
 func (j *job) wait(ctx context.Context) ([]byte, error) {

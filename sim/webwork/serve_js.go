@@ -109,10 +109,12 @@ func Serve(ctx context.Context, source func(dataset string) (Source, error)) err
 				b, err = runValidation(jctx, source, wire, net)
 			case "ahead":
 				b, err = runAhead(jctx, source, wire)
+			case "attn":
+				b, err = runAttn(jctx, source, wire)
 			case "space":
 				b, err = runSpace(source, string(wire))
 			default:
-				err = fmt.Errorf("a job of kind %q: this worker runs parts, training runs, validations, look-aheads and state spaces", kind)
+				err = fmt.Errorf("a job of kind %q: this worker runs parts, training runs, validations, look-aheads, attention and state spaces", kind)
 			}
 			if err != nil {
 				post(map[string]any{"id": id, "error": err.Error()})
@@ -281,4 +283,21 @@ func runAhead(ctx context.Context, source func(string) (Source, error), wire []b
 		return nil, err
 	}
 	return sim.EncodeWire(a)
+}
+
+// runAttn decodes and takes steps' attention (sim.RunAttnJob).
+func runAttn(ctx context.Context, source func(string) (Source, error), wire []byte) ([]byte, error) {
+	job, err := sim.DecodeWire[sim.AheadJob](wire, "an attention job")
+	if err != nil {
+		return nil, err
+	}
+	src, err := source(job.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	a, err := sim.RunAttnJob(ctx, job, src.Env.Cat, src.Memories())
+	if err != nil {
+		return nil, err
+	}
+	return sim.EncodeAttention(a), nil
 }

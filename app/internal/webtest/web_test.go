@@ -971,6 +971,14 @@ func testPlayAt30(t *testing.T, ctx context.Context) {
 		t.Fatal(err)
 	}
 	from := current(t, ctx).T
+	answeredAttn := func() int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`attractorlab.answered.attn || 0`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	attn0 := answeredAttn()
 	stop := watchLongTasks(t, ctx)
 	key(t, ctx, " ")
 	until(t, ctx, "playing", func(s shown) bool { return s.Playing })
@@ -995,6 +1003,14 @@ func testPlayAt30(t *testing.T, ctx context.Context) {
 	t.Logf("playing at 30 steps/s for 5 s: t %d → %d; between the first new step painted and the last %.1f steps/s played, a new step painted %.1f times a second, at most %.0f ms apart; the page's long tasks (ms): %v",
 		from, s.T, (pairs[2*n-1]-pairs[1])/span, float64(n-1)/span, worst, long)
 	boundLongTasks(t, "playing at 30 steps/s", long)
+	// The steps played past the opening look-ahead came from a worker
+	// without their attention: a worker took it, ahead of the step shown
+	// (sim/attnremote.go), not the page.
+	attnJobs := answeredAttn() - attn0
+	t.Logf("playing at 30 steps/s: %d attention jobs answered by the workers", attnJobs)
+	if attnJobs == 0 {
+		t.Errorf("playing at 30 steps/s from t = %d to %d: no step's attention came from a worker (the page took every step again itself)", from, s.T)
+	}
 	for range 3 {
 		key(t, ctx, "[")
 	}
