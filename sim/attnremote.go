@@ -166,6 +166,14 @@ func (e *Engine) sendAttn(ctx context.Context) {
 	if s.playing {
 		n = attnAhead
 	}
+	// Where the remote side says whether a worker is idle (AheadWarmer,
+	// the page), one job at a time goes, to an idle worker: a worker
+	// started for it would hold the page's memory (90 MB each), and the
+	// step can still take its attention here.
+	warmer, _ := remote.(AheadWarmer)
+	if warmer != nil && len(s.attnFlights) > 0 {
+		return
+	}
 	for _, l := range s.lanes {
 		if !s.remoteAttn(l) {
 			continue
@@ -182,6 +190,9 @@ func (e *Engine) sendAttn(ctx context.Context) {
 			r, ok := f.from.src.(wireRewinder)
 			if !ok {
 				continue
+			}
+			if warmer != nil && !warmer.Warm() {
+				return
 			}
 			last := f.from.steps
 			for i := last + 1; i < rewindEvery; i++ {
@@ -204,6 +215,9 @@ func (e *Engine) sendAttn(ctx context.Context) {
 				case <-jctx.Done():
 				}
 			}()
+			if warmer != nil {
+				return
+			}
 		}
 	}
 }

@@ -161,3 +161,46 @@ func TestAttnJobRefused(t *testing.T) {
 		}
 	}
 }
+
+// busyWorkers is a workerAttn whose workers may all be busy (an
+// AheadWarmer that says none is idle).
+type busyWorkers struct {
+	*workerAttn
+	idle atomic.Bool
+}
+
+func (b *busyWorkers) Warm() bool { return b.idle.Load() }
+
+// With every worker busy, no attention job is sent (a worker started for
+// one would hold the page's memory): the engine takes the attention
+// itself, the same to the bit; once a worker is idle, jobs go again, one
+// at a time.
+func TestAttnRemoteWaitsForAnIdleWorker(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	w := &busyWorkers{workerAttn: &workerAttn{workerAhead: &workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train)}}}
+	w.idle.Store(true) // the look-ahead's first job is waited for
+	here, there := startEngine(t, data, set, nil), startEngine(t, data, set, w)
+	compareSnapshots(t, "the opening digit", here.settled(t, 0, set.Index), there.settled(t, 0, set.Index))
+	w.idle.Store(false)
+	jobs := w.attnJobs.Load()
+	for _, r := range []*runningEngine{here, there} {
+		r.e.Seek(30)
+	}
+	compareSnapshots(t, "t = 30", here.settled(t, 30, set.Index), there.settled(t, 30, set.Index))
+	for k := 31; k <= 34; k++ {
+		here.e.Step()
+		there.e.Step()
+		compareSnapshots(t, fmt.Sprintf("t = %d, every worker busy", k), here.settled(t, k, set.Index), there.settled(t, k, set.Index))
+	}
+	if n := w.attnJobs.Load() - jobs; n != 0 {
+		t.Fatalf("%d attention jobs sent with every worker busy", n)
+	}
+	w.idle.Store(true)
+	there.e.Seek(40)
+	there.until(t, "an attention job once a worker is idle", func(s *session) bool { return w.attnJobs.Load() > jobs })
+	there.until(t, "its answer", func(s *session) bool { return len(s.attnFlights) == 0 })
+}
