@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -23,7 +22,11 @@ func TestShortStringsUnderNode(t *testing.T) {
 	if err != nil {
 		t.Fatal("node is needed (Debian's nodejs; make test-deps installs it)")
 	}
-	lib := filepath.Join(runtime.GOROOT(), "lib", "wasm")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	lib := filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm")
 	orig, err := os.ReadFile(filepath.Join(lib, "wasm_exec.js"))
 	if err != nil {
 		t.Fatal(err)
