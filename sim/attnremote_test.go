@@ -97,15 +97,7 @@ func TestAttnRemoteFails(t *testing.T) {
 	w := &workerAttn{workerAhead: &workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train)}, fail: true}
 	here, there := startEngine(t, data, set, nil), startEngine(t, data, set, w)
 	compareSnapshots(t, "the opening digit", here.settled(t, 0, set.Index), there.settled(t, 0, set.Index))
-	for _, r := range []*runningEngine{here, there} {
-		r.e.Seek(30)
-	}
-	compareSnapshots(t, "t = 30", here.settled(t, 30, set.Index), there.settled(t, 30, set.Index))
-	for k := 31; k <= 36; k++ {
-		here.e.Step()
-		there.e.Step()
-		compareSnapshots(t, fmt.Sprintf("t = %d", k), here.settled(t, k, set.Index), there.settled(t, k, set.Index))
-	}
+	seekThenStep(t, here, there, set.Index, 36, "")
 	there.until(t, "attention taken here after the failure", func(s *session) bool { return s.attnFailed })
 	if w.attnJobs.Load() == 0 || there.e.attnJoined.Load() != 0 {
 		t.Fatalf("%d attention jobs, %d steps' attention from them; want some jobs, none answered", w.attnJobs.Load(), there.e.attnJoined.Load())
@@ -187,15 +179,7 @@ func TestAttnRemoteWaitsForAnIdleWorker(t *testing.T) {
 	compareSnapshots(t, "the opening digit", here.settled(t, 0, set.Index), there.settled(t, 0, set.Index))
 	w.idle.Store(false)
 	jobs := w.attnJobs.Load()
-	for _, r := range []*runningEngine{here, there} {
-		r.e.Seek(30)
-	}
-	compareSnapshots(t, "t = 30", here.settled(t, 30, set.Index), there.settled(t, 30, set.Index))
-	for k := 31; k <= 34; k++ {
-		here.e.Step()
-		there.e.Step()
-		compareSnapshots(t, fmt.Sprintf("t = %d, every worker busy", k), here.settled(t, k, set.Index), there.settled(t, k, set.Index))
-	}
+	seekThenStep(t, here, there, set.Index, 34, ", every worker busy")
 	if n := w.attnJobs.Load() - jobs; n != 0 {
 		t.Fatalf("%d attention jobs sent with every worker busy", n)
 	}
@@ -203,4 +187,19 @@ func TestAttnRemoteWaitsForAnIdleWorker(t *testing.T) {
 	there.e.Seek(40)
 	there.until(t, "an attention job once a worker is idle", func(s *session) bool { return w.attnJobs.Load() > jobs })
 	there.until(t, "its answer", func(s *session) bool { return len(s.attnFlights) == 0 })
+}
+
+// seekThenStep seeks both engines to t = 30, past the opening look-ahead,
+// then steps them one step at a time to last, comparing each snapshot.
+func seekThenStep(t *testing.T, here, there *runningEngine, index, last int, what string) {
+	t.Helper()
+	for _, r := range []*runningEngine{here, there} {
+		r.e.Seek(30)
+	}
+	compareSnapshots(t, "t = 30"+what, here.settled(t, 30, index), there.settled(t, 30, index))
+	for k := 31; k <= last; k++ {
+		here.e.Step()
+		there.e.Step()
+		compareSnapshots(t, fmt.Sprintf("t = %d%s", k, what), here.settled(t, k, index), there.settled(t, k, index))
+	}
 }
