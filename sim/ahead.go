@@ -260,6 +260,12 @@ func (s *session) aheadWake() time.Time {
 			at = w
 		}
 	}
+	// An attention job stops being waited for after attnPatience.
+	for _, f := range s.attnFlights {
+		if w := f.sent.Add(attnPatience); at.IsZero() || w.Before(at) {
+			at = w
+		}
+	}
 	return at
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"attractorlab/models"
 )
@@ -121,7 +122,15 @@ func DecodeAttention(b []byte, steps int) ([][]float32, error) {
 type attnFlight struct {
 	l      *lane
 	cancel context.CancelFunc
+	sent   time.Time
 }
+
+// attnPatience is how long an attention job is waited for: then it is
+// cancelled and its steps' attention is left to the page again (a step
+// shown meanwhile waits for it, its attention pending; a job can wait in
+// the page's queue behind a long one when a worker was taken between the
+// engine's asking whether one was idle and the job's start).
+const attnPatience = time.Second
 
 // attnDone is an attention job's end, for Run's goroutine.
 type attnDone struct {
@@ -148,11 +157,11 @@ func (s *session) remoteAttn(l *lane) bool {
 // steps from the one shown to the next (attnAhead of them while playing)
 // whose attention is not kept nor under way: one job for a saved state,
 // taking its steps up to the last of them recorded. It cancels the jobs of
-// lanes the session no longer has.
+// lanes the session no longer has, and those waited for attnPatience.
 func (e *Engine) sendAttn(ctx context.Context) {
 	s := e.s
 	for sv, f := range s.attnFlights {
-		if !slices.Contains(s.lanes, f.l) {
+		if !slices.Contains(s.lanes, f.l) || time.Since(f.sent) >= attnPatience {
 			f.cancel()
 			delete(s.attnFlights, sv)
 		}
@@ -207,7 +216,7 @@ func (e *Engine) sendAttn(ctx context.Context) {
 			if s.attnFlights == nil {
 				s.attnFlights = map[*saved]attnFlight{}
 			}
-			s.attnFlights[sv] = attnFlight{l: l, cancel: cancel}
+			s.attnFlights[sv] = attnFlight{l: l, cancel: cancel, sent: time.Now()}
 			go func() {
 				a, err := remote.Attention(jctx, job)
 				select {

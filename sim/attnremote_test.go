@@ -7,6 +7,7 @@ import (
 	"math"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"attractorlab/models"
 	"attractorlab/sim/mnist"
@@ -19,12 +20,17 @@ type workerAttn struct {
 	*workerAhead
 	attnJobs atomic.Int32
 	fail     bool
+	stall    bool // every attention job waits until it is cancelled
 }
 
 func (w *workerAttn) Attention(ctx context.Context, job AheadJob) ([][]float32, error) {
 	w.attnJobs.Add(1)
 	if w.fail {
 		return nil, errors.New("the worker stopped")
+	}
+	if w.stall {
+		<-ctx.Done()
+		return nil, ctx.Err()
 	}
 	b, err := EncodeWire(job)
 	if err != nil {
@@ -222,4 +228,27 @@ func dropKept(r *runningEngine, from int) {
 		close(done)
 	})
 	<-done
+}
+
+// An attention job not answered within attnPatience is given up (its
+// steps' attention left to the engine again), and the next one is sent:
+// a job that waits in the page's queue behind a long one does not hold
+// the attention of the steps shown.
+func TestAttnRemoteStalls(t *testing.T) {
+	data, err := mnist.LoadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := DefaultSettings()
+	w := &busyWorkers{workerAttn: &workerAttn{workerAhead: &workerAhead{cat: NewCatalogue(data.Train, WeightFiles{}), mem: NewMemories(data.Train)}, stall: true}}
+	w.idle.Store(true)
+	here, there := startEngine(t, data, set, nil), startEngine(t, data, set, w)
+	compareSnapshots(t, "the opening digit", here.settled(t, 0, set.Index), there.settled(t, 0, set.Index))
+	seekThenStep(t, here, there, set.Index, 31, ", the worker stalled")
+	there.until(t, "an attention job", func(*session) bool { return w.attnJobs.Load() >= 1 })
+	began := time.Now()
+	there.until(t, "the next job, the first given up", func(*session) bool { return w.attnJobs.Load() >= 2 })
+	if el := time.Since(began); el > 30*time.Second {
+		t.Fatalf("the stalled job was given up after %v, attnPatience is %v", el, attnPatience)
+	}
 }
