@@ -123,10 +123,11 @@ type attnFlight struct {
 	l      *lane
 	cancel context.CancelFunc
 	sent   time.Time
+	id     uint64 // the job's, which its answer carries
 }
 
 // attnPatience is how long an attention job is waited for: then it is
-// cancelled and its steps' attention is left to the page again (a step
+// cancelled and its steps' attention is left to the page again, for good (a step
 // shown meanwhile waits for it, its attention pending; a job can wait in
 // the page's queue behind a long one when a worker was taken between the
 // engine's asking whether one was idle and the job's start).
@@ -134,6 +135,7 @@ const attnPatience = time.Second
 
 // attnDone is an attention job's end, for Run's goroutine.
 type attnDone struct {
+	id    uint64
 	l     *lane
 	f     *Frame // the step it was sent for
 	sv    *saved
@@ -161,9 +163,22 @@ func (s *session) remoteAttn(l *lane) bool {
 func (e *Engine) sendAttn(ctx context.Context) {
 	s := e.s
 	for sv, f := range s.attnFlights {
-		if !slices.Contains(s.lanes, f.l) || time.Since(f.sent) >= attnPatience {
+		gone := !slices.Contains(s.lanes, f.l)
+		if gone || time.Since(f.sent) >= attnPatience {
 			f.cancel()
 			delete(s.attnFlights, sv)
+			if !gone {
+				// Its steps' attention is the page's from now on.
+				if s.attnGivenUp == nil {
+					s.attnGivenUp = map[*saved]*lane{}
+				}
+				s.attnGivenUp[sv] = f.l
+			}
+		}
+	}
+	for sv, l := range s.attnGivenUp {
+		if !slices.Contains(s.lanes, l) {
+			delete(s.attnGivenUp, sv)
 		}
 	}
 	remote, _ := s.cfg.Ahead.(AttnRemote)
@@ -193,7 +208,7 @@ func (e *Engine) sendAttn(ctx context.Context) {
 				continue
 			}
 			sv := f.from.saved
-			if _, busy := s.attnFlights[sv]; busy {
+			if _, busy := s.attnFlights[sv]; busy || s.attnGivenUp[sv] != nil {
 				continue
 			}
 			r, ok := f.from.src.(wireRewinder)
@@ -216,11 +231,13 @@ func (e *Engine) sendAttn(ctx context.Context) {
 			if s.attnFlights == nil {
 				s.attnFlights = map[*saved]attnFlight{}
 			}
-			s.attnFlights[sv] = attnFlight{l: l, cancel: cancel, sent: time.Now()}
+			s.attnJobs++
+			id := s.attnJobs
+			s.attnFlights[sv] = attnFlight{l: l, cancel: cancel, sent: time.Now(), id: id}
 			go func() {
 				a, err := remote.Attention(jctx, job)
 				select {
-				case e.attnDone <- attnDone{l: l, f: f, sv: sv, steps: job.Steps, a: a, err: err}:
+				case e.attnDone <- attnDone{id: id, l: l, f: f, sv: sv, steps: job.Steps, a: a, err: err}:
 				case <-jctx.Done():
 				}
 			}()
@@ -238,10 +255,12 @@ func (e *Engine) sendAttn(ctx context.Context) {
 // on.
 func (e *Engine) joinAttn(d attnDone) {
 	s := e.s
-	if f, ok := s.attnFlights[d.sv]; ok {
-		f.cancel()
-		delete(s.attnFlights, d.sv)
+	f, ok := s.attnFlights[d.sv]
+	if !ok || f.id != d.id {
+		return // given up, or its lane gone: another job may be under way for its steps
 	}
+	f.cancel()
+	delete(s.attnFlights, d.sv)
 	if d.err != nil {
 		if !errors.Is(d.err, context.Canceled) {
 			s.attnFailed = true
@@ -252,7 +271,7 @@ func (e *Engine) joinAttn(d attnDone) {
 	if !slices.Contains(s.lanes, l) {
 		return
 	}
-	n := len(newAttn(l.info))
+	n := attnLen(l.info)
 	if len(d.a) != d.steps {
 		s.attnFailed = true
 		return

@@ -161,12 +161,12 @@ func (e *Engine) Run(ctx context.Context) {
 		if hold == nil && s.cfg.Ahead != nil {
 			s.warmAhead()
 			e.sendAhead(ctx)
+			e.sendAttn(ctx) // before the wake: a job it sends is given up in time
 			if at := s.aheadWake(); at.IsZero() {
 				wake.Stop()
 			} else {
 				wake.Reset(max(0, time.Until(at)))
 			}
-			e.sendAttn(ctx)
 		}
 		// Play: schedule the next step.
 		if s.playing && !armed {

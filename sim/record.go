@@ -184,12 +184,18 @@ func (s *session) extendLane(l *lane) {
 
 // newAttn is room for the attention a step of a model like info records.
 func newAttn(info ModelInfo) []float32 {
-	if info.Tokens > 0 {
-		return make([]float32, info.Tokens*info.Tokens*max(1, 1+info.Heads))
-	} else if info.Patterns > 0 {
-		return make([]float32, info.Patterns)
+	if n := attnLen(info); n > 0 {
+		return make([]float32, n)
 	}
 	return nil
+}
+
+// attnLen is how many numbers a step's attention has (newAttn's length).
+func attnLen(info ModelInfo) int {
+	if info.Tokens > 0 {
+		return info.Tokens * info.Tokens * max(1, 1+info.Heads)
+	}
+	return max(0, info.Patterns)
 }
 
 func (s *session) advance(n int) {

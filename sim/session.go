@@ -218,6 +218,11 @@ type session struct {
 	// is taken here from then on (attnremote.go).
 	attnFlights map[*saved]attnFlight
 	attnFailed  bool
+	// attnGivenUp are the saved states whose job was given up
+	// (attnPatience), by lane: their steps' attention is taken here;
+	// attnJobs counts the jobs sent (their ids).
+	attnGivenUp map[*saved]*lane
+	attnJobs    uint64
 }
 
 // rebuild re-corrupts the digit and restarts every lane at t = 0, keeping
