@@ -73,7 +73,8 @@ func RunAttnJob(ctx context.Context, job AheadJob, cat *Catalogue, mem *Memories
 
 // EncodeAttention writes steps' attention (each of the same length) as it
 // travels: the number of steps and each one's length, then the numbers as
-// little-endian float32 (gob's floats took the page longer to read).
+// little-endian float32 (gob writes each float as a variable-length
+// integer, which the page would decode number by number).
 func EncodeAttention(a [][]float32) []byte {
 	n := 0
 	if len(a) > 0 {
