@@ -118,25 +118,13 @@ func RunAheadJob(ctx context.Context, job AheadJob, cat *Catalogue, mem *Memorie
 	if job.Steps < 1 || job.From < 0 {
 		return AheadAnswer{}, fmt.Errorf("a look-ahead job of %d steps from step %d: it takes at least 1 step from step 0 or later", job.Steps, job.From)
 	}
-	if len(job.Input.Clean) != models.Pixels || len(job.Input.Input) != models.Pixels {
-		return AheadAnswer{}, fmt.Errorf("a look-ahead job's digit has %d and %d pixels, not %d", len(job.Input.Clean), len(job.Input.Input), models.Pixels)
-	}
-	m, err := cat.Model(job.Model, job.Settings)
+	m, tr, in, err := job.resume(cat, "a look-ahead job", "its steps are not recorded elsewhere")
 	if err != nil {
 		return AheadAnswer{}, err
 	}
-	in := job.Input
-	tr, ok := m.Start(&in).(wireRewinder)
-	if !ok {
-		return AheadAnswer{}, fmt.Errorf("model %s: its steps are not recorded elsewhere", job.Model)
-	}
-	if want := len(tr.toWire(tr.Save()).X); len(job.State.X) != want {
-		return AheadAnswer{}, fmt.Errorf("a look-ahead job's state has %d numbers; model %s's has %d", len(job.State.X), job.Model, want)
-	}
-	tr.Restore(tr.fromWire(job.State))
 	info := m.Info()
 	s := &session{src: &Source{Memories: mem}, clean: in.Clean, pixel: in.Pixel}
-	l := &lane{info: info, in: &in}
+	l := &lane{info: info, in: in}
 	if info.Patch > 0 {
 		if l.grid, err = models.NewPatches(info.Patch); err != nil {
 			return AheadAnswer{}, err
@@ -158,6 +146,39 @@ func RunAheadJob(ctx context.Context, job AheadJob, cat *Catalogue, mem *Memorie
 	}
 	a.Last = tr.toWire(tr.Save())
 	return a, nil
+}
+
+// resume builds job's model with cat and its trajectory at the job's
+// state, the remote side of a look-ahead or attention job: what names the
+// job in its errors, notWire what a model whose state does not travel
+// cannot have done elsewhere.
+func (job AheadJob) resume(cat *Catalogue, what, notWire string) (Model, wireRewinder, *Corrupted, error) {
+	if len(job.Input.Clean) != models.Pixels || len(job.Input.Input) != models.Pixels {
+		return nil, nil, nil, fmt.Errorf("%s's digit has %d and %d pixels, not %d", what, len(job.Input.Clean), len(job.Input.Input), models.Pixels)
+	}
+	m, err := cat.Model(job.Model, job.Settings)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in := job.Input
+	tr, ok := m.Start(&in).(wireRewinder)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("model %s: %s", job.Model, notWire)
+	}
+	if want := len(tr.toWire(tr.Save()).X); len(job.State.X) != want {
+		return nil, nil, nil, fmt.Errorf("%s's state has %d numbers; model %s's has %d", what, len(job.State.X), job.Model, want)
+	}
+	tr.Restore(tr.fromWire(job.State))
+	return m, tr, &in, nil
+}
+
+// jobFor is lane l's job of steps steps from step from, whose state is
+// state: a look-ahead's or an attention job's.
+func (s *session) jobFor(l *lane, from int, state WireState, steps int) AheadJob {
+	job := AheadJob{Dataset: s.set.Dataset, Model: l.info.Name, Settings: s.set, Input: *l.in,
+		From: from, State: state, Steps: steps}
+	job.Settings.Own = nil // the input travels as it is
+	return job
 }
 
 // check says what is wrong with a, when it is not an answer to job: the
@@ -294,9 +315,7 @@ func (e *Engine) sendAhead(ctx context.Context) {
 			continue
 		}
 		r := l.traj.(wireRewinder)
-		job := AheadJob{Dataset: s.set.Dataset, Model: l.info.Name, Settings: s.set, Input: *l.in,
-			From: from, State: r.toWire(r.Save()), Steps: n}
-		job.Settings.Own = nil // the input travels as it is
+		job := s.jobFor(l, from, r.toWire(r.Save()), n)
 		jctx, cancel := context.WithCancel(ctx)
 		e.ahead[l] = aheadFlight{job: job, cancel: cancel}
 		l.aheadSent = time.Now()

@@ -8,8 +8,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"attractorlab/models"
 )
 
 // Taking steps' attention elsewhere: in the page, a lane whose look-ahead
@@ -43,22 +41,10 @@ func RunAttnJob(ctx context.Context, job AheadJob, cat *Catalogue, mem *Memories
 	if job.Steps < 1 || job.Steps > rewindEvery || job.From < 0 {
 		return nil, fmt.Errorf("an attention job of %d steps from step %d: it takes 1 to %d steps from step 0 or later", job.Steps, job.From, rewindEvery)
 	}
-	if len(job.Input.Clean) != models.Pixels || len(job.Input.Input) != models.Pixels {
-		return nil, fmt.Errorf("an attention job's digit has %d and %d pixels, not %d", len(job.Input.Clean), len(job.Input.Input), models.Pixels)
-	}
-	m, err := cat.Model(job.Model, job.Settings)
+	m, tr, _, err := job.resume(cat, "an attention job", "its steps' attention is not taken elsewhere")
 	if err != nil {
 		return nil, err
 	}
-	in := job.Input
-	tr, ok := m.Start(&in).(wireRewinder)
-	if !ok {
-		return nil, fmt.Errorf("model %s: its steps' attention is not taken elsewhere", job.Model)
-	}
-	if want := len(tr.toWire(tr.Save()).X); len(job.State.X) != want {
-		return nil, fmt.Errorf("an attention job's state has %d numbers; model %s's has %d", len(job.State.X), job.Model, want)
-	}
-	tr.Restore(tr.fromWire(job.State))
 	info := m.Info()
 	out := make([][]float32, job.Steps)
 	for k := range out {
@@ -225,9 +211,7 @@ func (e *Engine) sendAttn(ctx context.Context) {
 					last = i
 				}
 			}
-			job := AheadJob{Dataset: s.set.Dataset, Model: l.info.Name, Settings: s.set, Input: *l.in,
-				From: f.T - f.from.steps - 1, State: r.toWire(sv.state), Steps: last + 1}
-			job.Settings.Own = nil // the input travels as it is
+			job := s.jobFor(l, f.T-f.from.steps-1, r.toWire(sv.state), last+1)
 			jctx, cancel := context.WithCancel(ctx)
 			if s.attnFlights == nil {
 				s.attnFlights = map[*saved]attnFlight{}

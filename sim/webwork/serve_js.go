@@ -25,7 +25,7 @@ type Source struct {
 }
 
 // Serve answers the jobs the page sends this worker until ctx ends:
-// {id, kind: "part"|"train"|"validate"|"ahead"|"space", job} runs one, {id, cancel} stops it and
+// {id, kind: "part"|"train"|"validate"|"ahead"|"attn"|"space", job} runs one, {id, cancel} stops it and
 // {id, pause} holds a training run or lets it go on. {warm: true, models}
 // (the worker the page starts once its window is built) prepares the home data
 // set and its stored digits' search, then says {up: true} and loads the
