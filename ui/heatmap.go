@@ -34,7 +34,7 @@ type Heatmap struct {
 
 	img    *canvas.Image
 	bar    *canvas.Image
-	hi, lo *canvas.Text
+	hi, lo *GlyphText // the colour bar's ends: they change with every step
 	sel    *canvas.Rectangle
 	lens   *canvas.Image
 	frame  *canvas.Rectangle // the lens's border
@@ -81,8 +81,8 @@ func (h *Heatmap) CreateRenderer() fyne.WidgetRenderer {
 	h.img.FillMode = canvas.ImageFillStretch
 	h.bar = canvas.NewImageFromImage(colourBar)
 	h.bar.FillMode = canvas.ImageFillStretch
-	h.hi = canvas.NewText("", theme.Color(theme.ColorNameForeground))
-	h.lo = canvas.NewText("", theme.Color(theme.ColorNameForeground))
+	h.hi = NewGlyphText("", theme.Color(theme.ColorNameForeground))
+	h.lo = NewGlyphText("", theme.Color(theme.ColorNameForeground))
 	h.sel = canvas.NewRectangle(color.Transparent)
 	h.sel.StrokeColor = color.RGBA{255, 60, 60, 255}
 	h.sel.StrokeWidth = 1.5
@@ -121,7 +121,9 @@ func (r *heatRenderer) Layout(s fyne.Size) {
 	h.bar.Resize(fyne.NewSize(barWidth, sz.Height))
 	th := h.hi.MinSize().Height
 	h.hi.Move(fyne.NewPos(bx+barWidth+4, pos.Y))
+	h.hi.Resize(h.hi.MinSize())
 	h.lo.Move(fyne.NewPos(bx+barWidth+4, pos.Y+sz.Height-th))
+	h.lo.Resize(h.lo.MinSize())
 	if h.Selected >= 0 && h.Rows > 0 {
 		rh := sz.Height / float32(h.Rows)
 		h.sel.Move(fyne.NewPos(pos.X, pos.Y+rh*float32(h.Selected)))
@@ -226,8 +228,8 @@ func (r *heatRenderer) Refresh() {
 		h.shown = nil
 	}
 	h.img.Refresh()
-	setCanvasText(h.hi, hi, fg, size)
-	setCanvasText(h.lo, lo, fg, size)
+	setGlyphText(h.hi, hi, fg, size)
+	setGlyphText(h.lo, lo, fg, size)
 	r.Layout(h.Size())
 }
 

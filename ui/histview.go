@@ -33,9 +33,9 @@ type Histogram struct {
 	title  *canvas.Text
 	xlo    *canvas.Text
 	xhi    *canvas.Text
-	ytop   *canvas.Text   // what the top of the bars is: a share of patches
-	means  *canvas.Text   // "means:", or why there are none
-	keys   []*canvas.Text // each lane's name and mean, in its bars' colour
+	ytop   *GlyphText   // what the top of the bars is: a share of patches
+	means  *canvas.Text // "means:", or why there are none
+	keys   []*GlyphText // each lane's name and mean, in its bars' colour (they change each step)
 }
 
 // NewHistogram returns an empty histogram.
@@ -52,7 +52,7 @@ func (h *Histogram) CreateRenderer() fyne.WidgetRenderer {
 	h.xlo = canvas.NewText("0", theme.Color(theme.ColorNameForeground))
 	h.xhi = canvas.NewText("", theme.Color(theme.ColorNameForeground))
 	h.means = canvas.NewText("", theme.Color(theme.ColorNameForeground))
-	h.ytop = canvas.NewText("", theme.Color(theme.ColorNameForeground))
+	h.ytop = NewGlyphText("", theme.Color(theme.ColorNameForeground))
 	r := &histRenderer{h: h}
 	return r
 }
@@ -67,9 +67,11 @@ func (r *histRenderer) Layout(s fyne.Size) {
 	x := 4 + h.means.MinSize().Width + 4
 	for _, k := range h.keys {
 		k.Move(fyne.NewPos(x, th))
+		k.Resize(k.MinSize())
 		x += k.MinSize().Width + 6
 	}
 	h.ytop.Move(fyne.NewPos(s.Width-h.ytop.MinSize().Width, 2*th))
+	h.ytop.Resize(h.ytop.MinSize())
 	h.raster.Move(fyne.NewPos(0, 3*th))
 	h.raster.Resize(fyne.NewSize(s.Width, max(s.Height-4*th, 1)))
 	h.xlo.Move(fyne.NewPos(0, s.Height-th))
@@ -88,7 +90,7 @@ func (r *histRenderer) Refresh() {
 	if len(h.keys) != len(h.Sets) {
 		h.keys = h.keys[:0]
 		for k := range h.Sets {
-			key := canvas.NewText("", h.colorOf(k))
+			key := NewGlyphText("", h.colorOf(k))
 			key.TextStyle.Bold = true
 			h.keys = append(h.keys, key)
 		}
@@ -105,7 +107,7 @@ func (r *histRenderer) Refresh() {
 		if k < len(h.Names) {
 			name = h.Names[k]
 		}
-		setCanvasText(h.keys[k], fmt.Sprintf("%s %.3f", name, m), h.colorOf(k), sz)
+		setGlyphText(h.keys[k], fmt.Sprintf("%s %.3f", name, m), h.colorOf(k), sz)
 	}
 	ytop := ""
 	if _, peak := h.shares(); peak > 0 {
@@ -120,9 +122,10 @@ func (r *histRenderer) Refresh() {
 	for _, t := range []struct {
 		t    *canvas.Text
 		text string
-	}{{h.title, h.title.Text}, {h.xlo, h.xlo.Text}, {h.xhi, xhi}, {h.means, means}, {h.ytop, ytop}} {
+	}{{h.title, h.title.Text}, {h.xlo, h.xlo.Text}, {h.xhi, xhi}, {h.means, means}} {
 		setCanvasText(t.t, t.text, fg, sz)
 	}
+	setGlyphText(h.ytop, ytop, fg, sz)
 	h.raster.Refresh()
 	r.Layout(h.Size())
 }
@@ -202,6 +205,15 @@ func (h *Histogram) colorOf(k int) color.Color {
 // one of them changed: a step changes a few of a view's texts, and in the
 // page each refresh costs Fyne's check of the calling goroutine.
 func setCanvasText(t *canvas.Text, text string, c color.Color, size float32) {
+	if t.Text == text && t.TextSize == size && t.Color == c {
+		return
+	}
+	t.Text, t.Color, t.TextSize = text, c, size
+	t.Refresh()
+}
+
+// setGlyphText is setCanvasText for a GlyphText.
+func setGlyphText(t *GlyphText, text string, c color.Color, size float32) {
 	if t.Text == text && t.TextSize == size && t.Color == c {
 		return
 	}

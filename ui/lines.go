@@ -34,7 +34,14 @@ type Lines struct {
 	// ") and whose rest does not, has only its head drawn again (in the
 	// page each changed text is shaped and rasterised afresh). Meant for
 	// a monospace style, where the two pieces sit exactly as one text.
+	// The head is a GlyphText: its changing digits are drawn from kept
+	// characters.
 	Lead int
+	// Glyphs draws each line as a GlyphText (one kept canvas.Text a
+	// character) instead of a canvas.Text: for lines whose numbers
+	// change with every step. They sit at the sum of their characters'
+	// advances (no kerning), within a pixel of where a Label puts them.
+	Glyphs bool
 }
 
 // NewLines returns lines of text laid out like a Label's.
@@ -60,10 +67,12 @@ func (l *Lines) CreateRenderer() fyne.WidgetRenderer {
 }
 
 type linesRenderer struct {
-	l     *Lines
-	texts []*canvas.Text // a text a line, then the first line's rest when it is split (lead)
-	full  []string       // each line's whole text (texts[i].Text may be cut)
-	objs  []fyne.CanvasObject
+	l      *Lines
+	texts  []*canvas.Text // a text a line, then the first line's rest when it is split (lead)
+	glyphs []*GlyphText   // with Glyphs, a line each; texts[i] is then unused, except the rest
+	head   *GlyphText     // the first line's head when it is split (lead)
+	full   []string       // each line's whole text (texts[i].Text may be cut)
+	objs   []fyne.CanvasObject
 }
 
 // lead is where the first line is split (Lines.Lead), in bytes; 0: it
@@ -80,6 +89,28 @@ func (r *linesRenderer) lead() int {
 		n++
 	}
 	return 0 // no rest beside the head
+}
+
+// lineSize is the size of a line drawn whole (first: the first line),
+// measured as it is drawn: from its characters' sizes where they are
+// drawn from kept characters (Glyphs, and the head of a split line), so
+// that a line whose numbers change is not shaped anew to be measured.
+func (l *Lines) lineSize(line string, first bool, textSize float32) fyne.Size {
+	if l.Glyphs {
+		return glyphsSize(line, textSize, l.TextStyle)
+	}
+	if first && l.Lead > 0 && l.Alignment == fyne.TextAlignLeading {
+		n := 0
+		for i := range line {
+			if n == l.Lead {
+				hm := glyphsSize(line[:i], textSize, l.TextStyle)
+				rm := fyne.MeasureText(line[i:], textSize, l.TextStyle)
+				return fyne.NewSize(hm.Width+rm.Width, max(hm.Height, rm.Height))
+			}
+			n++
+		}
+	}
+	return fyne.MeasureText(line, textSize, l.TextStyle)
 }
 
 // metrics are the theme's sizes the layout needs.
@@ -103,6 +134,26 @@ func (r *linesRenderer) Refresh() {
 	}
 	r.texts = r.texts[:n]
 	r.objs = r.objs[:0]
+	lead := r.lead()
+	if r.l.Glyphs {
+		for len(r.glyphs) < len(r.full) {
+			r.glyphs = append(r.glyphs, NewGlyphText("", nil))
+		}
+		r.glyphs = r.glyphs[:len(r.full)]
+	}
+	if lead > 0 && r.head == nil {
+		r.head = NewGlyphText("", nil)
+	}
+	look := func(g *GlyphText) {
+		if g != nil && (g.Color != fg || g.TextSize != textSize || g.TextStyle != r.l.TextStyle) {
+			g.Color, g.TextSize, g.TextStyle = fg, textSize, r.l.TextStyle
+			g.Refresh()
+		}
+	}
+	for _, g := range r.glyphs {
+		look(g)
+	}
+	look(r.head)
 	type drawn struct {
 		text  string
 		color color.Color
@@ -114,7 +165,14 @@ func (r *linesRenderer) Refresh() {
 	for i, t := range r.texts {
 		was[i] = drawn{t.Text, t.Color, t.TextSize, t.TextStyle, t.Alignment}
 		t.Color, t.TextSize, t.TextStyle, t.Alignment = fg, textSize, r.l.TextStyle, r.l.Alignment
-		r.objs = append(r.objs, t)
+		switch {
+		case i == 0 && lead > 0:
+			r.objs = append(r.objs, r.head)
+		case r.l.Glyphs && i < len(r.full):
+			r.objs = append(r.objs, r.glyphs[i])
+		default:
+			r.objs = append(r.objs, t)
+		}
 	}
 	r.Layout(r.l.Size())
 	// Only a line drawn differently is refreshed: each refresh costs a
@@ -137,9 +195,10 @@ func (r *linesRenderer) Layout(size fyne.Size) {
 		line := r.full[i]
 		if i == 0 && lead > 0 {
 			// The head, then the rest beside it, cut to what is left.
-			head, rest := r.texts[0], r.texts[len(r.full)]
-			head.Text, rest.Text = line[:lead], line[lead:]
-			hm := fyne.MeasureText(head.Text, textSize, head.TextStyle)
+			head, rest := r.head, r.texts[len(r.full)]
+			head.SetText(line[:lead])
+			rest.Text = line[lead:]
+			hm := glyphsSize(head.Text, textSize, r.l.TextStyle)
 			rm := fyne.MeasureText(rest.Text, textSize, rest.TextStyle)
 			if r.l.Truncation == fyne.TextTruncateEllipsis && hm.Width+rm.Width > width {
 				rest.Text = cutToWidth(rest.Text, width-hm.Width, func(s string) float32 { return fyne.MeasureText(s, textSize, rest.TextStyle).Width })
@@ -152,11 +211,15 @@ func (r *linesRenderer) Layout(size fyne.Size) {
 			y += max(hm.Height, rm.Height)
 			continue
 		}
-		t.Text = line
-		m := fyne.MeasureText(line, textSize, t.TextStyle)
+		measure := func(s string) fyne.Size { return fyne.MeasureText(s, textSize, r.l.TextStyle) }
+		if r.l.Glyphs {
+			measure = func(s string) fyne.Size { return glyphsSize(s, textSize, r.l.TextStyle) }
+		}
+		shown := line
+		m := measure(line)
 		if r.l.Truncation == fyne.TextTruncateEllipsis && m.Width > width {
-			t.Text = cutToWidth(line, width, func(s string) float32 { return fyne.MeasureText(s, textSize, t.TextStyle).Width })
-			m = fyne.MeasureText(t.Text, textSize, t.TextStyle)
+			shown = cutToWidth(line, width, func(s string) float32 { return measure(s).Width })
+			m = measure(shown)
 		}
 		x := pad
 		switch r.l.Alignment {
@@ -165,8 +228,15 @@ func (r *linesRenderer) Layout(size fyne.Size) {
 		case fyne.TextAlignTrailing:
 			x += width - m.Width
 		}
-		t.Move(fyne.NewPos(x, y))
-		t.Resize(m)
+		var o fyne.CanvasObject = t
+		if r.l.Glyphs {
+			r.glyphs[i].SetText(shown)
+			o = r.glyphs[i]
+		} else {
+			t.Text = shown
+		}
+		o.Move(fyne.NewPos(x, y))
+		o.Resize(m)
 		y += m.Height // a Label's lines of one text have no spacing between them
 	}
 }
@@ -191,8 +261,8 @@ func cutToWidth(line string, width float32, measure func(string) float32) string
 func (r *linesRenderer) MinSize() fyne.Size {
 	textSize, pad := r.metrics()
 	var w, h float32
-	for _, line := range r.full {
-		m := fyne.MeasureText(line, textSize, r.l.TextStyle)
+	for i, line := range r.full {
+		m := r.l.lineSize(line, i == 0, textSize)
 		w = max(w, m.Width)
 		h += m.Height
 	}

@@ -130,7 +130,9 @@ func TestLinesCutToWidth(t *testing.T) {
 // (the two widths add up to the whole line's), the line's text whole
 // where it fits, and cut to the widget with "…" where not. A change of
 // the head alone leaves the rest as it was (the text and place Refresh
-// compares, so it is not drawn again).
+// compares, so it is not drawn again); the head is drawn from kept
+// characters (a GlyphText), which in one monospace font sit exactly as
+// one text does.
 func TestLinesLead(t *testing.T) {
 	test.NewTempApp(t)
 	style := fyne.TextStyle{Monospace: true}
@@ -153,7 +155,7 @@ func TestLinesLead(t *testing.T) {
 			if len(so) != len(wo)+1 {
 				t.Fatalf("%q: %d texts split, %d whole", s, len(so), len(wo))
 			}
-			line, head, rest := wo[0].(*canvas.Text), so[0].(*canvas.Text), so[len(wo)].(*canvas.Text)
+			line, head, rest := wo[0].(*canvas.Text), so[0].(*GlyphText), so[len(wo)].(*canvas.Text)
 			first := strings.Split(s, "\n")[0]
 			if head.Text != first[:readoutLead] || head.Position() != line.Position() {
 				t.Errorf("%q at %v: head %q at %v, the line at %v", s, w, head.Text, head.Position(), line.Position())
@@ -180,10 +182,55 @@ func TestLinesLead(t *testing.T) {
 	ln.Lead = readoutLead
 	ln.Resize(fyne.NewSize(600, ln.MinSize().Height))
 	objs := test.TempWidgetRenderer(t, ln).Objects()
-	head, rest := objs[0].(*canvas.Text), objs[1].(*canvas.Text)
+	head, rest := objs[0].(*GlyphText), objs[1].(*canvas.Text)
 	restAt := rest.Position()
 	ln.SetText("t = 6    t* = 30 (MSE 0.0583; input 0.1096)")
 	if head.Text != "t = 6    " || rest.Text != "t* = 30 (MSE 0.0583; input 0.1096)" || rest.Position() != restAt {
 		t.Errorf("after the next step: %q and %q at %v (was at %v)", head.Text, rest.Text, rest.Position(), restAt)
+	}
+}
+
+// TestLinesGlyphs: lines drawn from kept characters (Glyphs) sit within
+// 2 px of where a Label puts its lines, with the same texts, ask for its
+// size within 2 px, and cut a line too wide for the widget with "…" to
+// fit it.
+func TestLinesGlyphs(t *testing.T) {
+	test.NewTempApp(t)
+	texts := []string{"clean\nlabel 7", "bsa-p2\nt 12 · MSE 0.0311", "#4123: 7 ✓ r 0.81\nmean digit r 0.42", "one\ntwo\nthree"}
+	near := func(a, b float32) bool { return math.Abs(float64(a-b)) <= 2 }
+	for _, align := range []fyne.TextAlign{fyne.TextAlignLeading, fyne.TextAlignCenter, fyne.TextAlignTrailing} {
+		for _, style := range []fyne.TextStyle{{}, {Bold: true}} {
+			for _, s := range texts {
+				lb := widget.NewLabelWithStyle(s, align, style)
+				ln := NewLines(s, align, style)
+				ln.Glyphs = true
+				if a, b := lb.MinSize(), ln.MinSize(); !near(a.Width, b.Width) || a.Height != b.Height {
+					t.Errorf("%q (align %v, style %+v): MinSize %v, a Label's %v", s, align, style, b, a)
+				}
+				size := lb.MinSize().Max(fyne.NewSize(400, 0))
+				lb.Resize(size)
+				ln.Resize(size)
+				want := labelTexts(lb)
+				got := test.TempWidgetRenderer(t, ln).Objects()
+				if len(got) != len(want) {
+					t.Fatalf("%q: %d lines, a Label shows %d", s, len(got), len(want))
+				}
+				for i, o := range got {
+					g, w := o.(*GlyphText), want[i]
+					if g.Text != w.Text || !near(g.Position().X, w.Position().X) || g.Position().Y != w.Position().Y || !near(g.Size().Width, w.Size().Width) {
+						t.Errorf("%q line %d: %q at %v size %v, a Label's %q at %v size %v", s, i, g.Text, g.Position(), g.Size(), w.Text, w.Position(), w.Size())
+					}
+				}
+			}
+		}
+	}
+	ln := NewLines("#38743: 7 ✓ r 0.79\nmean digit r 0.64", fyne.TextAlignLeading, fyne.TextStyle{})
+	ln.Glyphs, ln.Truncation = true, fyne.TextTruncateEllipsis
+	ln.Resize(fyne.NewSize(90, ln.MinSize().Height))
+	for i, o := range test.TempWidgetRenderer(t, ln).Objects() {
+		g := o.(*GlyphText)
+		if !strings.HasSuffix(g.Text, "…") || g.Position().X+g.MinSize().Width > 90-theme.InnerPadding() {
+			t.Errorf("line %d cut to 90: %q at %v, %v wide", i, g.Text, g.Position(), g.MinSize().Width)
+		}
 	}
 }

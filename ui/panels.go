@@ -72,8 +72,9 @@ func (m *Main) layoutCenter(n int) {
 		title := newTitle("")
 		// Its text changes every step and is short ("bsa-p2", "t 33 ·
 		// MSE 0.0595"): no truncation, which shapes the text again and
-		// again to find where to cut.
+		// again to find where to cut, and drawn from kept characters.
 		title.Truncation = fyne.TextTruncateOff
+		title.Glyphs = true
 		m.states = append(m.states, v)
 		m.stateTitles = append(m.stateTitles, title)
 		top = append(top, titledPanel(title, v))

@@ -12,6 +12,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"fyne.io/fyne/v2"
@@ -273,6 +274,7 @@ func (m *Main) build() {
 	m.pushSigma2 = sim.PushSigma2.Default
 	m.nearestLbl = NewLines("", fyne.TextAlignLeading, fyne.TextStyle{})
 	m.nearestLbl.Truncation = fyne.TextTruncateEllipsis
+	m.nearestLbl.Glyphs = true // its r changes every step
 
 	m.msePlot = NewPlotView()
 	m.msePlot.OnSeek = func(t int) { m.Engine.Seek(t) }
@@ -921,6 +923,9 @@ func readoutWidth(o fyne.CanvasObject) float32 {
 	case *widget.Label:
 		text, style = l.Text, l.TextStyle
 	case *Lines:
+		if !strings.Contains(l.Text, "\n") {
+			return l.lineSize(l.Text, true, theme.TextSize()).Width + 2*theme.InnerPadding() + 1
+		}
 		text, style = l.Text, l.TextStyle
 	default:
 		return o.MinSize().Width

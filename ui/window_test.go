@@ -216,6 +216,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // TestLayoutMarkup compares the window's structure with the golden markup
 // (go test ./ui -update rewrites it after an intended change).
 func TestLayoutMarkup(t *testing.T) {
+	frozenBudget(t) // which readouts are drawn from pieces does not hang on the machine's speed
 	_, w := newTestMain(t)
 	if *update {
 		os.Remove(filepath.Join("testdata", "main_window.xml"))
