@@ -23,9 +23,13 @@ import (
 // moves kept digits into place (a move only repaints), and only a piece
 // never shown before is rasterised.
 //
-// A text is drawn whole (one canvas.Text, as Fyne draws any) until the
-// text shown changes to another, so a line that never changes (a
-// model's name) stays one object to paint; and a change that would make
+// A text is drawn whole (one canvas.Text, as Fyne draws any) unless it
+// replaces a text shown less than a second before (pieceEvery): a line
+// that never changes (a model's name), or seldom (a training run's
+// status, once an epoch), stays one object to paint, where its pieces
+// would be dozens, each costing the painter a draw at every frame (in
+// the page with its CPU throttled 4×, about a millisecond each); while
+// stepping or playing, its numbers come from pieces. A change that would make
 // more new pieces than the window's budget for this moment allows
 // (pieceBudget) is drawn whole too, so that a theme's change, which
 // needs every piece of every readout in the new colour, spreads their
@@ -184,6 +188,18 @@ var pieceBudget = struct {
 	now    func() time.Time
 }{max: 16, window: 100 * time.Millisecond, now: time.Now}
 
+// pieceEvery is how soon after the last a text's change must come for the
+// new text to be drawn from pieces.
+const pieceEvery = time.Second
+
+// pieceClock is the budget's clock (a test's own).
+func pieceClock() time.Time {
+	b := &pieceBudget
+	b.Lock()
+	defer b.Unlock()
+	return b.now()
+}
+
 // takePieces says whether n new pieces may be made now, and counts them
 // if so. n pieces alone are always allowed in a fresh window: a text of
 // more pieces than the budget still comes to be drawn from them.
@@ -207,7 +223,7 @@ func takePieces(n int) bool {
 type glyphRenderer struct {
 	g       *GlyphText
 	look    glyphLook
-	changes int                       // how often a shown text changed since the look was set
+	shownAt time.Time                 // when a text was last laid out (zero: none with this look)
 	whole   *canvas.Text              // the text drawn whole (see GlyphText)
 	made    bool                      // look is the pool's
 	pool    map[string][]*canvas.Text // every piece's texts made so far
@@ -228,7 +244,7 @@ func (r *glyphRenderer) Refresh() {
 		r.look, r.made = lk, true
 		r.pool = map[string][]*canvas.Text{} // the old ones are dropped with their rasters
 		r.laid = "\x00"                      // nothing laid out with this look
-		r.changes = 0
+		r.shownAt = time.Time{}
 		r.whole = &canvas.Text{Color: lk.color, TextSize: lk.size, TextStyle: lk.style}
 	}
 	r.Layout(r.g.Size())
@@ -242,9 +258,9 @@ func (r *glyphRenderer) Layout(size fyne.Size) {
 	if text == r.laid {
 		return
 	}
-	if r.laid != "" && r.laid != "\x00" && text != "" {
-		r.changes++ // a shown text changed
-	}
+	now := pieceClock()
+	often := r.laid != "" && r.laid != "\x00" && !r.shownAt.IsZero() && now.Sub(r.shownAt) < pieceEvery
+	r.shownAt = now
 	r.laid = text
 	lk := r.look
 	font := fontName(lk.style)
@@ -254,7 +270,7 @@ func (r *glyphRenderer) Layout(size fyne.Size) {
 	clear(used)
 	r.prev = append(r.prev[:0], r.objs...)
 	r.objs = r.objs[:0]
-	if r.changes < 1 || !takePieces(r.missing(text)) {
+	if !often || text == "" || !takePieces(r.missing(text)) {
 		r.whole.Text = text
 		r.whole.Resize(sz)
 		r.whole.Refresh()

@@ -233,7 +233,7 @@ func TestGlyphTextKeepsItsPieces(t *testing.T) {
 	}
 
 	// Another colour (a theme's change) draws the text whole in it, then
-	// its next text from new pieces in that colour.
+	// its next text (soon after) from new pieces in that colour.
 	g.Color = color.NRGBA{R: 200, A: 255}
 	g.Refresh()
 	for k, s := range []string{g.Text, "t 1 · MSE 0.0409"} {
@@ -258,11 +258,12 @@ func TestGlyphTextKeepsItsPieces(t *testing.T) {
 	}
 }
 
-// TestGlyphTextWholeUntilItChanges: a GlyphText draws its first text
-// whole (one canvas.Text) and a changed one from pieces; a change whose
-// new pieces would overrun the budget of the moment is drawn whole, and
-// drawn from pieces once a new window of the budget has begun.
-func TestGlyphTextWholeUntilItChanges(t *testing.T) {
+// TestGlyphTextWholeUnlessOften: a GlyphText draws its first text whole
+// (one canvas.Text), a text replacing one shown less than a second before
+// from pieces, and one replacing a text shown longer whole again; a change
+// whose new pieces would overrun the budget of the moment is drawn whole,
+// and drawn from pieces once a new window of the budget has begun.
+func TestGlyphTextWholeUnlessOften(t *testing.T) {
 	test.NewTempApp(t)
 	b := &pieceBudget
 	later := frozenBudget(t)
@@ -279,14 +280,23 @@ func TestGlyphTextWholeUntilItChanges(t *testing.T) {
 	if got := texts(g); !slices.Equal(got, []string{"bsa-p2"}) {
 		t.Fatalf("first text: drawn as %q", got)
 	}
-	later(time.Second)
-	g.SetText("t 1 · MSE 0.0409") // 10 new pieces
+	later(b.window)
+	g.SetText("t 1 · MSE 0.0409") // 10 new pieces, 0.1 s after the first text
 	if got, want := texts(g), pieces("t 1 · MSE 0.0409"); !slices.Equal(got, want) {
-		t.Fatalf("a changed text: drawn as %q, want %q", got, want)
+		t.Fatalf("a text changed soon: drawn as %q, want %q", got, want)
 	}
 	g.SetText("t 2 · MSE 0.0418") // only "2" and "8" are new: within the budget
 	if got, want := texts(g), pieces("t 2 · MSE 0.0418"); !slices.Equal(got, want) {
 		t.Fatalf("the next text: drawn as %q, want %q", got, want)
+	}
+	later(pieceEvery)
+	g.SetText("t 3 · MSE 0.0427")
+	if got := texts(g); !slices.Equal(got, []string{"t 3 · MSE 0.0427"}) {
+		t.Fatalf("a text changed after %v: drawn as %q", pieceEvery, got)
+	}
+	g.SetText("t 4 · MSE 0.0436") // soon after: pieces again, a few of them new ("3", "6")
+	if got, want := texts(g), pieces("t 4 · MSE 0.0436"); !slices.Equal(got, want) {
+		t.Fatalf("a text changed soon again: drawn as %q, want %q", got, want)
 	}
 	h := NewGlyphText("bsa-p4", nil)
 	texts(h)
