@@ -35,6 +35,21 @@ func labelTexts(l *widget.Label) []*canvas.Text {
 	return out
 }
 
+// beside lays lb and ln out at the Label's least size (at least 400
+// wide) and returns ln's objects and the Label's texts, as many.
+func beside(t *testing.T, lb *widget.Label, ln *Lines) ([]fyne.CanvasObject, []*canvas.Text) {
+	t.Helper()
+	size := lb.MinSize().Max(fyne.NewSize(400, 0))
+	lb.Resize(size)
+	ln.Resize(size)
+	want := labelTexts(lb)
+	got := test.TempWidgetRenderer(t, ln).Objects()
+	if len(got) != len(want) {
+		t.Fatalf("%q: %d lines, a Label shows %d", ln.Text, len(got), len(want))
+	}
+	return got, want
+}
+
 // TestLinesSitLikeALabel: Lines asks for the size a Label with the same
 // text, alignment, style and truncation asks for, and puts each line where
 // the Label puts it, so that replacing one by the other moves nothing.
@@ -52,14 +67,7 @@ func TestLinesSitLikeALabel(t *testing.T) {
 					if a, b := lb.MinSize(), ln.MinSize(); a != b {
 						t.Errorf("%q (truncation %v, align %v, style %+v): MinSize %v, a Label's %v", s, trunc, align, style, b, a)
 					}
-					size := lb.MinSize().Max(fyne.NewSize(400, 0))
-					lb.Resize(size)
-					ln.Resize(size)
-					want := labelTexts(lb)
-					got := test.TempWidgetRenderer(t, ln).Objects()
-					if len(got) != len(want) {
-						t.Fatalf("%q: %d lines, a Label shows %d", s, len(got), len(want))
-					}
+					got, want := beside(t, lb, ln)
 					for i, o := range got {
 						g, w := o.(*canvas.Text), want[i]
 						if g.Text != w.Text || g.Position() != w.Position() || g.Size() != w.Size() || g.TextSize != w.TextSize || g.TextStyle != w.TextStyle || g.Color != w.Color || g.Alignment != w.Alignment {
@@ -207,14 +215,7 @@ func TestLinesGlyphs(t *testing.T) {
 				if a, b := lb.MinSize(), ln.MinSize(); !near(a.Width, b.Width) || a.Height != b.Height {
 					t.Errorf("%q (align %v, style %+v): MinSize %v, a Label's %v", s, align, style, b, a)
 				}
-				size := lb.MinSize().Max(fyne.NewSize(400, 0))
-				lb.Resize(size)
-				ln.Resize(size)
-				want := labelTexts(lb)
-				got := test.TempWidgetRenderer(t, ln).Objects()
-				if len(got) != len(want) {
-					t.Fatalf("%q: %d lines, a Label shows %d", s, len(got), len(want))
-				}
+				got, want := beside(t, lb, ln)
 				for i, o := range got {
 					g, w := o.(*GlyphText), want[i]
 					if g.Text != w.Text || !near(g.Position().X, w.Position().X) || g.Position().Y != w.Position().Y || !near(g.Size().Width, w.Size().Width) {
