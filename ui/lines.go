@@ -35,12 +35,13 @@ type Lines struct {
 	// page each changed text is shaped and rasterised afresh). Meant for
 	// a monospace style, where the two pieces sit exactly as one text.
 	// The head is a GlyphText: its changing digits are drawn from kept
-	// characters.
+	// pieces.
 	Lead int
-	// Glyphs draws each line as a GlyphText (one kept canvas.Text a
-	// character) instead of a canvas.Text: for lines whose numbers
-	// change with every step. They sit at the sum of their characters'
-	// advances (no kerning), within a pixel of where a Label puts them.
+	// Glyphs draws each line as a GlyphText (while it changes often, one
+	// kept canvas.Text a word or other character) instead of a
+	// canvas.Text: for lines whose numbers change with every step. They
+	// sit at the sum of their pieces' advances (no kerning between
+	// pieces), within 2 px of where a Label puts them.
 	Glyphs bool
 }
 
@@ -78,37 +79,41 @@ type linesRenderer struct {
 // lead is where the first line is split (Lines.Lead), in bytes; 0: it
 // is not.
 func (r *linesRenderer) lead() int {
-	if r.l.Lead <= 0 || r.l.Alignment != fyne.TextAlignLeading || len(r.full) == 0 {
+	if len(r.full) == 0 {
+		return 0
+	}
+	return r.l.leadCut(r.full[0])
+}
+
+// leadCut is where a first line is split (Lines.Lead): the byte offset
+// after its first Lead runes; 0 when it is not split (no Lead, another
+// alignment, or no rest beside the head).
+func (l *Lines) leadCut(line string) int {
+	if l.Lead <= 0 || l.Alignment != fyne.TextAlignLeading {
 		return 0
 	}
 	n := 0
-	for i := range r.full[0] {
-		if n == r.l.Lead {
+	for i := range line {
+		if n == l.Lead {
 			return i
 		}
 		n++
 	}
-	return 0 // no rest beside the head
+	return 0
 }
 
 // lineSize is the size of a line drawn whole (first: the first line),
-// measured as it is drawn: from its characters' sizes where they are
-// drawn from kept characters (Glyphs, and the head of a split line), so
+// measured as it is drawn: from its pieces' sizes where it is a
+// GlyphText (Glyphs, and the head of a split line), so
 // that a line whose numbers change is not shaped anew to be measured.
 func (l *Lines) lineSize(line string, first bool, textSize float32) fyne.Size {
 	if l.Glyphs {
 		return glyphsSize(line, textSize, l.TextStyle)
 	}
-	if first && l.Lead > 0 && l.Alignment == fyne.TextAlignLeading {
-		n := 0
-		for i := range line {
-			if n == l.Lead {
-				hm := glyphsSize(line[:i], textSize, l.TextStyle)
-				rm := fyne.MeasureText(line[i:], textSize, l.TextStyle)
-				return fyne.NewSize(hm.Width+rm.Width, max(hm.Height, rm.Height))
-			}
-			n++
-		}
+	if cut := l.leadCut(line); first && cut > 0 {
+		hm := glyphsSize(line[:cut], textSize, l.TextStyle)
+		rm := fyne.MeasureText(line[cut:], textSize, l.TextStyle)
+		return fyne.NewSize(hm.Width+rm.Width, max(hm.Height, rm.Height))
 	}
 	return fyne.MeasureText(line, textSize, l.TextStyle)
 }
