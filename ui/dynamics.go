@@ -124,7 +124,7 @@ func (m *Main) showDynamics() { m.ShowDynamics(dynTabSpectrum) }
 const specAbout = "Each point is one of the 10 eigenvalues of ∂X(t+1)/∂X(t) largest in modulus. Outside the unit circle a direction grows step by step, inside it shrinks."
 
 func (m *Main) newDynWin() {
-	d := &dynWin{m: m, w: m.app.NewWindow("Dynamics — Attractor Lab"), cancel: map[string]context.CancelFunc{}, along: map[int]dynamics.Spectrum{}, ready: m.dynReady, pushedAt: -1}
+	d := &dynWin{m: m, w: m.newWindow("Dynamics — Attractor Lab"), cancel: map[string]context.CancelFunc{}, along: map[int]dynamics.Spectrum{}, ready: m.dynReady, pushedAt: -1}
 	wrap := func(s string) *widget.Label {
 		l := widget.NewLabel(s)
 		l.Wrapping = fyne.TextWrapWord
@@ -182,7 +182,7 @@ func (m *Main) newDynWin() {
 			d.pushTest()
 		}
 	}
-	m.fitWindow(d.w, container.NewBorder(d.note, nil, nil, nil, d.tabs), fyne.NewSize(900, 760))
+	m.fitPage(d.w, container.NewBorder(d.note, nil, nil, nil, d.tabs), fyne.NewSize(900, 760))
 	d.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) {
 			m.escCloses(k)

@@ -173,7 +173,7 @@ func (m *Main) showEnsemble() {
 		m.ens.w.RequestFocus()
 		return
 	}
-	e := &ensembleWin{m: m, w: m.app.NewWindow("Ensemble — Attractor Lab")}
+	e := &ensembleWin{m: m, w: m.newWindow("Ensemble — Attractor Lab")}
 	have := m.source().Data.Test.Len()
 	e.n = widget.NewSelect(ensembleChoices(have), nil)
 	// 200 digits by default; 50 in the browser, whose kernels are the
@@ -195,7 +195,7 @@ func (m *Main) showEnsemble() {
 	export := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.exportFrom(e.w, e.exports()) })
 	top := container.NewVBox(container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewLabel(fmt.Sprintf("test digits (of %d loaded)", have)), e.n, widget.NewLabel("band over"), e.over), export, e.job.bar()), e.job.status)
-	m.fitWindow(e.w, container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)), fyne.NewSize(1100, 520))
+	m.fitPage(e.w, container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)), fyne.NewSize(1100, 520))
 	e.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		// Return runs the ensemble, as the Run button does.
 		if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !e.job.run.Disabled() {
@@ -464,7 +464,7 @@ func (m *Main) showBasin() {
 		m.basin.w.RequestFocus()
 		return
 	}
-	b := &basinWin{m: m, w: m.app.NewWindow("Basin map — Attractor Lab")}
+	b := &basinWin{m: m, w: m.newWindow("Basin map — Attractor Lab")}
 	var names []string
 	for _, in := range m.infos {
 		names = append(names, in.Name)
@@ -524,7 +524,7 @@ func (m *Main) showBasin() {
 	export := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.exportFrom(b.w, b.exports()) })
 	top := container.NewVBox(b.form, container.NewBorder(nil, nil, nil, export, b.job.bar()), b.job.status,
 		container.NewBorder(nil, nil, nil, newInfoTip(escapeTip), legend))
-	m.fitWindow(b.w, container.NewBorder(top, nil, nil, nil, b.view), fyne.NewSize(1280, 800))
+	m.fitPage(b.w, container.NewBorder(top, nil, nil, nil, b.view), fyne.NewSize(1280, 800))
 	b.w.Canvas().SetOnTypedKey(keyOnFyne(m.escCloses))
 	b.w.SetOnClosed(func() {
 		if b.job.stop != nil {

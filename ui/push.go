@@ -152,7 +152,7 @@ func (m *Main) showPush() {
 		m.pushWin.w.RequestFocus()
 		return
 	}
-	pw := &pushWin{m: m, w: m.app.NewWindow("Push the state — Attractor Lab"), chosen: map[int]bool{}}
+	pw := &pushWin{m: m, w: m.newWindow("Push the state — Attractor Lab"), chosen: map[int]bool{}}
 	pw.view = newPatchPainter(pw.paint)
 	pw.title = widget.NewLabel("")
 	pw.title.Wrapping = fyne.TextWrapWord

@@ -28,6 +28,9 @@ type Shown struct {
 	Branch   int      `json:"branch"`          // steps of the first model's pushed run recorded
 	Present  bool     `json:"presentation"`    // presentation mode
 	Dark     bool     `json:"dark"`            // the window drawn dark
+	// Covered is true while, in the page, a window covers the whole page
+	// and the main window's content beneath it is not drawn.
+	Covered bool `json:"covered"`
 	// Space is the state-space window: "" closed, "placing" open while
 	// the stored digits are placed in their plane, "drawn" once drawn.
 	Space string `json:"space,omitempty"`
@@ -112,6 +115,9 @@ func (m *Main) Shown() Shown {
 		s.Status = m.status.Text
 	}
 	s.Dialogs = len(m.dialogs)
+	if c := m.win.Content(); c != nil {
+		s.Covered = !c.Visible()
+	}
 	if e := m.ens; e != nil {
 		es := &EnsembleShown{Running: e.job.stop != nil, Status: e.job.status.Text}
 		for _, b := range e.bands {

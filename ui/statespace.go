@@ -50,12 +50,12 @@ func (m *Main) showStateSpace() {
 		m.space.w.RequestFocus()
 		return
 	}
-	sw := &spaceWin{m: m, w: m.app.NewWindow("State space — Attractor Lab"), plot: NewPlotView(), ready: m.spaceReady}
+	sw := &spaceWin{m: m, w: m.newWindow("State space — Attractor Lab"), plot: NewPlotView(), ready: m.spaceReady}
 	sw.plot.HideT = true
 	sw.plot.OnPoint = sw.load
 	sw.note = widget.NewLabel("placing the stored digits in their plane…")
 	sw.note.Wrapping = fyne.TextWrapWord
-	m.fitWindow(sw.w, container.NewBorder(nil, sw.note, nil, nil, sw.plot), fyne.NewSize(900, 760))
+	m.fitPage(sw.w, container.NewBorder(nil, sw.note, nil, nil, sw.plot), fyne.NewSize(900, 760))
 	sw.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) {
 			m.escCloses(k)

@@ -34,7 +34,7 @@ func (m *Main) showTokenEnergy() {
 		m.tokens.w.RequestFocus()
 		return
 	}
-	tw := &tokenWin{m: m, w: m.app.NewWindow("Per-token energy — Attractor Lab")}
+	tw := &tokenWin{m: m, w: m.newWindow("Per-token energy — Attractor Lab")}
 	img := func() *canvas.Image {
 		c := canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 		c.FillMode = canvas.ImageFillContain

@@ -261,7 +261,7 @@ func (m *Main) showTraining() {
 		m.train.w.RequestFocus()
 		return
 	}
-	tw := &trainWin{m: m, w: m.app.NewWindow("Training — Attractor Lab"), ui: newUpdater()}
+	tw := &trainWin{m: m, w: m.newWindow("Training — Attractor Lab"), ui: newUpdater()}
 	// 740 px high at most (build): the window fits a 1366×768 screen as
 	// well as 1280×800 (it opened 800 high and lost its bottom row on a
 	// 768-px screen); smaller still where the main window is.
@@ -401,7 +401,7 @@ func (tw *trainWin) build() {
 	maps := container.NewGridWithColumns(2, titled("‖J_ij‖: i ↓, j →", tw.couplings), titled("by key offset", tw.displacement))
 	coup := container.NewBorder(nil, container.NewVBox(tw.couplingsLbl, tw.couplingsKey), nil, nil, container.NewGridWithRows(2, maps, tw.locality))
 	body := container.NewGridWithColumns(3, left, digit, coup)
-	tw.m.fitWindow(tw.w, container.NewBorder(top, nil, nil, nil, body), fyne.NewSize(1280, 740))
+	tw.m.fitPage(tw.w, container.NewBorder(top, nil, nil, nil, body), fyne.NewSize(1280, 740))
 	tw.drawDigitInput()
 	tw.drawCurves()
 	tw.patch.OnChanged = func(string) { tw.preview() }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -172,6 +173,10 @@ type Main struct {
 	// of each of its jobs' results shown.
 	dyn      *dynWin
 	dynReady func(kind string)
+	// coverWatch is true while, in the page, a goroutine looks whether a
+	// window still covers the hidden main content (pagecover.go).
+	coverWatch bool
+	coverTicks <-chan time.Time // the watch's clock, in tests; nil: every coverEvery
 	// unpushed shows, side by side, each model's run as it was instead
 	// of its pushed run (Push → Show the runs as they were, Ctrl+J)
 	unpushed bool

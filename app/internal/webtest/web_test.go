@@ -64,6 +64,7 @@ type shown struct {
 	Branch   int      `json:"branch"`
 	Present  bool     `json:"presentation"`
 	Dark     bool     `json:"dark"`
+	Covered  bool     `json:"covered"`
 	Space    string   `json:"space"`
 	Unrec    int      `json:"unrecorded"`
 	// Attention is each model's attention panel's title; AttnPending how
@@ -767,8 +768,12 @@ func TestWebPage(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("g", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
 		t.Fatal(err)
 	}
-	until(t, ctx, "the state space drawn", func(s shown) bool { return s.Space == "drawn" })
+	s = until(t, ctx, "the state space drawn", func(s shown) bool { return s.Space == "drawn" })
 	opened := time.Since(began)
+	// It fills the page, and the main window beneath is not drawn.
+	if !s.Covered {
+		t.Errorf("the State space window open: the main window's content is drawn beneath it")
+	}
 	time.Sleep(200 * time.Millisecond) // a long task is reported once it ends
 	long, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`attractorlab.long`))
 	if err != nil {
@@ -786,6 +791,7 @@ func TestWebPage(t *testing.T) {
 		t.Errorf("the state space: %d jobs answered by a worker, want 1 (the page placed the digits itself)", spaceJobs)
 	}
 	screenshot(t, ctx, "web-state-space")
+	closeWindow(t, ctx, "the State space window", func(s shown) bool { return s.Space == "" })
 
 	// Fashion-MNIST from a link: the page fetches its sample (data/…) on
 	// first use and runs the coat as the desktop does.
@@ -1126,6 +1132,9 @@ func testTrainingInWorkers(t *testing.T, ctx context.Context, base string) {
 	if !s.Training.Running {
 		t.Fatalf("the default run (20 epochs) ended after its third: %q", s.Training.Status)
 	}
+	if !s.Covered {
+		t.Errorf("the Training window open: the main window's content is drawn beneath it")
+	}
 	boundLongTasks(t, "training ran in a worker", long)
 	kern, _ := models.Kernels()
 	t.Logf("the same run's first 2 epochs here, natively (kernels %s%s, GOMAXPROCS %d): %.2f s, %.2f s an epoch; the page's third epoch took %.1f× that",
@@ -1137,6 +1146,24 @@ func testTrainingInWorkers(t *testing.T, ctx context.Context, base string) {
 			t.Errorf("epoch %d's validation MSE: the page's %g, the desktop's %g", k+1, v, want[k])
 		}
 	}
+	closeWindow(t, ctx, "the Training window", func(s shown) bool { return s.Training == nil })
+}
+
+// closeWindow closes the window over the page by its close button (the
+// first of its title bar's, at its top left) and waits until gone says it
+// is closed and the main window is drawn again; it logs the page's long
+// tasks meanwhile (the main window's textures are made again where Fyne
+// let them go, after a minute unseen).
+func closeWindow(t *testing.T, ctx context.Context, what string, gone func(shown) bool) {
+	t.Helper()
+	stop := watchLongTasks(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseMoved, 11, 13), chromedp.MouseClickXY(11, 13)); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, what+" closed, the main window drawn", func(s shown) bool { return gone(s) && !s.Covered })
+	time.Sleep(300 * time.Millisecond) // a long task is reported once it ends
+	long, _ := stop()
+	t.Logf("%s closed by its ×: the page's long tasks meanwhile (ms): %v", what, long)
 }
 
 // baselineNote says whether a time measured here, with these kernels, is
