@@ -182,7 +182,7 @@ func (m *Main) newDynWin() {
 			d.pushTest()
 		}
 	}
-	m.fitPage(d.w, container.NewBorder(d.note, nil, nil, nil, d.tabs), fyne.NewSize(900, 760))
+	m.fitWindow(d.w, container.NewBorder(d.note, nil, nil, nil, d.tabs), fyne.NewSize(900, 760))
 	d.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) {
 			m.escCloses(k)

@@ -10,10 +10,10 @@ import (
 // In the page, Fyne's web driver draws every window in the one canvas: a
 // window is an inner window laid over the main window's content, and each
 // frame paints the content beneath as well as the window over it. The
-// large windows (Training, State space, Ensemble, Basin map, Dynamics)
-// fill the page there (fitPage), and while a window covers the whole page
-// the main window's content is hidden, so a frame paints only what can be
-// seen: with the Training window open and a run going, a frame drew 324
+// Training and Basin map windows fill the page there (fitPage; at a
+// laptop's size they covered nearly all of it already), and while a window
+// covers the whole page (any window, on a small screen) the main window's
+// content is hidden, so a frame paints only what can be seen: with the Training window open and a run going, a frame drew 324
 // objects, of which 224 were the main window's (docs/browser.md, "A window
 // over the whole page").
 

@@ -195,7 +195,7 @@ func (m *Main) showEnsemble() {
 	export := widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.exportFrom(e.w, e.exports()) })
 	top := container.NewVBox(container.NewBorder(nil, nil,
 		container.NewHBox(widget.NewLabel(fmt.Sprintf("test digits (of %d loaded)", have)), e.n, widget.NewLabel("band over"), e.over), export, e.job.bar()), e.job.status)
-	m.fitPage(e.w, container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)), fyne.NewSize(1100, 520))
+	m.fitWindow(e.w, container.NewBorder(top, nil, nil, nil, container.NewGridWithColumns(2, e.band, e.hist)), fyne.NewSize(1100, 520))
 	e.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		// Return runs the ensemble, as the Run button does.
 		if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !e.job.run.Disabled() {

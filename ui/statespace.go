@@ -55,7 +55,7 @@ func (m *Main) showStateSpace() {
 	sw.plot.OnPoint = sw.load
 	sw.note = widget.NewLabel("placing the stored digits in their plane…")
 	sw.note.Wrapping = fyne.TextWrapWord
-	m.fitPage(sw.w, container.NewBorder(nil, sw.note, nil, nil, sw.plot), fyne.NewSize(900, 760))
+	m.fitWindow(sw.w, container.NewBorder(nil, sw.note, nil, nil, sw.plot), fyne.NewSize(900, 760))
 	sw.w.Canvas().SetOnTypedKey(keyOnFyne(func(k *fyne.KeyEvent) {
 		if !m.handleKey(k) {
 			m.escCloses(k)

@@ -768,12 +768,8 @@ func TestWebPage(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("g", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
 		t.Fatal(err)
 	}
-	s = until(t, ctx, "the state space drawn", func(s shown) bool { return s.Space == "drawn" })
+	until(t, ctx, "the state space drawn", func(s shown) bool { return s.Space == "drawn" })
 	opened := time.Since(began)
-	// It fills the page, and the main window beneath is not drawn.
-	if !s.Covered {
-		t.Errorf("the State space window open: the main window's content is drawn beneath it")
-	}
 	time.Sleep(200 * time.Millisecond) // a long task is reported once it ends
 	long, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`attractorlab.long`))
 	if err != nil {
