@@ -13,9 +13,10 @@ import (
 // Training and Basin map windows fill the page there (fitPage; at a
 // laptop's size they covered nearly all of it already), and while a window
 // covers the whole page (any window, on a small screen) the main window's
-// content is hidden, so a frame paints only what can be seen: with the Training window open and a run going, a frame drew 324
-// objects, of which 224 were the main window's (docs/browser.md, "A window
-// over the whole page").
+// content is hidden, so a frame paints only what can be seen: with the
+// Training window open and a run going, a frame drew 324 objects, of which
+// 224 were the main window's (docs/browser.md, "A window over the whole
+// page").
 
 // coverEvery is how often, while the main window's content is hidden, the
 // page looks again whether a window still covers it (a window dragged or
@@ -62,13 +63,10 @@ func (w *pageWindow) SetOnClosed(f func()) {
 // (and so covers the main window's content); on the desktop it is
 // fitWindow.
 func (m *Main) fitPage(w fyne.Window, content fyne.CanvasObject, want fyne.Size) {
+	if room := m.win.Canvas().Size(); inBrowser() && room.Width > 0 && room.Height > 0 {
+		want = room
+	}
 	m.fitWindow(w, content, want)
-	if !inBrowser() {
-		return
-	}
-	if room := m.win.Canvas().Size(); room.Width > 0 && room.Height > 0 {
-		w.Resize(room)
-	}
 }
 
 // pageCovered reports whether a shown inner window covers the whole of the
@@ -105,8 +103,8 @@ func (m *Main) checkCover() {
 		return
 	}
 	covered := pageCovered(m.win.Canvas())
-	if covered == !content.Visible() {
-		return
+	if covered != content.Visible() {
+		return // hidden already where covered, shown where not
 	}
 	if !covered {
 		content.Show()
