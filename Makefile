@@ -42,14 +42,18 @@ test-deps: deps
 # shared memory, and the end-to-end check of the real binary under Xvfb.
 # Packages without Fyne's GLFW driver: they test headless. app/ links the
 # GLFW driver: its command tests run once, with the SIMD build `make build`
-# compiles anyway (a -race build would compile GLFW again, ~4 min).
+# compiles anyway (a -race build would compile GLFW again, ~4 min). Each
+# part says how long it took: CI has 30 minutes for all of them.
 LIB_PKGS := ./models/... ./sim/... ./ui/... ./assets/...
 
 test: test-deps
 	$(GO) vet $(LIB_PKGS)
 	$(GO) vet -tags purego ./models/... ./sim/...
 	$(SIMD) $(GO) vet ./...
-	$(MAKE) lint test-portable test-asm test-simd test-race test-wasm test-web test-app e2e test-slurm
+	@for t in lint test-portable test-asm test-simd test-race test-wasm test-web test-app e2e test-slurm; do \
+	  s=$$(date +%s); $(MAKE) --no-print-directory $$t || exit 1; \
+	  echo "make $$t: $$(( $$(date +%s) - s )) s"; \
+	done
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 

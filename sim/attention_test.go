@@ -14,6 +14,9 @@ import (
 // at 6, past the ViT's layers at 20). One engine keeps every step's
 // attention (its horizon is past the run's end), the other keeps a few.
 func TestAttentionRetaken(t *testing.T) {
+	if raceOn || underNode {
+		t.Skip("synchronous engines' numerics on one goroutine: checked natively, with the web build's portable kernels too (make test-portable, test-simd)")
+	}
 	data, err := mnist.LoadData("")
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +91,9 @@ func TestAttentionRetaken(t *testing.T) {
 // never came) takes one step each: a retaken step goes on from the one
 // before it. The attention is the recorded one, to the bit.
 func TestAttentionRetakenForward(t *testing.T) {
+	if raceOn || underNode {
+		t.Skip("a synchronous engine's numerics on one goroutine: checked natively, with the web build's portable kernels too (make test-portable, test-simd)")
+	}
 	data, err := mnist.LoadData("")
 	if err != nil {
 		t.Fatal(err)

@@ -243,7 +243,15 @@ func TestTrainJobValidatedElsewhere(t *testing.T) {
 	// The last case has the run set its share of each epoch after the
 	// first from its times (ValOthers): whatever they are, the
 	// statistics are the same.
-	for _, c := range []struct{ here, others int }{{1, 0}, {n / 3, 0}, {n - 1, 0}, {n / 3, 2}} {
+	cases := []struct{ here, others int }{{1, 0}, {n / 3, 0}, {n - 1, 0}, {n / 3, 2}}
+	if raceOn || underNode {
+		// The runs differ only in their numbers, checked natively with
+		// the web build's portable kernels too (make test-portable,
+		// test-simd); the race and Node passes keep the last, whose share
+		// follows its times.
+		cases = cases[len(cases)-1:]
+	}
+	for _, c := range cases {
 		here := c.here
 		job.ValHere, job.ValOthers = c.here, c.others
 		var split []EpochStats
