@@ -7,6 +7,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
 )
 
 // TestPageCover lays windows over the main window as Fyne's web driver
@@ -101,5 +102,90 @@ func TestFitPage(t *testing.T) {
 	m.fitPage(b, canvas.NewRectangle(nil), want)
 	if a.Canvas().Size() != b.Canvas().Size() {
 		t.Fatalf("fitPage %v, fitWindow %v", b.Canvas().Size(), a.Canvas().Size())
+	}
+}
+
+// countRefresh counts its refreshes.
+type countRefresh struct {
+	widget.BaseWidget
+	n int
+}
+
+func (c *countRefresh) Refresh() { c.n++ }
+func (c *countRefresh) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(canvas.NewRectangle(nil))
+}
+
+// TestThemeInParts: in the page a new theme refreshes the window's
+// objects in themeParts parts, each after a frame, every object once; a
+// theme set before the parts are done stops the older refresh, and the
+// newer refreshes everything. Shown.Theming is true until the last part;
+// D in the page switches the theme at once and finishes the refresh
+// after the parts.
+func TestThemeInParts(t *testing.T) {
+	m, w := newTestMain(t)
+	var later []func()
+	m.afterFrame = func(f func()) { later = append(later, f) }
+	objs := make([]*countRefresh, 10)
+	list := make([]fyne.CanvasObject, len(objs))
+	for k := range objs {
+		objs[k] = &countRefresh{}
+		list[k] = objs[k]
+	}
+	refreshed := func() (n int) {
+		for _, o := range objs {
+			n += o.n
+		}
+		return n
+	}
+	m.refreshInParts(list)
+	if got := refreshed(); got != len(objs)/themeParts || len(later) != 1 || !m.Shown().Theming {
+		t.Fatalf("the first part: %d of %d objects refreshed, %d parts waiting, theming %v", got, len(objs), len(later), m.Shown().Theming)
+	}
+	next := later[0]
+	later = nil
+	next()
+	// A newer theme before the last part: it starts over.
+	m.refreshInParts(list)
+	stale := later[0]
+	later = later[1:]
+	for len(later) > 0 {
+		f := later[0]
+		later = later[1:]
+		f()
+	}
+	stale() // the older refresh's next part: nothing
+	for k, o := range objs {
+		want := 2
+		if k >= 2*len(objs)/themeParts {
+			want = 1 // the first refresh stopped before its last part
+		}
+		if o.n != want {
+			t.Fatalf("object %d refreshed %d times, want %d", k, o.n, want)
+		}
+	}
+	if m.Shown().Theming || len(later) != 0 {
+		t.Fatalf("after the last part: theming %v, %d parts waiting", m.Shown().Theming, len(later))
+	}
+
+	// D in the page.
+	saved := browserSave
+	browserSave = func(string, []byte) error { return nil }
+	defer func() { browserSave = saved }()
+	dark := m.Shown().Dark
+	typeKey(w, fyne.KeyD)
+	if s := m.Shown(); s.Dark == dark || !s.Theming || len(later) != 1 {
+		t.Fatalf("D in the page: dark %v (was %v), theming %v, %d parts waiting", s.Dark, dark, s.Theming, len(later))
+	}
+	for n := 1; len(later) > 0; n++ {
+		f := later[0]
+		later = later[1:]
+		f()
+		if n >= themeParts {
+			t.Fatalf("%d parts after the first", n)
+		}
+	}
+	if s := m.Shown(); s.Theming || s.Dark == dark {
+		t.Fatalf("D's refresh done: theming %v, dark %v (was %v)", s.Theming, s.Dark, dark)
 	}
 }

@@ -31,6 +31,9 @@ type Shown struct {
 	// Covered is true while, in the page, a window covers the whole page
 	// and the main window's content beneath it is not drawn.
 	Covered bool `json:"covered"`
+	// Theming is true while, in the page, the window's objects are
+	// still being refreshed, part by part, for a new theme.
+	Theming bool `json:"theming"`
 	// Space is the state-space window: "" closed, "placing" open while
 	// the stored digits are placed in their plane, "drawn" once drawn.
 	Space string `json:"space,omitempty"`
@@ -115,6 +118,7 @@ func (m *Main) Shown() Shown {
 		s.Status = m.status.Text
 	}
 	s.Dialogs = len(m.dialogs)
+	s.Theming = m.themeLeft > 0
 	if c := m.win.Content(); c != nil {
 		s.Covered = !c.Visible()
 	}

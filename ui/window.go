@@ -177,6 +177,11 @@ type Main struct {
 	// window still covers the hidden main content (pagecover.go).
 	coverWatch bool
 	coverTicks <-chan time.Time // the watch's clock, in tests; nil: every coverEvery
+	// themeGen counts the page's themes set in place; themeLeft is the
+	// parts of the window still to refresh for the last (setThemeRefreshing).
+	// afterFrame, in tests, takes the next part instead of a goroutine.
+	themeGen, themeLeft int
+	afterFrame          func(func())
 	// unpushed shows, side by side, each model's run as it was instead
 	// of its pushed run (Push → Show the runs as they were, Ctrl+J)
 	unpushed bool
@@ -650,12 +655,60 @@ func (m *Main) setThemeRefreshing(t *appTheme, content bool) {
 		return
 	}
 	*cur = *t
+	var list []fyne.CanvasObject
 	if content {
-		refreshAll(m.win.Content())
+		list = postOrder(list, m.win.Content())
 	}
 	for _, o := range m.win.Canvas().Overlays().List() {
-		refreshAll(o)
+		list = postOrder(list, o)
 	}
+	m.refreshInParts(list)
+}
+
+// themeParts and themeGap: in the page a new theme refreshes the
+// window's objects in parts, a frame apart. Refreshed all at once, the
+// refresh and the next frame's text drawn again in the new colours (every
+// label's texture made anew) were one task of 150–160 ms in the page's
+// profile; in three parts each frame makes about a third of them. Two
+// parts still left tasks of 100–160 ms, four made the switch slower
+// (docs/browser.md). A frame or two shows some objects in the new colours
+// and some in the old.
+const themeParts = 3
+
+var themeGap = 10 * time.Millisecond
+
+// refreshInParts refreshes list (in post order, see refreshAll) in
+// themeParts parts, each on Fyne's goroutine a frame after the one
+// before. A newer theme's refresh stops an older one's: it refreshes
+// everything again.
+func (m *Main) refreshInParts(list []fyne.CanvasObject) {
+	m.themeGen++
+	gen, n := m.themeGen, len(list)
+	if n == 0 {
+		m.themeLeft = 0
+		return
+	}
+	next := m.afterFrame
+	if next == nil {
+		next = func(f func()) {
+			go func() {
+				time.Sleep(themeGap)
+				fyne.Do(f)
+			}()
+		}
+	}
+	var part func(k int)
+	part = func(k int) {
+		if m.themeGen != gen {
+			return
+		}
+		refreshList(list[k*n/themeParts : (k+1)*n/themeParts])
+		m.themeLeft = themeParts - 1 - k
+		if m.themeLeft > 0 {
+			next(func() { part(k + 1) })
+		}
+	}
+	part(0)
 }
 
 // refreshAll refreshes o and, through containers, everything in it, each
@@ -669,8 +722,11 @@ func (m *Main) setThemeRefreshing(t *appTheme, content bool) {
 // listed first and refreshed from this one frame: the check reads the
 // goroutine's stack, frame by frame, and refreshing from inside the walk
 // made it as many frames deeper as the window nests containers.
-func refreshAll(o fyne.CanvasObject) {
-	for _, o := range postOrder(nil, o) {
+func refreshAll(o fyne.CanvasObject) { refreshList(postOrder(nil, o)) }
+
+// refreshList refreshes the objects of list, in its order, as refreshAll.
+func refreshList(list []fyne.CanvasObject) {
+	for _, o := range list {
 		switch c := o.(type) {
 		case *fyne.Container:
 			if c.Layout != nil {

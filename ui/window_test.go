@@ -64,6 +64,9 @@ func newTestMain(t testing.TB) (*Main, fyne.Window) {
 	a := test.NewTempApp(t)
 	w := test.NewTempWindow(t, nil)
 	m := NewMainSync(a, w, testDeps(t), sim.DefaultSettings())
+	// A theme's parts in the page at once (in Fyne's test driver a
+	// goroutine's fyne.Do runs beside the test).
+	m.afterFrame = func(f func()) { f() }
 	w.SetContent(m.Content())
 	w.Resize(fyne.NewSize(1280, 800))
 	return m, w
