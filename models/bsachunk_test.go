@@ -12,6 +12,9 @@ import (
 // a full chunk and a partial one, with first-step masks that differ per
 // image, over several steps.
 func TestChunkerMatchesStep(t *testing.T) {
+	if raceOn {
+		t.Skip("single-goroutine numerics: checked natively without the race detector (make test-portable, test-simd)")
+	}
 	for _, tc := range []struct {
 		p, d, images int
 		attn         AttnKind

@@ -93,6 +93,9 @@ func TestMap64MatchesStep(t *testing.T) {
 // and the rounding error ε·‖F‖/h ≈ 1e-11, both far below the bound. The
 // states are checked to keep every score away from the clamp's kink.
 func TestJVPFiniteDifferences(t *testing.T) {
+	if raceOn {
+		t.Skip("single-goroutine numerics: checked natively without the race detector (make test-portable, test-simd)")
+	}
 	rng := rand.New(rand.NewPCG(6, 6))
 	const h = 1e-5
 	for _, c := range []struct {
@@ -145,6 +148,9 @@ func TestJVPFiniteDifferences(t *testing.T) {
 // TestVJPIsTranspose: ⟨g, DF·v⟩ = ⟨DFᵀ·g, v⟩ on random vectors, and the
 // transposed product agrees with central differences of ⟨g, F⟩.
 func TestVJPIsTranspose(t *testing.T) {
+	if raceOn {
+		t.Skip("single-goroutine numerics: checked natively without the race detector (make test-portable, test-simd)")
+	}
 	rng := rand.New(rand.NewPCG(7, 7))
 	const h = 1e-5
 	for _, c := range []struct {

@@ -440,6 +440,9 @@ func TestParseModelMetadata(t *testing.T) {
 // A weights file trained on digits of another gain is refused by its
 // field; the gain we use, written any way, is read.
 func TestPixelGainChecked(t *testing.T) {
+	if raceOn {
+		t.Skip("single-goroutine numerics: checked natively without the race detector (make test-portable, test-simd)")
+	}
 	m, err := NewBSA(2, 8, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -57,6 +57,9 @@ func f32bits(x []float32) []uint32 {
 // energy e_i, which sum to the frame's energy, on a noisy and a masked
 // digit (where the first step's rules hold); other models carry none.
 func TestTokenEnergies(t *testing.T) {
+	if raceOn {
+		t.Skip("single-goroutine numerics: checked natively without the race detector (make test-portable, test-simd)")
+	}
 	data, mem, _ := benchData(t)
 	cat := NewCatalogue(data.Train, WeightFiles{})
 	for _, set := range []Settings{PaperDemo(), DefaultSettings()} {
