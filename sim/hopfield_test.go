@@ -63,6 +63,60 @@ func TestHopfieldRunBatchMatchesTrajectories(t *testing.T) {
 	}
 }
 
+// TestHopfieldBatchSkipsFixedPoints: a chunk whose states a step left as
+// they were, bit for bit, is at a fixed point, and RunBatch reuses that
+// step for the steps after it instead of computing them: the states and
+// energies it hands on are those of a run that computes every step, bit
+// for bit (noisy and masked digits, a chunk and a part, two workers), and
+// steps were skipped.
+func TestHopfieldBatchSkipsFixedPoints(t *testing.T) {
+	if raceOn {
+		t.Skip("single-goroutine numerics per chunk: checked natively without the race detector")
+	}
+	data, m := modernHopfield(t)
+	pt, _ := models.NewPatches(4)
+	var inputs []*Corrupted
+	for k := range hopfieldChunk + 5 {
+		c := DefaultNoise
+		if k%2 == 1 {
+			c = DefaultMask
+		}
+		inputs = append(inputs, c.Apply(data.Test.Clean(k, mnist.PixelGain), pt, k))
+	}
+	const steps = 12
+	run := func(skip bool) (map[[2]int][]float32, map[[2]int]float64, int64) {
+		defer func(s bool) { hopfieldSkipFixed = s }(hopfieldSkipFixed)
+		hopfieldSkipFixed = skip
+		before := hopfieldSkipped.Load()
+		var mu sync.Mutex
+		got := map[[2]int][]float32{}
+		gotE := map[[2]int]float64{}
+		err := Run(context.Background(), m, inputs, steps, models.NewCrew(2), func(tt, b int, pred []float32, energy float64) {
+			mu.Lock()
+			got[[2]int{tt, b}], gotE[[2]int{tt, b}] = append([]float32(nil), pred...), energy
+			mu.Unlock()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, gotE, hopfieldSkipped.Load() - before
+	}
+	all, allE, none := run(false)
+	got, gotE, skipped := run(true)
+	if none != 0 || skipped == 0 {
+		t.Fatalf("image-steps skipped: %d computing every step, %d skipping fixed points (want 0 and some)", none, skipped)
+	}
+	for k, want := range all {
+		if !equalBits(got[k], want) || math.Float64bits(gotE[k]) != math.Float64bits(allE[k]) {
+			t.Fatalf("digit %d, t = %d: skipping fixed points changed the state or its energy (%g, every step computed %g)", k[1], k[0], gotE[k], allE[k])
+		}
+	}
+	if len(got) != len(all) || len(all) != len(inputs)*(steps+1) {
+		t.Fatalf("%d and %d states handed on, want %d", len(got), len(all), len(inputs)*(steps+1))
+	}
+	t.Logf("%d of %d image-steps skipped", skipped, len(inputs)*steps)
+}
+
 // TestHopfieldEnergyKeepsTheWeights: a recorded run measures each state's
 // energy and then steps it, and the step reuses the weights the energy
 // computed. Its states, pattern weights and energies are a run's that
