@@ -70,8 +70,8 @@ func TestHopfieldRunBatchMatchesTrajectories(t *testing.T) {
 // for bit (noisy and masked digits, a chunk and a part, two workers), and
 // steps were skipped.
 func TestHopfieldBatchSkipsFixedPoints(t *testing.T) {
-	if raceOn {
-		t.Skip("single-goroutine numerics per chunk: checked natively without the race detector")
+	if raceOn || underNode {
+		t.Skip("numerics on one goroutine per batch: checked natively, with the web build's portable kernels too (make test-portable, test-simd)")
 	}
 	data, m := modernHopfield(t)
 	pt, _ := models.NewPatches(4)
