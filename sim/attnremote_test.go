@@ -52,6 +52,9 @@ func (w *workerAttn) Attention(ctx context.Context, job AheadJob) ([][]float32, 
 // engine takes no step again itself, and the attention is the one it
 // takes itself, to the bit, for every model whose state travels.
 func TestAttnRemoteSameBits(t *testing.T) {
+	if underNode {
+		t.Skip("the worker's side and the engine's run the same code here: checked bit for bit natively; the page's real workers, in Chromium (TestWebPage)")
+	}
 	data, err := mnist.LoadData("")
 	if err != nil {
 		t.Fatal(err)

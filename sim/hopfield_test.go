@@ -67,8 +67,8 @@ func TestHopfieldRunBatchMatchesTrajectories(t *testing.T) {
 // they were, bit for bit, is at a fixed point, and RunBatch reuses that
 // step for the steps after it instead of computing them: the states and
 // energies it hands on are those of a run that computes every step, bit
-// for bit (noisy and masked digits, a chunk and a part, two workers), and
-// steps were skipped.
+// for bit (noisy and masked digits, a chunk and a part, two workers, nine
+// steps), and steps were skipped.
 func TestHopfieldBatchSkipsFixedPoints(t *testing.T) {
 	if raceOn || underNode {
 		t.Skip("numerics on one goroutine per batch: checked natively, with the web build's portable kernels too (make test-portable, test-simd)")
@@ -83,7 +83,7 @@ func TestHopfieldBatchSkipsFixedPoints(t *testing.T) {
 		}
 		inputs = append(inputs, c.Apply(data.Test.Clean(k, mnist.PixelGain), pt, k))
 	}
-	const steps = 12
+	const steps = 9
 	run := func(skip bool) (map[[2]int][]float32, map[[2]int]float64, int64) {
 		defer func(s bool) { hopfieldSkipFixed = s }(hopfieldSkipFixed)
 		hopfieldSkipFixed = skip
