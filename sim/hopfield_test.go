@@ -32,17 +32,7 @@ func TestHopfieldRunBatchMatchesTrajectories(t *testing.T) {
 		inputs = append(inputs, c.Apply(data.Test.Clean(k, mnist.PixelGain), pt, k))
 	}
 	const steps = 4
-	var mu sync.Mutex
-	got := map[[2]int][]float32{}
-	gotE := map[[2]int]float64{}
-	err := Run(context.Background(), m, inputs, steps, models.NewCrew(2), func(tt, b int, pred []float32, energy float64) {
-		mu.Lock()
-		got[[2]int{tt, b}], gotE[[2]int{tt, b}] = append([]float32(nil), pred...), energy
-		mu.Unlock()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, gotE := runStates(t, m, inputs, steps)
 	img := make([]float32, models.Pixels)
 	for b, in := range inputs {
 		tr := m.Start(in)
@@ -88,17 +78,7 @@ func TestHopfieldBatchSkipsFixedPoints(t *testing.T) {
 		defer func(s bool) { hopfieldSkipFixed = s }(hopfieldSkipFixed)
 		hopfieldSkipFixed = skip
 		before := hopfieldSkipped.Load()
-		var mu sync.Mutex
-		got := map[[2]int][]float32{}
-		gotE := map[[2]int]float64{}
-		err := Run(context.Background(), m, inputs, steps, models.NewCrew(2), func(tt, b int, pred []float32, energy float64) {
-			mu.Lock()
-			got[[2]int{tt, b}], gotE[[2]int{tt, b}] = append([]float32(nil), pred...), energy
-			mu.Unlock()
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, gotE := runStates(t, m, inputs, steps)
 		return got, gotE, hopfieldSkipped.Load() - before
 	}
 	all, allE, none := run(false)
@@ -115,6 +95,24 @@ func TestHopfieldBatchSkipsFixedPoints(t *testing.T) {
 		t.Fatalf("%d and %d states handed on, want %d", len(got), len(all), len(inputs)*(steps+1))
 	}
 	t.Logf("%d of %d image-steps skipped", skipped, len(inputs)*steps)
+}
+
+// runStates runs m on inputs through Run (two workers) and keeps every
+// state and energy it hands on, by step and input.
+func runStates(t *testing.T, m Model, inputs []*Corrupted, steps int) (map[[2]int][]float32, map[[2]int]float64) {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[[2]int][]float32{}
+	gotE := map[[2]int]float64{}
+	err := Run(context.Background(), m, inputs, steps, models.NewCrew(2), func(tt, b int, pred []float32, energy float64) {
+		mu.Lock()
+		got[[2]int{tt, b}], gotE[[2]int{tt, b}] = append([]float32(nil), pred...), energy
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, gotE
 }
 
 // TestHopfieldEnergyKeepsTheWeights: a recorded run measures each state's
