@@ -73,12 +73,11 @@ func (m *HopfieldModel) RunBatch(ctx context.Context, inputs []*Corrupted, steps
 			}
 			fixed := false
 			for t := 0; t <= steps && ctx.Err() == nil; t++ {
+				copy(pred, xs[:n*models.Pixels])
 				switch {
 				case t == steps:
-					copy(pred, xs[:n*models.Pixels])
 					hb.Energy(xs, n, m.Beta, energy)
 				case !fixed:
-					copy(pred, xs[:n*models.Pixels])
 					// The energy of state t comes from the step that leaves it.
 					hb.Step(xs, n, m.Beta, energy)
 					// A step that left every state of the chunk as it was,

@@ -673,9 +673,10 @@ func (m *Main) setThemeRefreshing(t *appTheme, content bool) {
 // parts still left tasks of 100–160 ms, four made the switch slower
 // (docs/browser.md). A frame or two shows some objects in the new colours
 // and some in the old.
-const themeParts = 3
-
-var themeGap = 10 * time.Millisecond
+const (
+	themeParts = 3
+	themeGap   = 10 * time.Millisecond
+)
 
 // refreshInParts refreshes list (in post order, see refreshAll) in
 // themeParts parts, each on Fyne's goroutine a frame after the one
